@@ -1,0 +1,83 @@
+// One catalogue of errors. Each has a stable code, an HTTP status and a default message.
+// Services throw GatehouseError; one mapper per surface (auth, chat-completions, native)
+// turns it into that surface's documented error body.
+
+export const ERRORS = {
+  // accounts and sessions
+  INVALID_INPUT: { status: 400, message: 'Invalid input' },
+  USER_AGENT_REQUIRED: { status: 400, message: 'The user-agent header is required' },
+  USERNAME_TAKEN: { status: 400, message: 'Username already exists' },
+  NO_ACTIVE_SESSION: { status: 400, message: 'No active sessions' },
+  LAST_HUSH_USER: { status: 400, message: 'The last hush user cannot be demoted' },
+  INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },
+  SESSION_NOT_FOUND: { status: 401, message: 'No active sessions' },
+  SESSION_EXPIRED: { status: 401, message: 'Token expired' },
+  DEVICE_MISMATCH: { status: 401, message: 'Device mismatch' },
+  INVALID_TOKEN: { status: 401, message: 'Invalid token' },
+  INSUFFICIENT_PERMISSIONS: { status: 403, message: 'Insufficient permissions' },
+  USER_NOT_FOUND: { status: 404, message: 'User not found' },
+  USERNAME_NOT_FOUND: { status: 404, message: 'Username not found' },
+  TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many failed login attempts; try again later' },
+  // shared
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
+  INVALID_JSON: { status: 400, message: 'Invalid JSON in request body' },
+  INTERNAL: { status: 500, message: 'Internal error' },
+  // proxy
+  PROXY_PASSWORD_UNSET: { status: 503, message: 'The proxy is not configured: set GEMINI_AUTH_PASSWORD' },
+  PROXY_UNAUTHENTICATED: { status: 401, message: "Invalid authentication credentials. Use a Bearer token, HTTP Basic auth, the 'key' query parameter, or the 'x-goog-api-key' header." },
+  MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
+  IMAGE_FETCH_FAILED: { status: 400, message: 'Could not fetch the image URL' },
+  UPSTREAM_NOT_CONFIGURED: { status: 503, message: 'No upstream credentials are configured' },
+  UPSTREAM_CREDENTIALS_REJECTED: { status: 503, message: 'Upstream credentials rejected' },
+  UPSTREAM_CREDENTIALS_UNUSABLE: { status: 503, message: 'Upstream credentials are unusable (invalid_grant): re-authenticate and restart' },
+  UPSTREAM_SETUP_FAILED: { status: 503, message: 'Upstream project discovery or onboarding failed' },
+  UPSTREAM_BAD_REQUEST: { status: 400, message: 'Upstream rejected the request' },
+  UPSTREAM_PERMISSION_DENIED: { status: 403, message: 'Upstream denied permission' },
+  UPSTREAM_NOT_FOUND: { status: 404, message: 'Model not found or not enabled for this account' },
+  UPSTREAM_RATE_LIMITED: { status: 429, message: 'Upstream rate limit reached' },
+  UPSTREAM_UNAVAILABLE: { status: 503, message: 'Upstream unavailable' },
+  UPSTREAM_ERROR: { status: 502, message: 'Upstream error' },
+  UPSTREAM_TIMEOUT: { status: 504, message: 'Upstream timed out' },
+} as const satisfies Record<string, { status: number, message: string }>
+
+export type ErrorCode = keyof typeof ERRORS
+
+export interface ErrorExtra {
+  /** Seconds, sent as Retry-After. */
+  retryAfter?: number
+  /** An upstream error body to pass through unchanged on the native surface. */
+  upstreamBody?: unknown
+  /** The upstream HTTP status behind this error, when there is one. */
+  upstreamStatus?: number
+  cause?: unknown
+}
+
+export class GatehouseError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly retryAfter?: number
+  readonly upstreamBody?: unknown
+  readonly upstreamStatus?: number
+
+  constructor (code: ErrorCode, message?: string, extra: ErrorExtra = {}) {
+    super(message ?? ERRORS[code].message, extra.cause === undefined ? undefined : { cause: extra.cause })
+    this.name = 'GatehouseError'
+    this.code = code
+    this.status = ERRORS[code].status
+    this.retryAfter = extra.retryAfter
+    this.upstreamBody = extra.upstreamBody
+    this.upstreamStatus = extra.upstreamStatus
+  }
+}
+
+/** Shorthand: `throw fail('USERNAME_TAKEN')`. */
+export function fail (code: ErrorCode, message?: string, extra?: ErrorExtra): GatehouseError {
+  return new GatehouseError(code, message, extra)
+}
+
+export function isGatehouseError (err: unknown): err is GatehouseError {
+  return err instanceof GatehouseError
+}
