@@ -1,0 +1,127 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { once } from 'node:events'
+import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
+import { isStreamBody } from './contract.ts'
+import { createRouter } from './router.ts'
+import { fail } from '../errors.ts'
+
+export interface NodeListenerOptions {
+  /** Answer for paths no route matches when there is no `next` (default: 404 JSON). */
+  notFound?: (req: IncomingMessage) => HandlerResponse
+}
+
+type Next = (err?: unknown) => void
+
+/**
+ * A `node:http` request listener serving a route table. It also works as Express/Connect middleware:
+ * unmatched paths go to `next()`, and a body already parsed by express.json() is used as is.
+ */
+export function createNodeListener (routes: readonly Route[], options: NodeListenerOptions = {}) {
+  const router = createRouter(routes)
+  return function gatehouseListener (req: IncomingMessage, res: ServerResponse, next?: Next): void {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const method = (req.method ?? 'GET').toUpperCase()
+    const found = router.match(method, url.pathname)
+    if (found.route === undefined) {
+      if (next !== undefined) return next()
+      const fallback = found.nearest
+      const response = fallback !== undefined
+        ? fallback.errorResponse(fail(found.methodNotAllowed ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND'))
+        : options.notFound?.(req) ?? { status: 404, body: { detail: 'Not found' } }
+      void send(res, response)
+      return
+    }
+    const { route, params } = found
+    void serve(route, params, url, req, res).catch((err: unknown) => {
+      if (!res.headersSent) void send(res, route.errorResponse(err))
+      else res.destroy()
+    })
+  }
+}
+
+async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const controller = new AbortController()
+  res.once('close', () => { if (!res.writableFinished) controller.abort() })
+  const body = await readBody(req, route.maxBytes)
+  const request: HandlerRequest = {
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: url.pathname,
+    params,
+    query: firstValues(url.searchParams),
+    headers: lowerCaseHeaders(req),
+    body,
+    remoteAddress: req.socket.remoteAddress,
+    signal: controller.signal
+  }
+  let response: HandlerResponse
+  try {
+    response = await route.handler(request)
+  } catch (err) {
+    response = route.errorResponse(err)
+  }
+  await send(res, response, controller.signal)
+}
+
+/** Raw body bytes, or the value a framework already parsed; 413 past `maxBytes`. */
+async function readBody (req: IncomingMessage & { body?: unknown }, maxBytes: number): Promise<unknown> {
+  if (req.body !== undefined) return req.body
+  if (req.readableEnded) return undefined
+  const declared = Number(req.headers['content-length'])
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    req.resume()
+    throw fail('PAYLOAD_TOO_LARGE')
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > maxBytes) {
+      req.resume()
+      throw fail('PAYLOAD_TOO_LARGE')
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return size === 0 ? undefined : Buffer.concat(chunks)
+}
+
+function firstValues (params: URLSearchParams): Record<string, string> {
+  const query: Record<string, string> = {}
+  for (const [key, value] of params) if (!(key in query)) query[key] = value
+  return query
+}
+
+function lowerCaseHeaders (req: IncomingMessage): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {}
+  for (const [key, value] of Object.entries(req.headers)) headers[key] = Array.isArray(value) ? value.join(', ') : value
+  return headers
+}
+
+async function send (res: ServerResponse, response: HandlerResponse, signal?: AbortSignal): Promise<void> {
+  const headers: Record<string, string> = { ...response.headers }
+  const { body } = response
+  if (isStreamBody(body)) {
+    res.writeHead(response.status, headers)
+    res.flushHeaders()
+    try {
+      for await (const chunk of body) {
+        if (signal?.aborted === true) break
+        if (!res.write(chunk)) await once(res, 'drain', { signal })
+      }
+    } catch (err) {
+      if (signal?.aborted !== true) res.destroy(err as Error)
+      return
+    }
+    res.end()
+    return
+  }
+  if (body === undefined) {
+    res.writeHead(response.status, headers)
+    res.end()
+    return
+  }
+  const payload = Buffer.from(JSON.stringify(body))
+  headers['content-type'] ??= 'application/json; charset=utf-8'
+  headers['content-length'] = String(payload.length)
+  res.writeHead(response.status, headers)
+  res.end(payload)
+}

@@ -1,0 +1,92 @@
+import type { Route } from './contract.ts'
+
+// Matches request paths against Hapi-style templates (`/a/{id}`, `/a/{rest*}`, `/a/{opt?}`) so that
+// node:http and fetch hosts route exactly like the Hapi gateway: literal segments beat parameters,
+// parameters beat wildcards.
+
+interface Segment { literal?: string, param?: string, wildcard?: boolean, optional?: boolean }
+
+interface CompiledRoute { route: Route, segments: Segment[], score: string }
+
+export interface RouteMatch {
+  route: Route
+  params: Record<string, string>
+}
+
+export interface Router {
+  /** The route for this method and path; `methodNotAllowed` when the path exists under another method. */
+  match (method: string, path: string): RouteMatch | { route: undefined, methodNotAllowed: boolean, nearest?: Route }
+}
+
+function compile (route: Route): CompiledRoute {
+  const segments = route.path.split('/').slice(1).map((part): Segment => {
+    const m = /^\{(\w+)(\*|\?)?\}$/.exec(part)
+    if (m === null) return { literal: part }
+    return { param: m[1], wildcard: m[2] === '*', optional: m[2] === '?' }
+  })
+  // Lower scores sort first: literal (0) before param (1) before wildcard (2), segment by segment.
+  const score = segments.map(s => s.literal !== undefined ? '0' : s.wildcard === true ? '2' : '1').join('')
+  return { route, segments, score }
+}
+
+function decode (value: string): string {
+  try { return decodeURIComponent(value) } catch { return value }
+}
+
+function matchSegments (segments: Segment[], parts: string[]): Record<string, string> | null {
+  const params: Record<string, string> = {}
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]
+    if (seg.wildcard === true) {
+      params[seg.param as string] = parts.slice(i).map(decode).join('/')
+      return params
+    }
+    const part = parts[i]
+    if (part === undefined || part === '') {
+      if (seg.optional === true && i === segments.length - 1) return params
+      if (part === undefined) return null
+    }
+    if (seg.literal !== undefined) {
+      if (seg.literal !== part) return null
+    } else {
+      params[seg.param as string] = decode(part)
+    }
+  }
+  return parts.length === segments.length ? params : null
+}
+
+export function createRouter (routes: readonly Route[]): Router {
+  const compiled = routes.map(compile).sort((a, b) => a.score < b.score ? -1 : a.score > b.score ? 1 : 0)
+  return {
+    match (method, path) {
+      const parts = path.split('/').slice(1)
+      let methodNotAllowed = false
+      for (const c of compiled) {
+        const params = matchSegments(c.segments, parts)
+        if (params === null) continue
+        if (c.route.method === '*' || c.route.method === method || (method === 'HEAD' && c.route.method === 'GET')) return { route: c.route, params }
+        methodNotAllowed = true
+      }
+      return { route: undefined, methodNotAllowed, nearest: nearestRoute(compiled, path) }
+    }
+  }
+}
+
+/** The route sharing the longest literal prefix with `path`: its surface answers unknown paths. */
+function nearestRoute (compiled: CompiledRoute[], path: string): Route | undefined {
+  let best: Route | undefined
+  let bestLength = 0
+  for (const c of compiled) {
+    const literals: string[] = []
+    for (const s of c.segments.slice(0, 2)) {
+      if (s.literal === undefined) break
+      literals.push(s.literal)
+    }
+    const prefix = '/' + literals.join('/')
+    if (prefix.length > bestLength && path.startsWith(prefix)) {
+      best = c.route
+      bestLength = prefix.length
+    }
+  }
+  return best
+}

@@ -1,0 +1,50 @@
+// The upstream seen by the proxy routes: one interface, two implementations
+// (Code Assist with OAuth user credentials; the public Gemini API with an API key).
+// Requests and responses are in the public Gemini API shape; the Code Assist backend
+// adds and removes its envelope ({model, project, user_prompt_id, request} / {response, traceId}).
+
+/** A GenerateContentRequest in the public Gemini API shape (contents, systemInstruction, tools, toolConfig, safetySettings, generationConfig, ...). */
+export type GeminiRequest = Record<string, unknown>
+/** A GenerateContentResponse in the public Gemini API shape (candidates, usageMetadata, promptFeedback, modelVersion, responseId). */
+export type GeminiResponse = Record<string, any>
+
+export interface UpstreamCall {
+  /** Base model id, no `models/` prefix and no variant suffix, e.g. gemini-2.5-pro. */
+  model: string
+  request: GeminiRequest
+  /** Aborted when the client goes away: the upstream call is cancelled. */
+  signal?: AbortSignal
+  /** Optional conversation id forwarded as session_id (Code Assist). */
+  sessionId?: string
+}
+
+export interface ReadyState {
+  ok: boolean
+  /** Why not ready (credentials unusable, project not resolved, ...). */
+  reason?: string
+}
+
+export interface Backend {
+  readonly kind: 'code-assist' | 'gemini-api'
+  /** Unary generateContent. Throws GatehouseError (UPSTREAM_*) with upstreamStatus/upstreamBody/retryAfter on upstream errors. */
+  generate (call: UpstreamCall): Promise<GeminiResponse>
+  /**
+   * streamGenerateContent. Resolves once the upstream answered 200 (so errors are known before any byte is
+   * sent to the client) with the events, each one GeminiResponse; rejects like generate otherwise.
+   * Iteration throws GatehouseError UPSTREAM_ERROR/UPSTREAM_TIMEOUT if the upstream fails mid-stream.
+   */
+  stream (call: UpstreamCall): Promise<AsyncIterable<GeminiResponse>>
+  /** countTokens for `{contents}`; answers `{totalTokens}`. */
+  countTokens (call: UpstreamCall): Promise<{ totalTokens: number } & Record<string, unknown>>
+  /** Readiness: credentials usable and project resolved (may trigger discovery once). */
+  ready (): Promise<ReadyState>
+  close (): Promise<void>
+}
+
+/** Observes upstream calls for metrics; every method optional. */
+export interface ProxyObserver {
+  upstreamCall? (model: string, status: number, seconds: number): void
+  streamOpened? (): void
+  streamClosed? (): void
+  streamChunk? (): void
+}
