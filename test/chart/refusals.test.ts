@@ -1,0 +1,78 @@
+import t from 'tap'
+import { only, render, template } from './render.ts'
+
+const EMBEDDED_WHY = 'The embedded store keeps users and sessions inside each pod'
+
+t.test('more than one replica without MongoDB is refused, saying why', async t => {
+  const result = await template({ replicaCount: 3 })
+  t.not(result.code, 0)
+  t.match(result.stderr, 'replicaCount=3 needs MongoDB')
+  t.match(result.stderr, EMBEDDED_WHY)
+  t.match(result.stderr, 'secrets.mongodbUrl')
+  t.equal(result.stdout, '', 'nothing is rendered')
+})
+
+t.test('autoscaling without MongoDB is refused, saying why', async t => {
+  const result = await template({ autoscaling: { enabled: true } })
+  t.not(result.code, 0)
+  t.match(result.stderr, 'autoscaling needs MongoDB')
+  t.match(result.stderr, EMBEDDED_WHY)
+})
+
+t.test('an existingSecret that declares no MongoDB key does not count as MongoDB', async t => {
+  const result = await template({ replicaCount: 2, existingSecret: { name: 'mine', keys: { proxyPassword: 'pw' } } })
+  t.not(result.code, 0)
+  t.match(result.stderr, 'replicaCount=2 needs MongoDB')
+})
+
+t.test('an existingSecret with a declared MongoDB key allows several replicas, with a required reference', async t => {
+  const objects = await render({ replicaCount: 2, existingSecret: { name: 'mine', keys: { mongodbUrl: 'url' } } })
+  const env = only(objects, 'Deployment').spec.template.spec.containers[0].env
+  t.same(env, [{ name: 'MONGODB_URL', valueFrom: { secretKeyRef: { name: 'mine', key: 'url', optional: false } } }])
+  t.equal(only(objects, 'Deployment').spec.replicas, 2)
+})
+
+t.test('a MongoDB URL in the values allows several replicas', async t => {
+  const objects = await render({ replicaCount: 2, secrets: { mongodbUrl: 'mongodb+srv://cluster.example.com/db' } })
+  t.equal(only(objects, 'Deployment').spec.replicas, 2)
+})
+
+t.test('value combinations that would deploy something broken are refused with a reason', async t => {
+  const cases: Array<[string, object, string]> = [
+    ['persistence with MongoDB', { persistence: { enabled: true }, secrets: { mongodbUrl: 'mongodb://m:27017' } }, 'embedded store is not used'],
+    ['secret values next to existingSecret', { existingSecret: { name: 'mine', keys: { apiKey: 'k' } }, secrets: { apiKey: 'x' } }, 'secrets.apiKey is set together with existingSecret.name'],
+    ['existingSecret naming no key', { existingSecret: { name: 'mine' } }, 'existingSecret.keys names no key'],
+    ['credentials that are not JSON', { secrets: { credentials: 'not json' } }, 'secrets.credentials must be the OAuth credentials as a JSON object'],
+    ['metrics on the gateway port', { metrics: { port: 8888 } }, 'metrics.port must differ from the gateway port'],
+    ['autoscaling min above max', { secrets: { mongodbUrl: 'mongodb://m' }, autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 2 } }, 'minReplicas is larger'],
+    ['PDB with both bounds', { podDisruptionBudget: { enabled: true, minAvailable: 1, maxUnavailable: 1 } }, 'exactly one of minAvailable and maxUnavailable'],
+    ['PDB with neither bound', { podDisruptionBudget: { enabled: true, minAvailable: '', maxUnavailable: '' } }, 'exactly one of minAvailable and maxUnavailable'],
+  ]
+  await Promise.all(cases.map(async ([name, values, message]) => {
+    const result = await template(values)
+    t.not(result.code, 0, `${name}: refused`)
+    t.match(result.stderr, message, `${name}: says why`)
+  }))
+})
+
+t.test('values.schema.json rejects unknown keys, wrong types and values the gateway would refuse', async t => {
+  const cases: Array<[string, object, RegExp]> = [
+    ['unknown top-level key', { replicas: 2 }, /additional properties 'replicas' not allowed/],
+    ['unknown nested key', { service: { prot: 80 } }, /additional properties 'prot' not allowed/],
+    ['wrong type', { replicaCount: 'three' }, /replicaCount/],
+    ['short admin password', { secrets: { adminPassword: 'short' } }, /adminPassword/],
+    ['not a MongoDB URL', { secrets: { mongodbUrl: 'http://db' } }, /mongodbUrl/],
+    ['unknown log level', { config: { logLevel: 'loud' } }, /logLevel/],
+    ['unknown backend', { config: { backend: 'openai' } }, /backend/],
+    ['root user', { securityContext: { runAsUser: 0 } }, /runAsUser/],
+    ['negative shutdown timeout', { shutdown: { timeoutSeconds: -1 } }, /timeoutSeconds/],
+    ['credentials neither env nor file', { credentials: { mountAs: 'volume' } }, /mountAs/],
+  ]
+  await Promise.all(cases.map(async ([name, values, message]) => {
+    const result = await template(values)
+    t.not(result.code, 0, `${name}: refused`)
+    t.match(result.stderr, /values don't meet the specifications of the schema/, `${name}: by the schema`)
+    t.match(result.stderr, message, `${name}: names the value`)
+  }))
+})
+
