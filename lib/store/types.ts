@@ -37,13 +37,14 @@ export interface AttemptCount {
 }
 
 export interface UserStore {
-  /** Throws GatehouseError USERNAME_TAKEN when usernameKey exists. */
+  /** Throws GatehouseError USERNAME_TAKEN when usernameKey exists (of concurrent inserts of one key, exactly one wins). */
   insert (user: UserRecord): Promise<void>
+  /** null for an unknown id, and for one that is not 24 hex digits. */
   findById (id: string): Promise<UserRecord | null>
   findByUsernameKey (usernameKey: string): Promise<UserRecord | null>
-  /** Usernames (display form) whose usernameKey contains `fragment` (already lower-cased, literal), sorted by usernameKey. */
+  /** Usernames (display form) whose usernameKey contains `fragment` (already lower-cased, literal), sorted by usernameKey; limit <= 0 gives []. */
   searchUsernames (fragment: string, limit: number): Promise<string[]>
-  /** Users ordered by dateJoined, then id. */
+  /** Users ordered by dateJoined, then id; limit <= 0 gives []. */
   list (limit: number, offset: number): Promise<UserRecord[]>
   /** Returns the updated record, or null when the id is unknown. Throws USERNAME_TAKEN on a clash. */
   update (id: string, patch: UserPatch): Promise<UserRecord | null>
@@ -51,9 +52,9 @@ export interface UserStore {
 }
 
 export interface SessionStore {
-  /** Stores a session, replacing any session of the same userId and device. */
+  /** Stores a session, replacing any session of the same userId and device (atomically). Rejects a tokenHash held by another userId/device. */
   put (session: SessionRecord): Promise<void>
-  /** The session with this digest, or null. Expired sessions may still be returned: callers check expiresAt. */
+  /** The session with this digest, or null. Expired sessions are still returned for a while (store/retention.ts): callers check expiresAt. */
   findByTokenHash (tokenHash: string): Promise<SessionRecord | null>
   /** Returns true when a session was removed. */
   delete (tokenHash: string): Promise<boolean>
@@ -64,7 +65,7 @@ export interface SessionStore {
 export interface AttemptStore {
   /** Adds one failure to `key` in a fixed window of `windowMs` starting at the first failure; returns the new count. */
   hit (key: string, windowMs: number, now: Date): Promise<AttemptCount>
-  /** The live count for `key` (count 0 when none or when the window has passed). */
+  /** The live count for `key` (count 0 and resetAt = now when none or when the window has passed). */
   get (key: string, now: Date): Promise<AttemptCount>
   clear (key: string): Promise<void>
 }
@@ -77,7 +78,7 @@ export interface Store {
   attempts: AttemptStore
   /** Resolves when the backing database answers; rejects otherwise (readiness). */
   ping (): Promise<void>
-  /** Waits for pending writes (embedded: the file is saved). */
+  /** Waits for pending writes (embedded: the file is saved). Every mutation already resolves only once it is durable. */
   flush (): Promise<void>
   close (): Promise<void>
 }

@@ -1,0 +1,35 @@
+// The whole public API of the Gatehouse library. Everything else in lib/ is internal.
+
+// Services
+export { createAuthService } from './auth/service.ts'
+export type { AuthService } from './auth/service.ts'
+export type { AuthServiceOptions, AuthEvent, AuthLogger, Argon2Params, LoginLimits } from './auth/options.ts'
+export { createProxy } from './proxy/create-proxy.ts'
+export type { Proxy, ProxyOptions, ProxyLogger } from './proxy/create-proxy.ts'
+export { createBackend } from './proxy/create-backend.ts'
+export type { BackendOptions } from './proxy/create-backend.ts'
+export type { Backend, ProxyObserver, UpstreamCall, GeminiRequest, GeminiResponse, ReadyState } from './proxy/backend.ts'
+export { createModelCatalog, DEFAULT_MODELS } from './proxy/model-catalog.ts'
+export type { ModelCatalog } from './proxy/model-catalog.ts'
+
+// Storage adapters
+export { createEmbeddedStore } from './store/embedded-store.ts'
+export type { EmbeddedStoreOptions } from './store/embedded-store.ts'
+export { createMongoStore } from './store/mongo-store.ts'
+export type { MongoStoreOptions } from './store/mongo-store.ts'
+export { instrumentStore } from './store/instrument-store.ts'
+export type { StoreObserver } from './store/instrument-store.ts'
+export { ACCESS_LEVELS } from './store/types.ts'
+export type { Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatch, SessionRecord, AttemptCount, AccessLevel } from './store/types.ts'
+
+// Host adapters and the handler contract
+export { createNodeListener } from './http/node-adapter.ts'
+export type { NodeListenerOptions } from './http/node-adapter.ts'
+export { createFetchHandler } from './http/fetch-adapter.ts'
+export type { FetchHandlerOptions } from './http/fetch-adapter.ts'
+export { readJsonBody } from './http/json-body.ts'
+export type { Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface } from './http/contract.ts'
+
+// Errors
+export { GatehouseError, ERRORS, fail, isGatehouseError } from './errors.ts'
+export type { ErrorCode, ErrorExtra } from './errors.ts'

@@ -1,0 +1,119 @@
+// The embedded store's data file: JSON with a format name, a version, and ISO-8601 dates.
+// Reading checks every field, so a hand-edited or damaged file stops start-up instead of
+// loading half a database that the next save would then write back.
+import { ACCESS_LEVELS } from './types.ts'
+import type { AccessLevel, AttemptCount, SessionRecord, UserRecord } from './types.ts'
+
+export const FILE_FORMAT = 'gatehouse-embedded-store'
+export const FILE_VERSION = 1
+
+export interface StoredAttempt extends AttemptCount {
+  key: string
+}
+
+export interface EmbeddedData {
+  users: UserRecord[]
+  sessions: SessionRecord[]
+  attempts: StoredAttempt[]
+}
+
+export function encodeStoreFile (data: EmbeddedData): string {
+  return JSON.stringify({
+    format: FILE_FORMAT,
+    version: FILE_VERSION,
+    users: data.users.map(u => ({ ...u, dateJoined: u.dateJoined.toISOString() })),
+    sessions: data.sessions.map(s => ({ ...s, createdAt: s.createdAt.toISOString(), expiresAt: s.expiresAt.toISOString() })),
+    attempts: data.attempts.map(a => ({ key: a.key, count: a.count, resetAt: a.resetAt.toISOString() })),
+  }, null, 2) + '\n'
+}
+
+/** Parses and checks a data file's text; throws an Error saying what is wrong and where. */
+export function decodeStoreFile (text: string): EmbeddedData {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch (err) {
+    throw new Error(`not valid JSON (${(err as Error).message})`)
+  }
+  const top = objectAt(raw, 'the top level')
+  if (top.format !== FILE_FORMAT) throw new Error(`"format" is not "${FILE_FORMAT}"`)
+  if (top.version !== FILE_VERSION) {
+    throw new Error(`"version" is ${JSON.stringify(top.version)}; this Gatehouse reads version ${FILE_VERSION}`)
+  }
+  const data: EmbeddedData = {
+    users: arrayAt(top, 'users').map((v, i) => readUser(objectAt(v, `users[${i}]`), `users[${i}]`)),
+    sessions: arrayAt(top, 'sessions').map((v, i) => readSession(objectAt(v, `sessions[${i}]`), `sessions[${i}]`)),
+    attempts: arrayAt(top, 'attempts').map((v, i) => readAttempt(objectAt(v, `attempts[${i}]`), `attempts[${i}]`)),
+  }
+  assertUnique(data.users.map(u => u.id), 'users', 'id')
+  assertUnique(data.users.map(u => u.usernameKey), 'users', 'usernameKey')
+  assertUnique(data.sessions.map(s => s.tokenHash), 'sessions', 'tokenHash')
+  assertUnique(data.sessions.map(s => `${s.userId}\n${s.device}`), 'sessions', 'userId and device')
+  assertUnique(data.attempts.map(a => a.key), 'attempts', 'key')
+  return data
+}
+
+function readUser (o: Record<string, unknown>, where: string): UserRecord {
+  const id = stringAt(o, 'id', where)
+  if (!/^[0-9a-f]{24}$/.test(id)) throw new Error(`${where}.id is not 24 lower-case hex digits`)
+  const accessLevel = stringAt(o, 'accessLevel', where)
+  if (!(ACCESS_LEVELS as readonly string[]).includes(accessLevel)) throw new Error(`${where}.accessLevel is not one of ${ACCESS_LEVELS.join(', ')}`)
+  const email = o.email === null ? null : stringAt(o, 'email', where)
+  return {
+    id,
+    username: stringAt(o, 'username', where),
+    usernameKey: stringAt(o, 'usernameKey', where),
+    passwordHash: stringAt(o, 'passwordHash', where),
+    email,
+    accessLevel: accessLevel as AccessLevel,
+    dateJoined: dateAt(o, 'dateJoined', where),
+  }
+}
+
+function readSession (o: Record<string, unknown>, where: string): SessionRecord {
+  return {
+    tokenHash: stringAt(o, 'tokenHash', where),
+    userId: stringAt(o, 'userId', where),
+    device: stringAt(o, 'device', where),
+    createdAt: dateAt(o, 'createdAt', where),
+    expiresAt: dateAt(o, 'expiresAt', where),
+  }
+}
+
+function readAttempt (o: Record<string, unknown>, where: string): StoredAttempt {
+  const count = o.count
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) throw new Error(`${where}.count is not a positive integer`)
+  return { key: stringAt(o, 'key', where), count, resetAt: dateAt(o, 'resetAt', where) }
+}
+
+function objectAt (value: unknown, where: string): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where} is not an object`)
+  return value as Record<string, unknown>
+}
+
+function arrayAt (o: Record<string, unknown>, field: string): unknown[] {
+  const value = o[field]
+  if (!Array.isArray(value)) throw new Error(`"${field}" is not an array`)
+  return value
+}
+
+function stringAt (o: Record<string, unknown>, field: string, where: string): string {
+  const value = o[field]
+  if (typeof value !== 'string') throw new Error(`${where}.${field} is not a string`)
+  return value
+}
+
+function dateAt (o: Record<string, unknown>, field: string, where: string): Date {
+  const value = o[field]
+  const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : undefined
+  if (date === undefined || Number.isNaN(date.getTime())) throw new Error(`${where}.${field} is not an ISO-8601 date`)
+  return date
+}
+
+function assertUnique (values: string[], list: string, what: string): void {
+  const seen = new Set<string>()
+  for (const [i, value] of values.entries()) {
+    if (seen.has(value)) throw new Error(`${list}[${i}] repeats the ${what} of an earlier entry`)
+    seen.add(value)
+  }
+}

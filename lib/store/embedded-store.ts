@@ -1,0 +1,298 @@
+// The embedded store: everything in memory, optionally saved to one JSON file.
+// With a file, the data is loaded at start and every change is saved atomically; a change's promise
+// resolves only once it is on disk, and changes made while a write runs share the next write.
+// One process per file: two processes on one file would overwrite each other's saves.
+import { mkdir, readFile } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
+import { fail } from '../errors.ts'
+import { createFileSaver, removeStaleTempFiles } from './atomic-file-saver.ts'
+import type { FileSaver } from './atomic-file-saver.ts'
+import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
+import type { EmbeddedData } from './embedded-file-format.ts'
+import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
+import type { StoreLogger } from './store-logger.ts'
+import type { AttemptCount, SessionRecord, Store, UserPatch, UserRecord } from './types.ts'
+
+export interface EmbeddedStoreOptions {
+  /** JSON file loaded at start and saved on every change; its directory is created if missing. Default: none (memory only, lost on exit). */
+  file?: string
+  /** pino-compatible logger (saves at debug, failed saves at error). Default: none. */
+  logger?: StoreLogger
+  /** Clock used to drop sessions and attempt windows long past their end (see retention.ts). Default: the system clock. */
+  now?: () => Date
+}
+
+const SWEEP_INTERVAL_MS = 60_000
+const HEX_ID = /^[0-9a-f]{24}$/i
+
+function copyUser (u: UserRecord): UserRecord {
+  return {
+    id: u.id,
+    username: u.username,
+    usernameKey: u.usernameKey,
+    passwordHash: u.passwordHash,
+    email: u.email,
+    accessLevel: u.accessLevel,
+    dateJoined: new Date(u.dateJoined),
+  }
+}
+
+function copySession (s: SessionRecord): SessionRecord {
+  return { tokenHash: s.tokenHash, userId: s.userId, device: s.device, createdAt: new Date(s.createdAt), expiresAt: new Date(s.expiresAt) }
+}
+
+function copyAttempt (a: AttemptCount): AttemptCount {
+  return { count: a.count, resetAt: new Date(a.resetAt) }
+}
+
+function byJoinDateThenId (a: UserRecord, b: UserRecord): number {
+  const byDate = a.dateJoined.getTime() - b.dateJoined.getTime()
+  if (byDate !== 0) return byDate
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
+export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): Promise<Store> {
+  const clock = options.now ?? (() => new Date())
+  const users = new Map<string, UserRecord>()
+  const userIdByKey = new Map<string, string>()
+  const sessions = new Map<string, SessionRecord>()
+  /** userId -> device -> tokenHash */
+  const sessionsByUser = new Map<string, Map<string, string>>()
+  const attempts = new Map<string, AttemptCount>()
+  let lastSweep = 0
+  let closed = false
+  let saver: FileSaver | undefined
+
+  function addUser (u: UserRecord): void {
+    users.set(u.id, u)
+    userIdByKey.set(u.usernameKey, u.id)
+  }
+
+  function addSession (s: SessionRecord): void {
+    sessions.set(s.tokenHash, s)
+    let devices = sessionsByUser.get(s.userId)
+    if (devices === undefined) {
+      devices = new Map()
+      sessionsByUser.set(s.userId, devices)
+    }
+    devices.set(s.device, s.tokenHash)
+  }
+
+  function removeSession (tokenHash: string): boolean {
+    const s = sessions.get(tokenHash)
+    if (s === undefined) return false
+    sessions.delete(tokenHash)
+    const devices = sessionsByUser.get(s.userId)
+    devices?.delete(s.device)
+    if (devices?.size === 0) sessionsByUser.delete(s.userId)
+    return true
+  }
+
+  /** Drops records long past their end, at most once a minute; the next save carries the removals. */
+  function sweep (): void {
+    const now = clock().getTime()
+    if (Math.abs(now - lastSweep) < SWEEP_INTERVAL_MS) return
+    lastSweep = now
+    for (const s of sessions.values()) {
+      if (s.expiresAt.getTime() + SESSION_RETENTION_SECONDS * 1000 <= now) removeSession(s.tokenHash)
+    }
+    for (const [key, a] of attempts) {
+      if (a.resetAt.getTime() + ATTEMPT_RETENTION_SECONDS * 1000 <= now) attempts.delete(key)
+    }
+  }
+
+  function snapshot (): EmbeddedData {
+    return {
+      users: [...users.values()],
+      sessions: [...sessions.values()],
+      attempts: [...attempts].map(([key, a]) => ({ key, count: a.count, resetAt: a.resetAt })),
+    }
+  }
+
+  /** Called synchronously after each in-memory change; resolves when the change is durable. */
+  function commit (): Promise<void> {
+    return saver === undefined ? Promise.resolve() : saver.save()
+  }
+
+  /** Every mutation starts here: refuse once closed, and sweep old records along the way. */
+  function beginChange (): void {
+    if (closed) throw new Error('The embedded store is closed')
+    sweep()
+  }
+
+  if (options.file !== undefined) {
+    const file = resolve(options.file)
+    const data = await loadDataFile(file, options.logger)
+    for (const u of data?.users ?? []) addUser(u)
+    for (const s of data?.sessions ?? []) addSession(s)
+    for (const a of data?.attempts ?? []) attempts.set(a.key, { count: a.count, resetAt: a.resetAt })
+    sweep()
+    saver = createFileSaver(file, () => encodeStoreFile(snapshot()), options.logger)
+    // A new file is written now, so a path that cannot be written fails at start, not at the first sign-up.
+    if (data === undefined) await saver.save()
+  }
+
+  return {
+    kind: 'embedded',
+
+    users: {
+      async insert (user) {
+        if (!HEX_ID.test(user.id)) throw new TypeError('user id must be 24 hex digits')
+        const record = copyUser({ ...user, id: user.id.toLowerCase() })
+        beginChange()
+        if (userIdByKey.has(record.usernameKey)) throw fail('USERNAME_TAKEN')
+        if (users.has(record.id)) throw new Error(`A user with id ${record.id} already exists`)
+        addUser(record)
+        await commit()
+      },
+
+      async findById (id) {
+        const u = HEX_ID.test(id) ? users.get(id.toLowerCase()) : undefined
+        return u === undefined ? null : copyUser(u)
+      },
+
+      async findByUsernameKey (usernameKey) {
+        const id = userIdByKey.get(usernameKey)
+        return id === undefined ? null : copyUser(users.get(id)!)
+      },
+
+      async searchUsernames (fragment, limit) {
+        if (limit <= 0) return []
+        return [...users.values()]
+          .filter(u => u.usernameKey.includes(fragment))
+          .sort((a, b) => a.usernameKey < b.usernameKey ? -1 : a.usernameKey > b.usernameKey ? 1 : 0)
+          .slice(0, limit)
+          .map(u => u.username)
+      },
+
+      async list (limit, offset) {
+        if (limit <= 0) return []
+        return [...users.values()].sort(byJoinDateThenId).slice(offset, offset + limit).map(copyUser)
+      },
+
+      async update (id, patch: UserPatch) {
+        const current = HEX_ID.test(id) ? users.get(id.toLowerCase()) : undefined
+        if (current === undefined) return null
+        const next = copyUser(current)
+        if (patch.username !== undefined) next.username = patch.username
+        if (patch.usernameKey !== undefined) next.usernameKey = patch.usernameKey
+        if (patch.passwordHash !== undefined) next.passwordHash = patch.passwordHash
+        if (patch.email !== undefined) next.email = patch.email
+        if (patch.accessLevel !== undefined) next.accessLevel = patch.accessLevel
+        beginChange()
+        if (next.usernameKey !== current.usernameKey && userIdByKey.has(next.usernameKey)) throw fail('USERNAME_TAKEN')
+        userIdByKey.delete(current.usernameKey)
+        addUser(next)
+        await commit()
+        return copyUser(next)
+      },
+
+      async countByAccessLevel (level) {
+        let n = 0
+        for (const u of users.values()) if (u.accessLevel === level) n++
+        return n
+      },
+    },
+
+    sessions: {
+      async put (session) {
+        const record = copySession(session)
+        beginChange()
+        const holder = sessions.get(record.tokenHash)
+        if (holder !== undefined && (holder.userId !== record.userId || holder.device !== record.device)) {
+          throw new Error('This token digest already belongs to another session')
+        }
+        const previous = sessionsByUser.get(record.userId)?.get(record.device)
+        if (previous !== undefined) removeSession(previous)
+        addSession(record)
+        await commit()
+      },
+
+      async findByTokenHash (tokenHash) {
+        const s = sessions.get(tokenHash)
+        return s === undefined ? null : copySession(s)
+      },
+
+      async delete (tokenHash) {
+        beginChange()
+        if (!removeSession(tokenHash)) return false
+        await commit()
+        return true
+      },
+
+      async deleteByUser (userId, keepTokenHash) {
+        beginChange()
+        const doomed = [...sessionsByUser.get(userId)?.values() ?? []].filter(h => h !== keepTokenHash)
+        for (const tokenHash of doomed) removeSession(tokenHash)
+        if (doomed.length > 0) await commit()
+        return doomed.length
+      },
+    },
+
+    attempts: {
+      async hit (key, windowMs, now) {
+        beginChange()
+        const current = attempts.get(key)
+        const next = current !== undefined && current.resetAt > now
+          ? { count: current.count + 1, resetAt: current.resetAt }
+          : { count: 1, resetAt: new Date(now.getTime() + windowMs) }
+        attempts.set(key, next)
+        await commit()
+        return copyAttempt(next)
+      },
+
+      async get (key, now) {
+        const current = attempts.get(key)
+        return current !== undefined && current.resetAt > now ? copyAttempt(current) : { count: 0, resetAt: new Date(now) }
+      },
+
+      async clear (key) {
+        beginChange()
+        if (attempts.delete(key)) await commit()
+      },
+    },
+
+    async ping () {
+      if (closed) throw new Error('The embedded store is closed')
+    },
+
+    async flush () {
+      await saver?.flush()
+    },
+
+    async close () {
+      closed = true
+      await saver?.flush()
+    },
+  }
+}
+
+/** The file's data, or undefined when there is no file yet. Anything else wrong stops start-up, file untouched. */
+async function loadDataFile (file: string, logger: StoreLogger | undefined): Promise<EmbeddedData | undefined> {
+  try {
+    await mkdir(dirname(file), { recursive: true })
+  } catch (err) {
+    throw new Error(`Cannot create the directory of the embedded store data file ${file}: ${(err as Error).message}`, { cause: err })
+  }
+  const stale = await removeStaleTempFiles(file).catch(() => [])
+  if (stale.length > 0) logger?.warn({ file, removed: stale }, 'embedded store: removed temp files left by an interrupted save')
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new Error(`Cannot read the embedded store data file ${file}: ${(err as Error).message}`, { cause: err })
+    }
+    logger?.info({ file }, 'embedded store: no data file yet, starting empty')
+    return undefined
+  }
+  let data: EmbeddedData
+  try {
+    data = decodeStoreFile(text)
+  } catch (err) {
+    throw new Error(`The embedded store data file ${file} is corrupt: ${(err as Error).message}. ` +
+      'It was left untouched: repair it, or move it away to start empty.', { cause: err })
+  }
+  logger?.info({ file, users: data.users.length, sessions: data.sessions.length }, 'embedded store: data file loaded')
+  return data
+}

@@ -1,0 +1,54 @@
+// Wraps a store so every operation reports its duration, for the gateway's store-duration histogram.
+import { isGatehouseError } from '../errors.ts'
+import type { Store } from './types.ts'
+
+/**
+ * Called once per operation. `operation` is `users.insert`, `sessions.put`, `ping`...; `ok` is false
+ * when the operation failed. A GatehouseError (USERNAME_TAKEN) is an answer, not a store fault, so it counts as ok.
+ */
+export type StoreObserver = (adapter: string, operation: string, seconds: number, ok: boolean) => void
+
+export function instrumentStore (store: Store, observe: StoreObserver): Store {
+  function timed<A extends unknown[], R> (operation: string, run: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return async (...args) => {
+      const started = performance.now()
+      let ok = true
+      try {
+        return await run(...args)
+      } catch (err) {
+        ok = isGatehouseError(err)
+        throw err
+      } finally {
+        observe(store.kind, operation, (performance.now() - started) / 1000, ok)
+      }
+    }
+  }
+  const { users, sessions, attempts } = store
+
+  return {
+    kind: store.kind,
+    users: {
+      insert: timed('users.insert', user => users.insert(user)),
+      findById: timed('users.findById', id => users.findById(id)),
+      findByUsernameKey: timed('users.findByUsernameKey', key => users.findByUsernameKey(key)),
+      searchUsernames: timed('users.searchUsernames', (fragment, limit) => users.searchUsernames(fragment, limit)),
+      list: timed('users.list', (limit, offset) => users.list(limit, offset)),
+      update: timed('users.update', (id, patch) => users.update(id, patch)),
+      countByAccessLevel: timed('users.countByAccessLevel', level => users.countByAccessLevel(level)),
+    },
+    sessions: {
+      put: timed('sessions.put', session => sessions.put(session)),
+      findByTokenHash: timed('sessions.findByTokenHash', tokenHash => sessions.findByTokenHash(tokenHash)),
+      delete: timed('sessions.delete', tokenHash => sessions.delete(tokenHash)),
+      deleteByUser: timed('sessions.deleteByUser', (userId, keep) => sessions.deleteByUser(userId, keep)),
+    },
+    attempts: {
+      hit: timed('attempts.hit', (key, windowMs, now) => attempts.hit(key, windowMs, now)),
+      get: timed('attempts.get', (key, now) => attempts.get(key, now)),
+      clear: timed('attempts.clear', key => attempts.clear(key)),
+    },
+    ping: timed('ping', () => store.ping()),
+    flush: timed('flush', () => store.flush()),
+    close: timed('close', () => store.close()),
+  }
+}

@@ -1,0 +1,276 @@
+// The one set of behaviour tests every store adapter must pass (embedded in memory, embedded with a
+// file, MongoDB over the stand-in, real MongoDB). Each adapter's *.test.ts calls storeConformance.
+import { randomBytes } from 'node:crypto'
+import type { Test } from 'tap'
+import { GatehouseError } from '../../lib/errors.ts'
+import type { AccessLevel, SessionRecord, Store, UserRecord } from '../../lib/store/types.ts'
+
+/** Opens a new, empty store and arranges for it to be closed when `t` ends. */
+export type OpenStore = (t: Test) => Promise<Store>
+
+const HOUR = 60 * 60 * 1000
+let joined = Date.parse('2026-01-01T00:00:00.000Z')
+
+export function newId (): string {
+  return randomBytes(12).toString('hex')
+}
+
+export function makeUser (username: string, fields: Partial<UserRecord> = {}): UserRecord {
+  joined += 1000
+  return {
+    id: newId(),
+    username,
+    usernameKey: username.toLowerCase(),
+    passwordHash: `$argon2id$v=19$m=19456,t=2,p=1$${username}`,
+    email: null,
+    accessLevel: 'default',
+    dateJoined: new Date(joined),
+    ...fields,
+  }
+}
+
+export function makeSession (userId: string, device: string, fields: Partial<SessionRecord> = {}): SessionRecord {
+  const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000)
+  return {
+    tokenHash: randomBytes(32).toString('hex'),
+    userId,
+    device,
+    createdAt,
+    expiresAt: new Date(createdAt.getTime() + HOUR),
+    ...fields,
+  }
+}
+
+function isTaken (err: unknown): boolean {
+  return err instanceof GatehouseError && err.code === 'USERNAME_TAKEN' && err.status === 400
+}
+
+export function storeConformance (t: Test, open: OpenStore): void {
+  t.test('a user reads back exactly as inserted, by id and by username key', async t => {
+    const store = await open(t)
+    const alice = makeUser('Alice', { email: 'alice@example.com', accessLevel: 'member' })
+    await store.users.insert(alice)
+    t.same(await store.users.findById(alice.id), alice)
+    t.same(await store.users.findByUsernameKey('alice'), alice)
+    const found = await store.users.findById(alice.id)
+    t.ok(found?.dateJoined instanceof Date, 'dateJoined is a Date')
+    t.equal(found?.dateJoined.getTime(), alice.dateJoined.getTime())
+    t.equal(await store.users.findById(newId()), null, 'unknown id')
+    t.equal(await store.users.findById('not-an-id'), null, 'malformed id')
+    t.equal(await store.users.findByUsernameKey('bob'), null, 'unknown username')
+  })
+
+  t.test('records handed out are copies: changing them does not change the store', async t => {
+    const store = await open(t)
+    const alice = makeUser('alice')
+    await store.users.insert(alice)
+    alice.accessLevel = 'hush'
+    const read = await store.users.findById(alice.id)
+    t.equal(read?.accessLevel, 'default')
+    read!.dateJoined.setTime(0)
+    t.not((await store.users.findById(alice.id))?.dateJoined.getTime(), 0)
+  })
+
+  t.test('usernames are unique case-insensitively', async t => {
+    const store = await open(t)
+    await store.users.insert(makeUser('Alice'))
+    await t.rejects(store.users.insert(makeUser('ALICE')), { code: 'USERNAME_TAKEN', status: 400 })
+    await t.rejects(store.users.insert(makeUser('alice')), GatehouseError)
+    t.equal((await store.users.list(10, 0)).length, 1)
+  })
+
+  t.test('of concurrent sign-ups with one name exactly one wins', async t => {
+    const store = await open(t)
+    const contenders = Array.from({ length: 12 }, (_, i) => makeUser(i % 2 === 0 ? 'Racer' : 'racer'))
+    const results = await Promise.allSettled(contenders.map(u => store.users.insert(u)))
+    const winners = results.flatMap((r, i) => r.status === 'fulfilled' ? [contenders[i]] : [])
+    t.equal(winners.length, 1, 'one insert succeeds')
+    t.ok(results.every(r => r.status === 'fulfilled' || isTaken(r.reason)), 'the others fail with USERNAME_TAKEN')
+    t.equal((await store.users.findByUsernameKey('racer'))?.id, winners[0].id)
+  })
+
+  t.test('an update changes the given fields and returns the new record', async t => {
+    const store = await open(t)
+    const alice = makeUser('alice')
+    await store.users.insert(alice)
+    const updated = await store.users.update(alice.id, { username: 'Alicia', usernameKey: 'alicia', email: 'a@example.com', accessLevel: 'admin' })
+    t.same(updated, { ...alice, username: 'Alicia', usernameKey: 'alicia', email: 'a@example.com', accessLevel: 'admin' })
+    t.same(await store.users.findById(alice.id), updated)
+    t.equal(await store.users.findByUsernameKey('alice'), null, 'the old key is free')
+    t.equal((await store.users.findByUsernameKey('alicia'))?.id, alice.id)
+    t.same(await store.users.update(alice.id, { email: null }), { ...updated, email: null }, 'email can be cleared')
+    t.same(await store.users.update(alice.id, {}), { ...updated, email: null }, 'an empty patch changes nothing')
+    t.same(await store.users.update(alice.id, { username: 'ALICIA', usernameKey: 'alicia' }), { ...updated, username: 'ALICIA', email: null },
+      'a user may change the case of their own name')
+    t.equal(await store.users.update(newId(), { email: null }), null, 'unknown id')
+    t.equal(await store.users.update('nope', { email: null }), null, 'malformed id')
+  })
+
+  t.test('renaming onto a taken username fails and changes nothing', async t => {
+    const store = await open(t)
+    const alice = makeUser('alice')
+    const bob = makeUser('bob')
+    await store.users.insert(alice)
+    await store.users.insert(bob)
+    await t.rejects(store.users.update(bob.id, { username: 'Alice', usernameKey: 'alice', email: 'b@example.com' }), { code: 'USERNAME_TAKEN' })
+    t.same(await store.users.findById(bob.id), bob)
+    t.same(await store.users.findById(alice.id), alice)
+  })
+
+  t.test('search matches the fragment literally, sorted by username key, up to the limit', async t => {
+    const store = await open(t)
+    for (const name of ['a.b', 'axb', 'A*', 'aaa', 'a+b(c)', '[x]', '^caret$', 'back\\slash', 'Zed.b', 'dot.']) {
+      await store.users.insert(makeUser(name))
+    }
+    t.same(await store.users.searchUsernames('.', 10), ['a.b', 'dot.', 'Zed.b'], 'dot is a dot, results in key order')
+    t.same(await store.users.searchUsernames('a.b', 10), ['a.b'], 'no wildcard match on axb')
+    t.same(await store.users.searchUsernames('*', 10), ['A*'])
+    t.same(await store.users.searchUsernames('+b(', 10), ['a+b(c)'])
+    t.same(await store.users.searchUsernames('[x]', 10), ['[x]'])
+    t.same(await store.users.searchUsernames('^c', 10), ['^caret$'])
+    t.same(await store.users.searchUsernames('$', 10), ['^caret$'])
+    t.same(await store.users.searchUsernames('\\', 10), ['back\\slash'])
+    t.same(await store.users.searchUsernames('.*', 10), [], 'a regex that would match everything matches nothing')
+    t.same(await store.users.searchUsernames('a', 3), ['^caret$', 'A*', 'a+b(c)'], 'limit keeps the first in key order')
+    t.same(await store.users.searchUsernames('a', 0), [], 'limit 0')
+    t.equal((await store.users.searchUsernames('', 100)).length, 10, 'an empty fragment matches all')
+    t.same(await store.users.searchUsernames('zzz', 10), [])
+  })
+
+  t.test('list is ordered by join date, then id, with limit and offset', async t => {
+    const store = await open(t)
+    const sameDay = new Date('2025-06-01T12:00:00.000Z')
+    const ids = ['aaaaaaaaaaaaaaaaaaaaaaa2', 'aaaaaaaaaaaaaaaaaaaaaaa1', 'aaaaaaaaaaaaaaaaaaaaaaa3']
+    const early = makeUser('early', { dateJoined: new Date('2024-01-01T00:00:00.000Z') })
+    const late = makeUser('late', { dateJoined: new Date('2027-01-01T00:00:00.000Z') })
+    await store.users.insert(late)
+    for (const [i, id] of ids.entries()) await store.users.insert(makeUser(`tie${i}`, { id, dateJoined: sameDay }))
+    await store.users.insert(early)
+    const all = await store.users.list(100, 0)
+    t.same(all.map(u => u.username), ['early', 'tie1', 'tie0', 'tie2', 'late'])
+    t.same((await store.users.list(2, 1)).map(u => u.username), ['tie1', 'tie0'])
+    t.same((await store.users.list(10, 4)).map(u => u.username), ['late'])
+    t.same(await store.users.list(10, 5), [])
+    t.same(await store.users.list(0, 0), [])
+    t.same(all[0], early, 'full records')
+  })
+
+  t.test('users are counted by access level', async t => {
+    const store = await open(t)
+    const levels: AccessLevel[] = ['hush', 'member', 'member', 'default']
+    for (const [i, level] of levels.entries()) await store.users.insert(makeUser(`u${i}`, { accessLevel: level }))
+    t.equal(await store.users.countByAccessLevel('member'), 2)
+    t.equal(await store.users.countByAccessLevel('hush'), 1)
+    t.equal(await store.users.countByAccessLevel('dev'), 0)
+    const hush = (await store.users.list(10, 0)).find(u => u.accessLevel === 'hush')!
+    await store.users.update(hush.id, { accessLevel: 'dev' })
+    t.equal(await store.users.countByAccessLevel('hush'), 0)
+    t.equal(await store.users.countByAccessLevel('dev'), 1)
+  })
+
+  t.test('a session is found by its digest until deleted', async t => {
+    const store = await open(t)
+    const s = makeSession(newId(), 'curl/8')
+    await store.sessions.put(s)
+    t.same(await store.sessions.findByTokenHash(s.tokenHash), s)
+    t.equal(await store.sessions.findByTokenHash('0'.repeat(64)), null)
+    t.equal(await store.sessions.delete(s.tokenHash), true)
+    t.equal(await store.sessions.delete(s.tokenHash), false, 'second delete finds nothing')
+    t.equal(await store.sessions.findByTokenHash(s.tokenHash), null)
+  })
+
+  t.test('a recently expired session is still returned, so callers can say it expired', async t => {
+    const store = await open(t)
+    const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 2 * HOUR)
+    const s = makeSession(newId(), 'curl/8', { createdAt: past, expiresAt: new Date(past.getTime() + HOUR) })
+    await store.sessions.put(s)
+    t.same(await store.sessions.findByTokenHash(s.tokenHash), s)
+  })
+
+  t.test('a new login on the same device replaces that session; other devices and users keep theirs', async t => {
+    const store = await open(t)
+    const userId = newId()
+    const otherUser = newId()
+    const first = makeSession(userId, 'Firefox')
+    const phone = makeSession(userId, 'Phone')
+    const otherUsersFirefox = makeSession(otherUser, 'Firefox')
+    await store.sessions.put(first)
+    await store.sessions.put(phone)
+    await store.sessions.put(otherUsersFirefox)
+    const second = makeSession(userId, 'Firefox')
+    await store.sessions.put(second)
+    t.equal(await store.sessions.findByTokenHash(first.tokenHash), null, 'the old session on that device is gone')
+    t.same(await store.sessions.findByTokenHash(second.tokenHash), second)
+    t.same(await store.sessions.findByTokenHash(phone.tokenHash), phone, 'other device kept')
+    t.same(await store.sessions.findByTokenHash(otherUsersFirefox.tokenHash), otherUsersFirefox, 'other user kept')
+  })
+
+  t.test('concurrent logins on one device leave exactly one session', async t => {
+    const store = await open(t)
+    const userId = newId()
+    const logins = Array.from({ length: 8 }, () => makeSession(userId, 'Racer/1'))
+    await Promise.all(logins.map(s => store.sessions.put(s)))
+    const alive = (await Promise.all(logins.map(s => store.sessions.findByTokenHash(s.tokenHash)))).filter(s => s !== null)
+    t.equal(alive.length, 1)
+  })
+
+  t.test('a token digest held by another session is refused', async t => {
+    const store = await open(t)
+    const s = makeSession(newId(), 'A')
+    await store.sessions.put(s)
+    await t.rejects(store.sessions.put({ ...s, device: 'B' }))
+    t.same(await store.sessions.findByTokenHash(s.tokenHash), s)
+  })
+
+  t.test("deleteByUser ends a user's sessions except the one kept", async t => {
+    const store = await open(t)
+    const userId = newId()
+    const other = makeSession(newId(), 'A')
+    const mine = ['A', 'B', 'C'].map(device => makeSession(userId, device))
+    for (const s of [other, ...mine]) await store.sessions.put(s)
+    t.equal(await store.sessions.deleteByUser(userId, mine[1].tokenHash), 2)
+    t.equal(await store.sessions.findByTokenHash(mine[0].tokenHash), null)
+    t.same(await store.sessions.findByTokenHash(mine[1].tokenHash), mine[1], 'kept')
+    t.equal(await store.sessions.findByTokenHash(mine[2].tokenHash), null)
+    t.same(await store.sessions.findByTokenHash(other.tokenHash), other, "another user's session is untouched")
+    t.equal(await store.sessions.deleteByUser(userId), 1, 'without keep, all go')
+    t.equal(await store.sessions.findByTokenHash(mine[1].tokenHash), null)
+    t.equal(await store.sessions.deleteByUser(userId), 0)
+  })
+
+  t.test('login attempts count up in a fixed window from the first failure', async t => {
+    const store = await open(t)
+    // Times near the real clock: MongoDB's TTL monitor drops windows long past, whatever the test's clock says.
+    const start = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const windowMs = 15 * 60 * 1000
+    const resetAt = new Date(start.getTime() + windowMs)
+    t.same(await store.attempts.get('user:alice', start), { count: 0, resetAt: start }, 'nothing yet')
+    t.same(await store.attempts.hit('user:alice', windowMs, start), { count: 1, resetAt })
+    t.same(await store.attempts.hit('user:alice', windowMs, new Date(start.getTime() + 60_000)), { count: 2, resetAt }, 'window end does not move')
+    t.same(await store.attempts.get('user:alice', new Date(start.getTime() + 120_000)), { count: 2, resetAt })
+    t.same(await store.attempts.get('ip:10.0.0.1', start), { count: 0, resetAt: start }, 'keys are independent')
+    const after = new Date(resetAt.getTime())
+    t.same(await store.attempts.get('user:alice', after), { count: 0, resetAt: after }, 'the window has passed')
+    t.same(await store.attempts.hit('user:alice', windowMs, after), { count: 1, resetAt: new Date(after.getTime() + windowMs) }, 'a new window starts')
+    await store.attempts.clear('user:alice')
+    t.same(await store.attempts.get('user:alice', after), { count: 0, resetAt: after }, 'cleared')
+    await store.attempts.clear('user:nobody')
+  })
+
+  t.test('concurrent failures all count', async t => {
+    const store = await open(t)
+    const now = new Date()
+    const results = await Promise.all(Array.from({ length: 40 }, () => store.attempts.hit('ip:192.0.2.1', 60_000, now)))
+    t.same(results.map(r => r.count).sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i + 1), 'each hit sees its own count')
+    t.equal((await store.attempts.get('ip:192.0.2.1', now)).count, 40)
+  })
+
+  t.test('ping answers and close can be called twice', async t => {
+    const store = await open(t)
+    await t.resolves(store.ping())
+    await t.resolves(store.flush())
+    t.type(store.kind, 'string')
+    await t.resolves(store.close())
+    await t.resolves(store.close())
+  })
+}

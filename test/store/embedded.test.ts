@@ -1,0 +1,256 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
+import type { EmbeddedStoreOptions } from '../../lib/store/embedded-store.ts'
+import type { StoreLogger } from '../../lib/store/store-logger.ts'
+import type { Store } from '../../lib/store/types.ts'
+import type { Test } from 'tap'
+import { makeSession, makeUser, storeConformance } from './conformance.ts'
+import type { OpenStore } from './conformance.ts'
+
+const HOUR = 60 * 60 * 1000
+
+/** Counts the store's "saved" debug lines: one per write of the data file. */
+function recordingLogger (): { logger: StoreLogger, lines: Array<{ obj: unknown, msg?: string }>, writes: () => number } {
+  const lines: Array<{ obj: unknown, msg?: string }> = []
+  const log = (obj: unknown, msg?: string): void => { lines.push({ obj, msg }) }
+  return {
+    logger: { debug: log, info: log, warn: log, error: log },
+    lines,
+    writes: () => lines.filter(l => l.msg === 'embedded store saved').length,
+  }
+}
+
+async function openAt (t: Test, options: EmbeddedStoreOptions): Promise<Store> {
+  const store = await createEmbeddedStore(options)
+  t.teardown(() => store.close())
+  return store
+}
+
+async function readJson (file: string): Promise<any> {
+  return JSON.parse(await readFile(file, 'utf8'))
+}
+
+function escapeRegex (s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+t.test('embedded store in memory passes the store conformance suite', async t => {
+  const open: OpenStore = async t => await openAt(t, {})
+  storeConformance(t, open)
+})
+
+t.test('embedded store saved to a file passes the store conformance suite', async t => {
+  const open: OpenStore = async t => await openAt(t, { file: join(t.testdir(), 'auth-db.json') })
+  storeConformance(t, open)
+})
+
+t.test('users, live sessions and attempt counters survive a restart', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const first = await createEmbeddedStore({ file })
+  const alice = makeUser('Alice', { email: 'alice@example.com', accessLevel: 'hush' })
+  const session = makeSession(alice.id, 'curl/8')
+  const now = new Date()
+  await first.users.insert(alice)
+  await first.sessions.put(session)
+  await first.attempts.hit('user:bob', 15 * 60 * 1000, now)
+  const hit = await first.attempts.hit('user:bob', 15 * 60 * 1000, now)
+  await first.close()
+
+  const second = await openAt(t, { file })
+  t.same(await second.users.findById(alice.id), alice)
+  t.same(await second.users.findByUsernameKey('alice'), alice)
+  t.same(await second.sessions.findByTokenHash(session.tokenHash), session)
+  t.same(await second.attempts.get('user:bob', now), hit)
+  t.equal(hit.count, 2)
+  await t.rejects(second.users.insert(makeUser('ALICE')), { code: 'USERNAME_TAKEN' }, 'uniqueness holds after a restart')
+  const relogin = makeSession(alice.id, 'curl/8')
+  await second.sessions.put(relogin)
+  t.equal(await second.sessions.findByTokenHash(session.tokenHash), null, 'per-device replacement holds after a restart')
+})
+
+t.test('the data file has a format, a version and ISO dates', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  const alice = makeUser('alice')
+  const session = makeSession(alice.id, 'curl/8')
+  await store.users.insert(alice)
+  await store.sessions.put(session)
+  const at = new Date('2026-02-03T04:05:06.007Z')
+  await store.attempts.hit('ip:192.0.2.1', 60_000, at)
+  const json = await readJson(file)
+  t.equal(json.format, 'gatehouse-embedded-store')
+  t.equal(json.version, 1)
+  t.same(json.users, [{ ...alice, dateJoined: alice.dateJoined.toISOString() }])
+  t.same(json.sessions, [{ ...session, createdAt: session.createdAt.toISOString(), expiresAt: session.expiresAt.toISOString() }])
+  t.same(json.attempts, [{ key: 'ip:192.0.2.1', count: 1, resetAt: '2026-02-03T04:06:06.007Z' }])
+  t.equal(((await stat(file)).mode & 0o777).toString(8), '600', 'readable by the owner only: it holds password hashes')
+})
+
+t.test('a change is on disk by the time its promise resolves', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  const alice = makeUser('alice')
+  await store.users.insert(alice)
+  t.same((await readJson(file)).users.map((u: { id: string }) => u.id), [alice.id], 'no flush or close needed')
+  await store.sessions.deleteByUser(alice.id)
+  await store.users.update(alice.id, { email: 'new@example.com' })
+  t.equal((await readJson(file)).users[0].email, 'new@example.com')
+})
+
+t.test('every change answered before a SIGKILL is in the file afterwards', async t => {
+  const dir = t.testdir()
+  const file = join(dir, 'auth-db.json')
+  const writer = join(import.meta.dirname, 'embedded-kill-writer.ts')
+  const child = spawn(process.execPath, [writer, file], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const answered: string[] = []
+  let buffered = ''
+  const exited = new Promise<NodeJS.Signals | null>(resolve => child.on('exit', (_code, signal) => resolve(signal)))
+  await new Promise<void>(resolve => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString()
+      const lines = buffered.split('\n')
+      buffered = lines.pop()!
+      answered.push(...lines)
+      if (answered.length >= 300) resolve()
+    })
+  })
+  // Killed mid-stream: more inserts are in flight and a write is likely running.
+  child.kill('SIGKILL')
+  t.equal(await exited, 'SIGKILL')
+  const store = await openAt(t, { file })
+  const missing: string[] = []
+  for (const id of answered) if (await store.users.findById(id) === null) missing.push(id)
+  t.same(missing, [], `all ${answered.length} answered inserts survived`)
+})
+
+const fileWith = (fields: object): string =>
+  JSON.stringify({ format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], ...fields })
+const sessionJson = { tokenHash: 'ab', userId: 'u', device: 'd', createdAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T01:00:00.000Z' }
+const corruptFiles: Array<[string, string]> = [
+  ['not JSON', '{"format": "gatehouse-embedded-store", "version": 1, "users": ['],
+  ['a JSON array', '[]'],
+  ['another format', fileWith({ format: 'something-else' })],
+  ['users that is not a list', fileWith({ users: {} })],
+  ['an unknown access level', fileWith({ users: [{ ...makeUser('a'), accessLevel: 'root' }] })],
+  ['an id that is not hex', fileWith({ users: [{ ...makeUser('a'), id: 'zz' }] })],
+  ['a session without a device', fileWith({ sessions: [{ ...sessionJson, device: undefined }] })],
+  ['two sessions for one device', fileWith({ sessions: [sessionJson, { ...sessionJson, tokenHash: 'cd' }] })],
+  ['an attempt count of zero', fileWith({ attempts: [{ key: 'k', count: 0, resetAt: '2026-01-01T00:00:00.000Z' }] })],
+  ['a date that is not a date', JSON.stringify({ format: 'gatehouse-embedded-store', version: 1, users: [{ ...makeUser('a'), dateJoined: 'yesterday' }], sessions: [], attempts: [] })],
+  ['a newer format version', JSON.stringify({ format: 'gatehouse-embedded-store', version: 2, users: [], sessions: [], attempts: [] })],
+  ['two users with one username', JSON.stringify({ format: 'gatehouse-embedded-store', version: 1, users: [makeUser('a'), makeUser('A')], sessions: [], attempts: [] })],
+  ['an empty file', ''],
+]
+for (const [what, content] of corruptFiles) {
+  t.test(`a corrupt file (${what}) stops start-up with an error naming it, and is left untouched`, async t => {
+    const dir = t.testdir()
+    const file = join(dir, 'auth-db.json')
+    await writeFile(file, content)
+    const before = await stat(file)
+    await t.rejects(createEmbeddedStore({ file }), { message: new RegExp(`${escapeRegex(file)} is corrupt: .+left untouched`) })
+    t.equal(await readFile(file, 'utf8'), content, 'same content')
+    t.equal((await stat(file)).mtimeMs, before.mtimeMs, 'not rewritten')
+    t.same(await readdir(dir), ['auth-db.json'], 'nothing else written')
+  })
+}
+
+t.test('a path that cannot be read stops start-up with an error naming it', async t => {
+  const dir = t.testdir({ 'not-a-dir': 'plain file' })
+  const aDirectory = join(dir, 'auth-db.json')
+  await mkdir(aDirectory)
+  await t.rejects(createEmbeddedStore({ file: aDirectory }), { message: new RegExp(`Cannot read the embedded store data file ${escapeRegex(aDirectory)}`) })
+  const underAFile = join(dir, 'not-a-dir', 'auth-db.json')
+  await t.rejects(createEmbeddedStore({ file: underAFile }), { message: new RegExp(`Cannot create the directory of the embedded store data file ${escapeRegex(underAFile)}`) })
+})
+
+t.test('a missing parent directory is created and the file written at start', async t => {
+  const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
+  await openAt(t, { file })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [] })
+})
+
+t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {
+  const dir = t.testdir({ 'auth-db.json.tmp-999999-7': '{"half": ' })
+  const file = join(dir, 'auth-db.json')
+  const { logger, lines } = recordingLogger()
+  const store = await openAt(t, { file, logger })
+  t.ok(lines.some(l => l.msg?.includes('removed temp files')), 'the removal is logged')
+  for (let i = 0; i < 20; i++) await store.users.insert(makeUser(`user${i}`))
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.attempts.hit(`ip:${i}`, 60_000, new Date())))
+  t.same(await readdir(dir), ['auth-db.json'])
+})
+
+t.test('a burst of 200 concurrent sign-ups shares a few writes, and all are on disk when they resolve', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const { logger, writes } = recordingLogger()
+  const store = await openAt(t, { file, logger })
+  const before = writes()
+  const burst = Array.from({ length: 200 }, (_, i) => makeUser(`burst${i}`))
+  await Promise.all(burst.map(u => store.users.insert(u)))
+  const used = writes() - before
+  t.comment(`200 concurrent inserts in one turn: ${used} write(s) of the data file`)
+  t.ok(used <= 3, `${used} writes for 200 inserts`)
+  t.equal((await readJson(file)).users.length, 200, 'all 200 on disk')
+
+  const spread = Array.from({ length: 200 }, (_, i) => makeUser(`spread${i}`))
+  const start = writes()
+  const pending: Array<Promise<void>> = []
+  for (const u of spread) {
+    pending.push(store.users.insert(u))
+    await nextTurn()
+  }
+  await Promise.all(pending)
+  const spreadWrites = writes() - start
+  t.comment(`200 inserts spread over 200 event-loop turns: ${spreadWrites} write(s) of the data file`)
+  t.ok(spreadWrites < 100, `${spreadWrites} writes for 200 inserts arriving one per turn`)
+  t.equal((await readJson(file)).users.length, 400, 'all 400 on disk')
+})
+
+t.test('a failed save rejects the change, and the next save writes the file again', async t => {
+  const dir = t.testdir()
+  const file = join(dir, 'data', 'auth-db.json')
+  const store = await openAt(t, { file })
+  await rm(join(dir, 'data'), { recursive: true })
+  await t.rejects(store.users.insert(makeUser('alice')), { message: new RegExp(`Could not save the embedded store data file ${escapeRegex(file)}`) })
+  await mkdir(join(dir, 'data'))
+  const bob = makeUser('bob')
+  await store.users.insert(bob)
+  t.ok((await readJson(file)).users.some((u: { id: string }) => u.id === bob.id), 'the later change is on disk')
+  t.same(await readdir(join(dir, 'data')), ['auth-db.json'], 'no temp file left by the failed save')
+})
+
+t.test('close waits for pending writes; changes after close are refused', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await createEmbeddedStore({ file })
+  const alice = makeUser('alice')
+  const inserted = store.users.insert(alice)
+  await store.close()
+  await inserted
+  t.same((await readJson(file)).users.map((u: { id: string }) => u.id), [alice.id])
+  await t.rejects(store.users.insert(makeUser('bob')), { message: 'The embedded store is closed' })
+  await t.rejects(store.ping(), { message: 'The embedded store is closed' })
+})
+
+t.test('sessions and attempt windows long past their end are dropped', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  let now = Date.parse('2026-05-01T00:00:00.000Z')
+  const store = await openAt(t, { file, now: () => new Date(now) })
+  const alice = makeUser('alice')
+  await store.users.insert(alice)
+  const old = makeSession(alice.id, 'curl/8', { createdAt: new Date(now), expiresAt: new Date(now + HOUR) })
+  await store.sessions.put(old)
+  await store.attempts.hit('user:alice', 15 * 60 * 1000, new Date(now))
+  now += 23 * HOUR
+  await store.users.update(alice.id, { email: 'a@example.com' })
+  t.ok(await store.sessions.findByTokenHash(old.tokenHash), 'a session expired 22 hours ago is kept')
+  t.equal((await readJson(file)).attempts.length, 0, 'an attempt window over for more than an hour is gone')
+  now += 2 * HOUR
+  await store.users.update(alice.id, { email: 'b@example.com' })
+  t.equal(await store.sessions.findByTokenHash(old.tokenHash), null, 'a session expired over a day ago is gone')
+  const json = await readJson(file)
+  t.same([json.sessions.length, json.users.length], [0, 1], 'and gone from the file; users stay')
+})

@@ -1,0 +1,53 @@
+import t from 'tap'
+import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
+import { instrumentStore } from '../../lib/store/instrument-store.ts'
+import { makeSession, makeUser, storeConformance } from './conformance.ts'
+
+interface Observation { adapter: string, operation: string, seconds: number, ok: boolean }
+
+t.test('an instrumented store still passes the store conformance suite', async t => {
+  storeConformance(t, async t => {
+    const store = instrumentStore(await createEmbeddedStore(), () => {})
+    t.teardown(() => store.close())
+    return store
+  })
+})
+
+t.test('every store operation reports adapter, operation, duration and outcome', async t => {
+  const seen: Observation[] = []
+  const store = instrumentStore(await createEmbeddedStore(), (adapter, operation, seconds, ok) => seen.push({ adapter, operation, seconds, ok }))
+  t.equal(store.kind, 'embedded')
+  const alice = makeUser('alice')
+  await store.users.insert(alice)
+  await t.rejects(store.users.insert(makeUser('Alice')), { code: 'USERNAME_TAKEN' })
+  await store.users.findById(alice.id)
+  await store.users.findByUsernameKey('alice')
+  await store.users.searchUsernames('a', 5)
+  await store.users.list(5, 0)
+  await store.users.update(alice.id, { email: null })
+  await store.users.countByAccessLevel('default')
+  const s = makeSession(alice.id, 'curl/8')
+  await store.sessions.put(s)
+  await store.sessions.findByTokenHash(s.tokenHash)
+  await store.sessions.delete(s.tokenHash)
+  await store.sessions.deleteByUser(alice.id)
+  await store.attempts.hit('k', 1000, new Date())
+  await store.attempts.get('k', new Date())
+  await store.attempts.clear('k')
+  await store.ping()
+  await store.flush()
+  await store.close()
+  await t.rejects(store.users.insert(makeUser('bob')), { message: 'The embedded store is closed' })
+
+  t.same(seen.map(o => `${o.operation}:${o.ok}`), [
+    'users.insert:true',
+    'users.insert:true', // USERNAME_TAKEN is an answer, not a store fault
+    'users.findById:true', 'users.findByUsernameKey:true', 'users.searchUsernames:true', 'users.list:true',
+    'users.update:true', 'users.countByAccessLevel:true',
+    'sessions.put:true', 'sessions.findByTokenHash:true', 'sessions.delete:true', 'sessions.deleteByUser:true',
+    'attempts.hit:true', 'attempts.get:true', 'attempts.clear:true',
+    'ping:true', 'flush:true', 'close:true',
+    'users.insert:false',
+  ])
+  t.ok(seen.every(o => o.adapter === 'embedded' && o.seconds >= 0 && o.seconds < 5), 'durations in seconds, adapter label')
+})
