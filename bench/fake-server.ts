@@ -1,0 +1,11 @@
+// The fake Code Assist upstream in its own process, answering a short text reply (unary) and a
+// 20-chunk stream, so the benchmark compares the gateway with calling the fake directly.
+import { startFakeUpstream, streamReply, geminiResponse } from '../test/support/fake-upstream.ts'
+
+const fake = await startFakeUpstream()
+const chunks = Array.from({ length: 20 }, (_, i) => geminiResponse({ text: `chunk ${i} `, finishReason: i === 19 ? 'STOP' : undefined }))
+fake.setDefault('streamGenerateContent', streamReply(chunks))
+// Keep memory flat over a long run: the bench never reads the recorded requests.
+setInterval(() => { fake.requests.length = 0 }, 1000).unref()
+console.log(`listening on ${fake.url} token ${fake.tokenUri}`)
+process.once('SIGTERM', () => { void fake.close().then(() => process.exit(0)) })
