@@ -41,6 +41,10 @@ export const ERRORS = {
   UPSTREAM_UNAVAILABLE: { status: 503, message: 'Upstream unavailable' },
   UPSTREAM_ERROR: { status: 502, message: 'Upstream error' },
   UPSTREAM_TIMEOUT: { status: 504, message: 'Upstream timed out' },
+  // gateway
+  REQUEST_TIMEOUT: { status: 408, message: 'Request body not received in time' },
+  // proxy upstream: the client went away, so the upstream call was cancelled (nginx's 499)
+  CLIENT_CLOSED_REQUEST: { status: 499, message: 'The client closed the request' },
 } as const satisfies Record<string, { status: number, message: string }>
 
 export type ErrorCode = keyof typeof ERRORS

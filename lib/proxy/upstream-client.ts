@@ -1,0 +1,204 @@
+// The HTTP client for every upstream call: one keep-alive undici Agent, connect and idle timeouts,
+// cancellation through the caller's signal, one refresh-and-retry on 401, bounded retries with
+// jitter for unary calls, SSE decoding for streams, and upstream errors turned into GatehouseErrors.
+import { Agent, request } from 'undici'
+import type { Dispatcher } from 'undici'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fail, isGatehouseError } from '../errors.ts'
+import type { GatehouseError } from '../errors.ts'
+import { readSseData } from './sse.ts'
+import { errorReasons, parseErrorBody, retryDelaySeconds, upstreamError } from './upstream-errors.ts'
+import { SILENT_LOGGER, UPSTREAM_DEFAULTS } from './upstream-options.ts'
+import type { UpstreamClientOptions } from './upstream-options.ts'
+
+/** How a call authenticates: headers for each attempt, and what to do when the upstream answers 401. */
+export interface UpstreamAuth {
+  headers (): Promise<Record<string, string>>
+  /** After a 401 for the given headers: get fresh credentials (throws when that fails). Without it a 401 is final. */
+  rejected? (used: Record<string, string>): Promise<void>
+}
+
+export interface UpstreamRequest {
+  url: string
+  /** Default POST. */
+  method?: 'GET' | 'POST'
+  /** JSON body (POST). */
+  body?: unknown
+  /** Base model of the call, for the User-Agent and metrics; setup calls leave it unset. */
+  model?: string
+  auth: UpstreamAuth
+  signal?: AbortSignal
+}
+
+export interface UpstreamClient {
+  /** A unary call answering JSON (retried per the options). */
+  json (req: UpstreamRequest): Promise<unknown>
+  /**
+   * A streaming call (SSE). Resolves once the upstream answered 200, with its events parsed as JSON
+   * (malformed ones skipped and logged). Never retried once the upstream answered. Breaking out of the
+   * iteration closes the upstream connection.
+   */
+  stream (req: UpstreamRequest): Promise<AsyncIterable<unknown>>
+  close (): Promise<void>
+}
+
+/** Model named in the User-Agent of calls that are not about one model (project setup). */
+const SETUP_MODEL = 'gemini-2.5-pro'
+const RETRYABLE = (status: number): boolean => status === 429 || status === 499 || (status >= 500 && status <= 599)
+
+export function createUpstreamClient (options: UpstreamClientOptions = {}): UpstreamClient {
+  const o = { ...UPSTREAM_DEFAULTS, ...withoutUndefined(options) }
+  const logger = options.logger ?? SILENT_LOGGER
+  const observer = options.observer
+  const agent = new Agent({
+    connect: { timeout: o.connectTimeoutMs },
+    headersTimeout: o.idleTimeoutMs,
+    bodyTimeout: o.idleTimeoutMs,
+  })
+  const platform = `${process.platform}; ${process.arch}; gatehouse`
+
+  function userAgent (model: string | undefined): string {
+    return `GeminiCLI/${o.userAgentVersion}/${model ?? SETUP_MODEL} (${platform})`
+  }
+
+  function observe (req: UpstreamRequest, status: number, started: number): void {
+    observer?.upstreamCall?.(req.model ?? 'setup', status, (performance.now() - started) / 1000)
+  }
+
+  function transportError (err: unknown, signal: AbortSignal | undefined, during: string): GatehouseError {
+    if (isGatehouseError(err)) return err
+    if (signal?.aborted === true) return fail('CLIENT_CLOSED_REQUEST', undefined, { cause: err })
+    const code = (err as { code?: unknown } | null)?.code
+    const seconds = Math.round(o.idleTimeoutMs / 100) / 10
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return fail('UPSTREAM_TIMEOUT', `Could not connect to the upstream within ${o.connectTimeoutMs / 1000} s`, { cause: err })
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') return fail('UPSTREAM_TIMEOUT', `The upstream did not answer within ${seconds} s`, { cause: err })
+    if (code === 'UND_ERR_BODY_TIMEOUT') return fail('UPSTREAM_TIMEOUT', `The upstream sent nothing for ${seconds} s ${during}`, { cause: err })
+    const message = err instanceof Error ? err.message : String(err)
+    return fail('UPSTREAM_ERROR', `Upstream request failed ${during}: ${message}`, { cause: err })
+  }
+
+  /** How long to wait before retrying this answer, or undefined when it must not be retried. */
+  function retryDelayMs (status: number, text: string, attempt: number): number | undefined {
+    if (!RETRYABLE(status) || attempt >= o.maxRetries) return undefined
+    const body = parseErrorBody(text)
+    // A spent daily quota does not come back within any wait worth holding a request for.
+    if (status === 429 && errorReasons(body).includes('QUOTA_EXHAUSTED')) return undefined
+    const hinted = retryDelaySeconds(body)
+    if (hinted !== undefined) {
+      const ms = hinted * 1000
+      return ms > o.maxRetryDelayMs ? undefined : ms + Math.random() * Math.min(250, ms * 0.1)
+    }
+    return Math.min(o.maxRetryDelayMs, o.retryBaseDelayMs * 2 ** attempt * (0.5 + Math.random()))
+  }
+
+  /** Sends until an answer is final; resolves with a 2xx response whose body is still unread. */
+  async function send (req: UpstreamRequest, streaming: boolean): Promise<{ res: Dispatcher.ResponseData, started: number }> {
+    const method = req.method ?? 'POST'
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body)
+    let authRetried = false
+    let attempt = 0
+    for (;;) {
+      if (req.signal?.aborted === true) throw fail('CLIENT_CLOSED_REQUEST')
+      const authHeaders = await req.auth.headers()
+      const headers: Record<string, string> = { 'user-agent': userAgent(req.model), ...authHeaders }
+      if (payload !== undefined) headers['content-type'] = 'application/json'
+      if (streaming) headers.accept = 'text/event-stream'
+      const started = performance.now()
+      let res: Dispatcher.ResponseData
+      try {
+        res = await request(req.url, { dispatcher: agent, method, headers, body: payload, signal: req.signal })
+      } catch (err) {
+        observe(req, 0, started)
+        throw transportError(err, req.signal, 'before it answered')
+      }
+      const status = res.statusCode
+      if (status >= 200 && status < 300) return { res, started }
+      let text = ''
+      try {
+        text = await res.body.text()
+      } catch (err) {
+        observe(req, 0, started)
+        throw transportError(err, req.signal, 'while reading its error answer')
+      }
+      observe(req, status, started)
+      if (status === 401 && req.auth.rejected !== undefined && !authRetried) {
+        authRetried = true
+        logger.info({ url: req.url }, 'Upstream answered 401: refreshing the access token and retrying once')
+        await req.auth.rejected(authHeaders)
+        continue
+      }
+      const delay = streaming ? undefined : retryDelayMs(status, text, attempt)
+      if (delay === undefined) throw upstreamError(status, text)
+      attempt++
+      logger.warn({ url: req.url, status, attempt, delayMs: Math.round(delay) }, 'Upstream call failed; retrying')
+      try {
+        await sleep(delay, undefined, { signal: req.signal })
+      } catch {
+        throw fail('CLIENT_CLOSED_REQUEST')
+      }
+    }
+  }
+
+  async function * events (res: Dispatcher.ResponseData, req: UpstreamRequest): AsyncGenerator<unknown> {
+    try {
+      for await (const data of readSseData(res.body)) {
+        let event: unknown
+        try {
+          event = JSON.parse(data)
+        } catch {
+          logger.warn({ url: req.url, chunk: data.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream; skipped')
+          continue
+        }
+        const inner = Array.isArray(event) ? event[0] : event
+        if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
+          const code = (inner as { error?: { code?: unknown } }).error?.code
+          throw upstreamError(typeof code === 'number' ? code : 500, data)
+        }
+        yield event
+      }
+    } catch (err) {
+      throw transportError(err, req.signal, 'during the stream')
+    } finally {
+      if (!res.body.destroyed) res.body.destroy()
+    }
+  }
+
+  return {
+    async json (req) {
+      const { res, started } = await send(req, false)
+      let text: string
+      try {
+        text = await res.body.text()
+      } catch (err) {
+        observe(req, 0, started)
+        throw transportError(err, req.signal, 'while reading its answer')
+      }
+      observe(req, res.statusCode, started)
+      if (text.trim() === '') return {}
+      try {
+        return JSON.parse(text)
+      } catch {
+        logger.warn({ url: req.url, body: text.slice(0, 200) }, 'Upstream answered 2xx with a body that is not JSON')
+        throw fail('UPSTREAM_ERROR', 'The upstream answered with a body that is not JSON', { upstreamStatus: res.statusCode })
+      }
+    },
+    async stream (req) {
+      const { res, started } = await send(req, true)
+      observe(req, res.statusCode, started)
+      return events(res, req)
+    },
+    async close () {
+      // Graceful first; whatever is still open after a second (a stalled stream) is cut.
+      let timer: NodeJS.Timeout | undefined
+      const closed = agent.close()
+      const late = new Promise<'late'>(resolve => { timer = setTimeout(resolve, 1000, 'late') })
+      const outcome = await Promise.race([closed.then(() => 'closed' as const), late])
+      clearTimeout(timer)
+      if (outcome === 'late') await agent.destroy()
+    },
+  }
+}
+
+function withoutUndefined<T extends object> (obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>
+}

@@ -1,0 +1,262 @@
+import t from 'tap'
+import type { Test } from 'tap'
+import { createServer } from 'node:net'
+import { createCodeAssistBackend } from '../../lib/proxy/code-assist-backend.ts'
+import type { CodeAssistBackendOptions } from '../../lib/proxy/code-assist-backend.ts'
+import type { Backend, GeminiResponse } from '../../lib/proxy/backend.ts'
+import { errorReply, geminiResponse, googleError, startFakeUpstream, streamReply } from '../support/fake-upstream.ts'
+import type { FakeUpstream } from '../support/fake-upstream.ts'
+import { credentialsObject } from '../support/credentials-files.ts'
+
+const CALL = { model: 'gemini-2.5-flash', request: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } }
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+interface LogLine { level: string, obj: unknown, msg?: string }
+
+async function setup (t: Test, options: Partial<CodeAssistBackendOptions> = {}): Promise<{ fake: FakeUpstream, backend: Backend, logs: LogLine[], observed: Array<[string, number, number]> }> {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const logs: LogLine[] = []
+  const log = (level: string) => (obj: unknown, msg?: string) => { logs.push({ level, obj, msg }) }
+  const observed: Array<[string, number, number]> = []
+  const backend = createCodeAssistBackend({
+    codeAssistEndpoint: fake.url,
+    credentials: credentialsObject('authorized-user', { tokenUri: fake.tokenUri, projectId: 'p' }),
+    retryBaseDelayMs: 1,
+    logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+    observer: { upstreamCall: (model, status, seconds) => { observed.push([model, status, seconds]) } },
+    ...options,
+  })
+  t.teardown(() => backend.close())
+  return { fake, backend, logs, observed }
+}
+
+async function collect (events: AsyncIterable<GeminiResponse>): Promise<GeminiResponse[]> {
+  const out: GeminiResponse[] = []
+  for await (const e of events) out.push(e)
+  return out
+}
+
+const texts = (events: GeminiResponse[]): string[] => events.map(e => e.candidates?.[0]?.content?.parts?.map((p: { text?: string }) => p.text ?? '').join('') ?? '')
+
+t.test('every call carries the gemini-cli User-Agent and a fresh user_prompt_id', async t => {
+  const { fake, backend } = await setup(t, { userAgentVersion: '9.8.7' })
+  await backend.generate(CALL)
+  await collect(await backend.stream({ ...CALL, model: 'gemini-2.5-pro' }))
+  const [gen, stream] = [fake.last('generateContent'), fake.last('streamGenerateContent')]
+  t.match(gen?.headers['user-agent'], /^GeminiCLI\/9\.8\.7\/gemini-2\.5-flash \((linux|darwin|win32); [a-z0-9]+; gatehouse\)$/)
+  t.match(stream?.headers['user-agent'], /^GeminiCLI\/9\.8\.7\/gemini-2\.5-pro \(/)
+  t.match(gen?.body.user_prompt_id, UUID)
+  t.match(stream?.body.user_prompt_id, UUID)
+  t.not(gen?.body.user_prompt_id, stream?.body.user_prompt_id)
+  t.equal(gen?.headers['content-type'], 'application/json')
+  t.equal(stream?.query.alt, 'sse')
+})
+
+t.test('a 429 with RetryInfo is retried after the delay the upstream asked for', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', errorReply(429, { retryDelay: '0.3s', reason: 'RATE_LIMIT_EXCEEDED' }))
+  const started = Date.now()
+  const res = await backend.generate(CALL)
+  t.ok(Date.now() - started >= 290, 'waited the RetryInfo delay')
+  t.equal(res.candidates.length, 1)
+  t.equal(fake.calls('generateContent').length, 2)
+})
+
+t.test('a 429 asking for a longer wait than the cap fails at once with Retry-After', async t => {
+  const { fake, backend } = await setup(t, { maxRetryDelayMs: 1000 })
+  fake.reply('generateContent', errorReply(429, { retryDelay: '34.07s', message: 'You have exhausted your capacity on this model. Your quota will reset after 34s.' }))
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_RATE_LIMITED')
+  t.equal(err.status, 429)
+  t.equal(err.retryAfter, 35)
+  t.match(err.message, /exhausted your capacity/)
+  t.equal(fake.calls('generateContent').length, 1)
+})
+
+t.test('a spent daily quota (QUOTA_EXHAUSTED) is not retried', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', errorReply(429, { reason: 'QUOTA_EXHAUSTED', retryDelay: '1s' }))
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_RATE_LIMITED')
+  t.equal(fake.calls('generateContent').length, 1)
+})
+
+t.test('5xx answers to unary calls are retried at most twice', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', errorReply(500), errorReply(500), errorReply(500))
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_ERROR')
+  t.equal(err.status, 502)
+  t.equal(err.upstreamStatus, 500)
+  t.equal(fake.calls('generateContent').length, 3, 'one call and two retries')
+
+  fake.reply('generateContent', errorReply(503), { status: 499 })
+  const ok = await backend.generate(CALL)
+  t.equal(ok.candidates.length, 1, 'succeeds when a retry does')
+  t.equal(fake.calls('generateContent').length, 6)
+
+  fake.reply('countTokens', errorReply(503), errorReply(503), errorReply(503))
+  const unavailable = await backend.countTokens(CALL).catch(e => e)
+  t.equal(unavailable.code, 'UPSTREAM_UNAVAILABLE')
+  t.equal(unavailable.status, 503)
+})
+
+t.test('client errors are not retried and keep the upstream error body', async t => {
+  const { fake, backend } = await setup(t)
+  const body = googleError(400, 'Invalid JSON payload received. Unknown name "foo"')
+  fake.reply('generateContent', { status: 400, body })
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_BAD_REQUEST')
+  t.equal(err.message, 'Invalid JSON payload received. Unknown name "foo"')
+  t.same(err.upstreamBody, body)
+  t.equal(fake.calls('generateContent').length, 1)
+})
+
+t.test('a 403 message includes the help or validation link', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', errorReply(403, { message: 'Verify your account to continue.', reason: 'VALIDATION_REQUIRED', helpUrl: 'https://accounts.example/verify', helpDescription: 'Verify your account' }))
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_PERMISSION_DENIED')
+  t.equal(err.status, 403)
+  t.equal(err.message, 'Verify your account to continue. (Verify your account: https://accounts.example/verify)')
+})
+
+t.test('a 404 says the model may not be enabled', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', errorReply(404, { message: 'Requested entity was not found.' }))
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_NOT_FOUND')
+  t.match(err.message, /^Requested entity was not found\. .*preview access/)
+})
+
+t.test('a stream is never retried once the upstream answered', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('streamGenerateContent', errorReply(503))
+  const err = await backend.stream(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_UNAVAILABLE')
+  t.equal(fake.calls('streamGenerateContent').length, 1)
+
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'one' }), geminiResponse({ text: 'two' }), geminiResponse({ text: 'three' })], { dropAfter: 1 }))
+  const seen: string[] = []
+  const midway = await (async () => {
+    for await (const e of await backend.stream(CALL)) seen.push(texts([e])[0])
+  })().catch(e => e)
+  t.same(seen, ['one'])
+  t.equal(midway.code, 'UPSTREAM_ERROR', 'a dropped connection mid-stream is an upstream error')
+  t.equal(midway.status, 502)
+  t.equal(fake.calls('streamGenerateContent').length, 2, 'not retried')
+})
+
+t.test('array-shaped stream errors are unwrapped to their first element', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('streamGenerateContent', errorReply(429, { array: true, message: 'Resource has been exhausted (e.g. check quota).', retryDelay: '7s' }))
+  const err = await backend.stream(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_RATE_LIMITED')
+  t.equal(err.message, 'Resource has been exhausted (e.g. check quota).')
+  t.equal(err.retryAfter, 7)
+  t.same(err.upstreamBody, googleError(429, 'Resource has been exhausted (e.g. check quota).', { retryDelay: '7s' }))
+})
+
+t.test('an error event inside a stream ends the iteration with that error', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('streamGenerateContent', { sse: `data: ${JSON.stringify({ response: geminiResponse({ text: 'a' }) })}\n\ndata: ${JSON.stringify(googleError(500, 'Internal error encountered.'))}\n\n` })
+  const seen: GeminiResponse[] = []
+  const err = await (async () => { for await (const e of await backend.stream(CALL)) seen.push(e) })().catch(e => e)
+  t.equal(seen.length, 1)
+  t.equal(err.code, 'UPSTREAM_ERROR')
+  t.equal(err.message, 'Internal error encountered.')
+})
+
+t.test('multi-line, CRLF and commented SSE events arrive intact; malformed chunks are skipped and logged', async t => {
+  const { fake, backend, logs } = await setup(t)
+  const chunks = [geminiResponse({ thought: 'thinking…' }), geminiResponse({ text: 'line1\nline2' }), geminiResponse({ functionCalls: [{ name: 'f', args: { a: 1 } }], finishReason: 'STOP', usage: true })]
+  fake.reply('streamGenerateContent', streamReply(chunks, { multiLine: true, crlf: true, comments: true }))
+  const events = await collect(await backend.stream(CALL))
+  t.same(events.map(({ responseId, ...rest }) => rest), chunks)
+  t.ok(events.every(e => typeof e.responseId === 'string'), 'responseId from traceId')
+
+  fake.reply('streamGenerateContent', { sse: 'data: {"response":{"candidates":[]},\n\ndata: {"response":{"candidates":[{"index":0}]}}\n\n' })
+  const good = await collect(await backend.stream(CALL))
+  t.same(good, [{ candidates: [{ index: 0 }] }])
+  t.ok(logs.some(l => l.level === 'warn' && /Malformed JSON chunk/.test(l.msg ?? '')), 'logged')
+})
+
+t.test('aborting the call closes the upstream connection', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', { stall: 'headers' })
+  const before = new AbortController()
+  const pending = backend.generate({ ...CALL, signal: before.signal }).catch(e => e)
+  const seen = await fake.waitFor('generateContent')
+  before.abort()
+  t.equal((await pending).code, 'CLIENT_CLOSED_REQUEST', 'abort before the answer')
+  t.equal(await seen.closed, 'aborted', 'the fake saw the connection close')
+
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b' })], { chunkDelayMs: 5000 }))
+  const during = new AbortController()
+  const events = await backend.stream({ ...CALL, signal: during.signal })
+  const iterator = events[Symbol.asyncIterator]()
+  t.equal(texts([(await iterator.next()).value])[0], 'a')
+  const next = iterator.next().catch(e => e)
+  during.abort()
+  t.equal((await next).code, 'CLIENT_CLOSED_REQUEST', 'abort mid-stream')
+  t.equal(await fake.last('streamGenerateContent')?.closed, 'aborted')
+
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b' })], { chunkDelayMs: 5000 }))
+  for await (const e of await backend.stream(CALL)) { void e; break }
+  t.equal(await fake.last('streamGenerateContent')?.closed, 'aborted', 'a consumer that stops reading closes the upstream stream')
+})
+
+t.test('an already aborted signal sends nothing', async t => {
+  const { fake, backend } = await setup(t)
+  const err = await backend.generate({ ...CALL, signal: AbortSignal.abort() }).catch(e => e)
+  t.equal(err.code, 'CLIENT_CLOSED_REQUEST')
+  t.equal(fake.calls('generateContent').length, 0)
+})
+
+t.test('an upstream that goes quiet hits the idle timeout (504)', async t => {
+  const { fake, backend } = await setup(t, { idleTimeoutMs: 150 })
+  fake.reply('streamGenerateContent', { stall: 'body' })
+  const events = await backend.stream(CALL)
+  const err = await collect(events).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_TIMEOUT')
+  t.equal(err.status, 504)
+  t.match(err.message, /sent nothing for 0\.2 s/)
+
+  fake.reply('generateContent', { stall: 'headers' })
+  const noAnswer = await backend.generate(CALL).catch(e => e)
+  t.equal(noAnswer.code, 'UPSTREAM_TIMEOUT')
+  t.match(noAnswer.message, /did not answer within/)
+
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'slow' }), geminiResponse({ text: 'but steady' })], { chunkDelayMs: 100 }))
+  t.same(texts(await collect(await backend.stream(CALL))), ['slow', 'but steady'], 'chunks within the idle timeout are fine')
+})
+
+t.test('a transport failure is a 502 upstream error', async t => {
+  const closed = createServer()
+  await new Promise<void>(resolve => closed.listen(0, '127.0.0.1', resolve))
+  const { port } = closed.address() as { port: number }
+  await new Promise<void>(resolve => closed.close(() => resolve()))
+  const { backend } = await setup(t, { codeAssistEndpoint: `http://127.0.0.1:${port}`, maxRetries: 0 })
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_ERROR')
+  t.equal(err.status, 502)
+  t.match(err.message, /Upstream request failed before it answered/)
+})
+
+t.test('a 200 answer that is not JSON is a 502', async t => {
+  const { fake, backend } = await setup(t)
+  fake.reply('generateContent', { text: '<html>oops</html>' })
+  const err = await backend.generate(CALL).catch(e => e)
+  t.equal(err.code, 'UPSTREAM_ERROR')
+  t.equal(err.status, 502)
+})
+
+t.test('the observer hears of every upstream HTTP call with model, status and duration', async t => {
+  const { fake, backend, observed } = await setup(t)
+  fake.reply('generateContent', errorReply(500))
+  await backend.generate(CALL)
+  await collect(await backend.stream(CALL))
+  t.same(observed.map(([model, status]) => [model, status]), [['gemini-2.5-flash', 500], ['gemini-2.5-flash', 200], ['gemini-2.5-flash', 200]])
+  t.ok(observed.every(([, , s]) => s >= 0 && s < 5))
+})
