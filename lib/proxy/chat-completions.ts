@@ -1,0 +1,61 @@
+// POST /v1/chat/completions: validate, translate, call the upstream, translate back.
+// The upstream status is known before anything is sent (Backend.stream resolves only on a 200),
+// so an upstream 4xx/5xx is that status with a chat-completions error body, even for stream:true.
+import { randomUUID } from 'node:crypto'
+import type { Handler, HandlerResponse } from '../http/contract.ts'
+import { readJsonBody } from '../http/json-body.ts'
+import { isGatehouseError } from '../errors.ts'
+import { CORS_HEADERS } from './client-auth.ts'
+import { chatErrorBody, withParam } from './chat-error-body.ts'
+import { toChatCompletion } from './gemini-to-openai.ts'
+import { chatCompletionStream } from './openai-stream.ts'
+import { toGeminiRequest } from './openai-to-gemini.ts'
+import { SSE_HEADERS, eventStream, linkedAbort } from './routes-stream.ts'
+import type { ProxyContext } from './routes.ts'
+
+export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
+  return async function chatCompletions (req): Promise<HandlerResponse> {
+    ctx.checkAuth(req)
+    const body = ctx.validateChat(readJsonBody(req))
+    let model
+    try {
+      model = ctx.catalog.resolve(body.model)
+    } catch (err) {
+      throw isGatehouseError(err) ? withParam(err, 'model') : err
+    }
+    const upstream = linkedAbort(req.signal)
+    const request = await toGeminiRequest(body, model, {
+      safetySettings: ctx.safetySettings,
+      fetchImage: ctx.fetchImage,
+      maxImageUrls: ctx.maxImageUrls,
+      signal: upstream.signal,
+      onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
+    })
+    const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
+    const sessionId = req.headers['x-session-id']
+    const backend = ctx.backend
+
+    if (body.stream !== true) {
+      const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
+      return { status: 200, headers: { ...CORS_HEADERS }, body: toChatCompletion(response, meta) }
+    }
+
+    let events
+    try {
+      events = await backend.stream({ model: model.base, request, signal: upstream.signal, sessionId })
+    } catch (err) {
+      upstream.abort()
+      throw err
+    }
+    const chunks = chatCompletionStream(events, {
+      ...meta,
+      includeUsage: body.stream_options?.include_usage === true,
+      errorBody: err => chatErrorBody(err, ctx.logger).body,
+    })
+    return {
+      status: 200,
+      headers: { ...SSE_HEADERS },
+      body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onClose: upstream.abort }),
+    }
+  }
+}

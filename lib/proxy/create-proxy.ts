@@ -1,0 +1,84 @@
+// createProxy: the model proxy as a route table plus readiness and close().
+import type { Route } from '../http/contract.ts'
+import type { Backend, ProxyObserver, ReadyState } from './backend.ts'
+import { createBackend, createUnconfiguredBackend } from './create-backend.ts'
+import type { BackendOptions } from './create-backend.ts'
+import { createChatRequestValidator } from './chat-request-schema.ts'
+import type { ChatSchemaLimits } from './chat-request-schema.ts'
+import { createClientAuth } from './client-auth.ts'
+import { createImageFetcher } from './image-fetch.ts'
+import type { ImageFetchOptions } from './image-fetch.ts'
+import { createModelCatalog, DEFAULT_MODELS } from './model-catalog.ts'
+import { proxyRoutes } from './routes.ts'
+import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
+import type { SafetySetting } from './safety-settings.ts'
+
+/** pino-compatible logger; every method takes an object and/or a message. */
+export interface ProxyLogger {
+  debug (obj: unknown, msg?: string): void
+  info (obj: unknown, msg?: string): void
+  warn (obj: unknown, msg?: string): void
+  error (obj: unknown, msg?: string): void
+}
+
+export interface ProxyOptions {
+  /** The password every client presents (GEMINI_AUTH_PASSWORD). Default unset: every proxy route answers 503. */
+  password?: string
+  /** The upstream. Default: built from `upstream` with createBackend; with neither, calls answer 503. The caller closes a backend it passes. */
+  backend?: Backend
+  /** Options for createBackend (credentials, API key, endpoints, timeouts), used when `backend` is not given. */
+  upstream?: BackendOptions
+  /** Base model ids of the catalog (variants are generated). Default DEFAULT_MODELS. */
+  models?: readonly string[]
+  /** Safety settings sent when a client gives none. Default every category at BLOCK_NONE. */
+  safetySettings?: readonly SafetySetting[]
+  /** SSE keep-alive comment after this many ms without data. Default 15000. */
+  keepAliveMs?: number
+  /** Limits for fetching http(s) image URLs; `false` refuses such URLs (400). Default 20 MiB, 15 s, 3 redirects, 16 per request. */
+  imageFetch?: ImageFetchOptions | false
+  /** Largest request body in bytes (413 beyond). Default 26214400 (25 MiB: room for inline images). */
+  maxBodyBytes?: number
+  /** Chat request limits. Default 2048 messages, 1000 parts per message, 512 tools. */
+  chatLimits?: Partial<ChatSchemaLimits>
+  /** Logger. Default none. Passwords and tokens are never logged. */
+  logger?: ProxyLogger
+  /** Told about streams (opened, chunk, closed) and, through the backend it builds, upstream calls. Default none. */
+  observer?: ProxyObserver
+}
+
+export interface Proxy {
+  routes: Route[]
+  /** Ready when the upstream credentials are usable and the project is resolved. */
+  ready (): Promise<ReadyState>
+  /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
+  close (): Promise<void>
+}
+
+export function createProxy (options: ProxyOptions = {}): Proxy {
+  const ownsBackend = options.backend === undefined
+  const backend = options.backend ?? (options.upstream === undefined
+    ? createUnconfiguredBackend()
+    : createBackend({ logger: options.logger, observer: options.observer, ...options.upstream }))
+  const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch)
+  const routes = proxyRoutes({
+    checkAuth: createClientAuth(options.password),
+    catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
+    backend,
+    validateChat: createChatRequestValidator(options.chatLimits),
+    fetchImage: fetcher?.fetch,
+    maxImageUrls: fetcher?.maxPerRequest,
+    safetySettings: options.safetySettings ?? DEFAULT_SAFETY_SETTINGS,
+    keepAliveMs: options.keepAliveMs ?? 15000,
+    maxBodyBytes: options.maxBodyBytes ?? 25 * 1024 * 1024,
+    logger: options.logger,
+    observer: options.observer,
+  })
+  return {
+    routes,
+    ready: () => backend.ready(),
+    async close () {
+      await fetcher?.close()
+      if (ownsBackend) await backend.close()
+    },
+  }
+}

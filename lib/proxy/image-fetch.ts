@@ -1,0 +1,107 @@
+// Fetches http(s) image URLs that chat clients send in `image_url` parts, so the upstream gets the
+// bytes inline. Bounded in time and size; every failure (closed port, slow server, non-image,
+// too large) becomes a 400 IMAGE_FETCH_FAILED well within the time limit.
+import { Agent, interceptors, request } from 'undici'
+import { fail } from '../errors.ts'
+import { canonicalImageType, sniffImageType } from './openai-image-bytes.ts'
+
+export interface ImageFetchOptions {
+  /** Largest image accepted, in bytes. Default 20 MiB. */
+  maxBytes?: number
+  /** Time allowed for the whole fetch (connect, headers and body), in ms. Default 15000. */
+  timeoutMs?: number
+  /** Redirects followed. Default 3. */
+  maxRedirects?: number
+  /** Most image URLs fetched for one request (more is a 400). Default 16. */
+  maxPerRequest?: number
+}
+
+export interface FetchedImage {
+  mimeType: string
+  bytes: Buffer
+}
+
+export interface ImageFetcher {
+  readonly maxPerRequest: number
+  fetch (url: string, signal?: AbortSignal): Promise<FetchedImage>
+  close (): Promise<void>
+}
+
+function describe (url: URL): string {
+  // Signed URLs carry secrets in the query: name only the host and path.
+  return `${url.protocol}//${url.host}${url.pathname}`
+}
+
+function reason (err: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `no complete answer within ${timeoutMs} ms`
+  const code = (err as { code?: string })?.code
+  if (code === 'ECONNREFUSED') return 'connection refused'
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect timed out'
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return 'connection closed by the server'
+  if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return 'incomplete body'
+  if ((err as Error)?.name === 'AbortError') return 'request aborted'
+  return (err as Error)?.message ?? String(err)
+}
+
+export function createImageFetcher (options: ImageFetchOptions = {}): ImageFetcher {
+  const maxBytes = options.maxBytes ?? 20 * 1024 * 1024
+  const timeoutMs = options.timeoutMs ?? 15000
+  const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+  const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: options.maxRedirects ?? 3 }))
+
+  return {
+    maxPerRequest: options.maxPerRequest ?? 16,
+    async fetch (rawUrl, signal) {
+      let url: URL
+      try {
+        url = new URL(rawUrl)
+      } catch {
+        throw fail('IMAGE_FETCH_FAILED', 'The image URL is not a valid URL')
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw fail('IMAGE_FETCH_FAILED', `Image URLs must be http(s) or data: URLs, not ${url.protocol}`)
+      }
+      const where = describe(url)
+      const timeout = AbortSignal.timeout(timeoutMs)
+      const combined = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
+      const failed = (why: string): Error => fail('IMAGE_FETCH_FAILED', `Could not fetch the image URL ${where}: ${why}`)
+      try {
+        const res = await request(url, {
+          dispatcher,
+          method: 'GET',
+          signal: combined,
+          headers: { accept: 'image/*', 'accept-encoding': 'identity', 'user-agent': 'gatehouse-image-fetch' },
+        })
+        const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+        const declaredLength = Number(res.headers['content-length'])
+        // Destroying an unread body emits 'error': without a listener that would crash the process.
+        res.body.on('error', () => {})
+        const refuse = async (why: string): Promise<never> => {
+          res.body.destroy()
+          throw failed(why)
+        }
+        if (res.statusCode < 200 || res.statusCode > 299) await refuse(`the server answered ${res.statusCode}`)
+        if (!type.startsWith('image/')) await refuse(`content type "${type || 'none'}" is not an image`)
+        if (Number.isFinite(declaredLength) && declaredLength > maxBytes) await refuse(`larger than ${maxBytes} bytes`)
+        const chunks: Buffer[] = []
+        let size = 0
+        for await (const chunk of res.body) {
+          size += (chunk as Buffer).length
+          if (size > maxBytes) await refuse(`larger than ${maxBytes} bytes`)
+          chunks.push(chunk as Buffer)
+        }
+        const bytes = Buffer.concat(chunks)
+        if (bytes.length === 0) throw failed('the image is empty')
+        // Servers mislabel images often; trust the bytes when we recognise them.
+        return { mimeType: sniffImageType(bytes) ?? canonicalImageType(type), bytes }
+      } catch (err) {
+        if ((err as { code?: string })?.code === 'IMAGE_FETCH_FAILED') throw err
+        throw failed(reason(err, timeout.aborted, timeoutMs))
+      }
+    },
+    async close () {
+      await agent.close()
+    },
+  }
+}

@@ -1,0 +1,12 @@
+// Gemini stream events → native SSE, as the Gemini API sends them: `data: <json>\n\n` per event and
+// no [DONE]. A failure after the stream started becomes one `data: {"error":{...}}` event, which
+// @google/genai turns into an ApiError.
+import type { GeminiResponse } from './backend.ts'
+
+export async function * nativeEventStream (events: AsyncIterable<GeminiResponse>, errorBody: (err: unknown) => unknown): AsyncGenerator<string> {
+  try {
+    for await (const event of events) yield `data: ${JSON.stringify(event)}\n\n`
+  } catch (err) {
+    yield `data: ${JSON.stringify(errorBody(err))}\n\n`
+  }
+}

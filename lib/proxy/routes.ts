@@ -1,0 +1,80 @@
+// The proxy's route table: chat-completions routes answer in the OpenAI error shape, native routes
+// in Google's. Every route checks the proxy password except CORS preflights.
+import type { Handler, HandlerRequest, Route } from '../http/contract.ts'
+import type { Backend, ProxyObserver } from './backend.ts'
+import { createChatCompletionsHandler } from './chat-completions.ts'
+import { createChatErrorResponse, withParam } from './chat-error-body.ts'
+import type { ChatRequest } from './chat-request-schema.ts'
+import { CORS_HEADERS, preflightResponse } from './client-auth.ts'
+import type { ProxyLogger } from './create-proxy.ts'
+import { fail } from '../errors.ts'
+import type { FetchedImage } from './image-fetch.ts'
+import type { ModelCatalog } from './model-catalog.ts'
+import { createNativeErrorResponse } from './native-error-body.ts'
+import { createNativeHandler } from './native-handler.ts'
+import type { SafetySetting } from './safety-settings.ts'
+
+/** What the handlers share; built once by createProxy. */
+export interface ProxyContext {
+  checkAuth: (req: HandlerRequest) => void
+  catalog: ModelCatalog
+  backend: Backend
+  validateChat: (body: unknown) => ChatRequest
+  fetchImage?: (url: string, signal?: AbortSignal) => Promise<FetchedImage>
+  maxImageUrls?: number
+  safetySettings: readonly SafetySetting[]
+  keepAliveMs: number
+  maxBodyBytes: number
+  logger?: ProxyLogger
+  observer?: ProxyObserver
+}
+
+/**
+ * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
+ * @google/genai sends x-goog-api-client, and Google-style keys (x-goog-api-key, ?key=) mean the same.
+ */
+export function isGoogleClient (req: HandlerRequest): boolean {
+  return req.headers['x-goog-api-client'] !== undefined || req.headers['x-goog-api-key'] !== undefined ||
+    req.headers['x-vendor-api-key'] !== undefined || req.query.key !== undefined
+}
+
+export function proxyRoutes (ctx: ProxyContext): Route[] {
+  const chatError = createChatErrorResponse(ctx.logger)
+  const nativeError = createNativeErrorResponse(ctx.logger)
+  const chat = (method: string, path: string, handler: Handler): Route =>
+    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, errorResponse: chatError })
+  const native = (method: string, path: string, handler: Handler): Route =>
+    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, errorResponse: nativeError })
+  const preflight: Handler = async req => preflightResponse(req)
+  const nativeHandler = createNativeHandler(ctx)
+
+  // `/v1/models` and `/v1/models/{id}` answer in the style of the client asking (and fail in it too).
+  const byClient = (chatHandler: Handler): Handler => async req => {
+    const google = isGoogleClient(req)
+    try {
+      return await (google ? nativeHandler : chatHandler)(req)
+    } catch (err) {
+      return google ? nativeError(err) : chatError(err)
+    }
+  }
+
+  return [
+    chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
+    chat('OPTIONS', '/v1/chat/completions', preflight),
+    chat('GET', '/v1/models', byClient(async req => {
+      ctx.checkAuth(req)
+      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList() }
+    })),
+    chat('OPTIONS', '/v1/models', preflight),
+    chat('GET', '/v1/models/{id}', byClient(async req => {
+      ctx.checkAuth(req)
+      const entry = ctx.catalog.openaiModel(req.params.id ?? '')
+      if (entry === undefined) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
+      return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
+    })),
+    native('*', '/v1/models/{path*}', nativeHandler),
+    native('GET', '/v1beta/models', nativeHandler),
+    native('GET', '/v1beta/models/{id}', nativeHandler),
+    native('*', '/v1beta/{path*}', nativeHandler),
+  ]
+}

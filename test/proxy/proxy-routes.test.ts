@@ -1,0 +1,140 @@
+import t from 'tap'
+import { startProxy, PASSWORD } from './harness.ts'
+import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
+import { createProxy } from '../../lib/proxy/create-proxy.ts'
+
+const AUTH = { authorization: `Bearer ${PASSWORD}` }
+const GOOG = { 'x-goog-api-key': PASSWORD }
+
+t.test('native routing: unknown actions 404, wrong methods 405, paths without a model 404, all in Google\'s shape', async t => {
+  const h = await startProxy(t)
+  const table: Array<[string, string, number, string]> = [
+    ['POST', '/v1beta/models/gemini-2.5-pro:embedContent', 404, 'NOT_FOUND'],
+    ['POST', '/v1beta/models/gemini-2.5-pro/generateContent', 404, 'NOT_FOUND'],
+    ['POST', '/v1beta/chat/completions', 404, 'NOT_FOUND'],
+    ['POST', '/v1beta/cachedContents', 404, 'NOT_FOUND'],
+    ['GET', '/v1beta/models/gemini-2.5-pro:generateContent', 405, 'UNIMPLEMENTED'],
+    ['PUT', '/v1beta/models/gemini-2.5-pro:generateContent', 405, 'UNIMPLEMENTED'],
+    ['DELETE', '/v1beta/models', 405, 'UNIMPLEMENTED'],
+    ['POST', '/v1beta/models/gemini-2.5-pro', 405, 'UNIMPLEMENTED'],
+    ['GET', '/v1beta/models/gemini-9-ultra', 404, 'NOT_FOUND'],
+    ['POST', '/v1beta/models/gpt-4o:generateContent', 404, 'NOT_FOUND'],
+    ['POST', '/v1/models/gemini-2.5-pro:embedContent', 404, 'NOT_FOUND'],
+  ]
+  for (const [method, path, status, name] of table) {
+    const res = await fetch(`${h.url}${path}`, { method, headers: GOOG, body: method === 'GET' ? undefined : '{}' })
+    t.equal(res.status, status, `${method} ${path}`)
+    t.match(await res.json(), { error: { code: status, status: name, message: String } }, `${method} ${path}`)
+  }
+  t.equal(h.fake.calls('generateContent').length, 0)
+})
+
+t.test('native model names are URL-decoded and accept a models/ prefix', async t => {
+  const h = await startProxy(t)
+  for (const path of ['/v1beta/models/gemini-2.5-flash%3AgenerateContent', '/v1beta/models/models%2Fgemini-2.5-flash:generateContent']) {
+    const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: GOOG, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }) })
+    t.equal(res.status, 200, path)
+    await res.arrayBuffer()
+    t.equal(h.fake.last('generateContent')!.body.model, 'gemini-2.5-flash')
+  }
+})
+
+t.test('a top-level thinkingConfig (as the reference README shows) is moved where the upstream accepts it', async t => {
+  const h = await startProxy(t)
+  const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-flash:generateContent`, {
+    method: 'POST', headers: GOOG, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], thinkingConfig: { thinkingBudget: 100, includeThoughts: true } }),
+  })
+  t.equal(res.status, 200)
+  await res.arrayBuffer()
+  const request = h.fake.last('generateContent')!.body.request
+  t.notOk('thinkingConfig' in request)
+  t.same(request.generationConfig.thinkingConfig, { thinkingBudget: 100, includeThoughts: true })
+})
+
+t.test('GET /v1/models answers in the style of the client asking', async t => {
+  const h = await startProxy(t)
+  const openai = await (await fetch(`${h.url}/v1/models`, { headers: AUTH })).json() as any
+  t.equal(openai.object, 'list')
+  t.ok(Array.isArray(openai.data))
+  const google = await (await fetch(`${h.url}/v1/models`, { headers: GOOG })).json() as any
+  t.ok(Array.isArray(google.models))
+  const one = await fetch(`${h.url}/v1/models/nope`, { headers: GOOG })
+  t.equal(one.status, 404)
+  t.match(await one.json(), { error: { status: 'NOT_FOUND' } })
+  const oneChat = await fetch(`${h.url}/v1/models/nope`, { headers: AUTH })
+  t.match(await oneChat.json(), { error: { code: 'model_not_found', type: 'invalid_request_error' } })
+})
+
+t.test('streams send keep-alive comments while the upstream is silent, and the usual SSE headers', async t => {
+  const h = await startProxy(t, { keepAliveMs: 40 })
+  h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP' })], { chunkDelayMs: 150 }))
+  const res = await fetch(`${h.url}/v1/chat/completions`, {
+    method: 'POST', headers: AUTH, body: JSON.stringify({ model: 'gemini-2.5-pro', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+  })
+  t.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+  t.equal(res.headers.get('cache-control'), 'no-cache')
+  t.equal(res.headers.get('x-accel-buffering'), 'no')
+  const text = await res.text()
+  t.match(text, /: keepalive\n\n/)
+  t.ok(text.endsWith('data: [DONE]\n\n'))
+
+  h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP' })], { chunkDelayMs: 150 }))
+  const native = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse`, { method: 'POST', headers: GOOG, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }) })
+  const nativeText = await native.text()
+  t.match(nativeText, /: keepalive\n\n/)
+  t.notMatch(nativeText, /\[DONE\]/, 'the native stream has no [DONE]')
+})
+
+t.test('a native stream whose upstream fails before starting answers with the upstream status and a JSON body', async t => {
+  const h = await startProxy(t)
+  h.fake.reply('streamGenerateContent', errorReply(403, { message: 'denied', array: true, helpUrl: 'https://example.test/help' }))
+  const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse`, { method: 'POST', headers: GOOG, body: '{}' })
+  t.equal(res.status, 403)
+  t.match(res.headers.get('content-type'), /application\/json/)
+  t.match(await res.json(), { error: { code: 403, message: 'denied', status: 'PERMISSION_DENIED', details: [{ links: [{ url: 'https://example.test/help' }] }] } })
+})
+
+t.test('an upstream 401 that survives a refresh is a 503 UNAVAILABLE on the native surface, not the client\'s 401', async t => {
+  const h = await startProxy(t)
+  h.fake.reply('generateContent', errorReply(401), errorReply(401))
+  const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:generateContent`, { method: 'POST', headers: GOOG, body: '{}' })
+  t.equal(res.status, 503)
+  t.match(await res.json(), { error: { code: 503, status: 'UNAVAILABLE' } })
+})
+
+t.test('without any upstream configured the routes answer 503 and readiness says why', async t => {
+  const proxy = createProxy({ password: 'pw' })
+  t.teardown(() => proxy.close())
+  const ready = await proxy.ready()
+  t.equal(ready.ok, false)
+  t.match(ready.reason, /GEMINI_CREDENTIALS|GEMINI_API_KEY/)
+  const chat = proxy.routes.find(r => r.path === '/v1/chat/completions' && r.method === 'POST')!
+  const err = await chat.handler({ method: 'POST', path: '/v1/chat/completions', params: {}, query: {}, headers: { authorization: 'Bearer pw' }, body: Buffer.from(JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] })) }).catch(e => e)
+  const response = chat.errorResponse(err)
+  t.equal(response.status, 503)
+  t.match(response.body, { error: { type: 'api_error', message: /GEMINI_CREDENTIALS/ } })
+})
+
+t.test('the route table: every route has a surface, a body limit and its surface\'s error mapper', async t => {
+  const proxy = createProxy({ password: 'pw', maxBodyBytes: 1234 })
+  t.teardown(() => proxy.close())
+  const summary = proxy.routes.map(r => `${r.method} ${r.path} ${r.surface}`)
+  t.same(summary, [
+    'POST /v1/chat/completions chat',
+    'OPTIONS /v1/chat/completions chat',
+    'GET /v1/models chat',
+    'OPTIONS /v1/models chat',
+    'GET /v1/models/{id} chat',
+    '* /v1/models/{path*} native',
+    'GET /v1beta/models native',
+    'GET /v1beta/models/{id} native',
+    '* /v1beta/{path*} native',
+  ])
+  t.ok(proxy.routes.every(r => r.maxBytes === 1234))
+  const chatErr = proxy.routes[0].errorResponse({ isBoom: true, output: { statusCode: 413 } })
+  t.match(chatErr, { status: 413, body: { error: { type: 'invalid_request_error', message: /too large/ } } })
+  const nativeErr = proxy.routes[8].errorResponse({ isBoom: true, output: { statusCode: 413 } })
+  t.match(nativeErr, { status: 413, body: { error: { code: 413, status: 'INVALID_ARGUMENT' } } })
+  const crash = proxy.routes[0].errorResponse(new TypeError('boom at line 3'))
+  t.match(crash, { status: 500, body: { error: { message: 'Internal error', type: 'api_error' } } }, 'internals are not leaked')
+})
