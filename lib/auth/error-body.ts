@@ -1,0 +1,38 @@
+// The auth surface's one error mapper: every failure becomes `{"detail": "<message>"}`.
+import type { HandlerResponse } from '../http/contract.ts'
+import type { AuthLogger } from './options.ts'
+import { ERRORS, isGatehouseError } from '../errors.ts'
+
+/** Messages for the client errors a host server raises itself (Hapi's Boom, Express's body parser). */
+const HOST_MESSAGES: Record<number, string> = {
+  404: ERRORS.NOT_FOUND.message,
+  405: ERRORS.METHOD_NOT_ALLOWED.message,
+  413: ERRORS.PAYLOAD_TOO_LARGE.message,
+  415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
+}
+
+/** The 4xx status of a host's own error, if it is one: Boom's output.statusCode, or status/statusCode. */
+function hostClientStatus (err: unknown): number | undefined {
+  if (err === null || typeof err !== 'object') return undefined
+  const e = err as { isBoom?: unknown, output?: { statusCode?: unknown }, status?: unknown, statusCode?: unknown }
+  const status = e.isBoom === true ? e.output?.statusCode : e.status ?? e.statusCode
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
+}
+
+export function createAuthErrorResponse (logger?: AuthLogger): (err: unknown) => HandlerResponse {
+  return function authErrorResponse (err) {
+    if (isGatehouseError(err)) {
+      if (err.status >= 500) logger?.error({ err }, 'auth request failed')
+      const headers = err.retryAfter === undefined ? undefined : { 'retry-after': String(err.retryAfter) }
+      return { status: err.status, headers, body: { detail: err.message } }
+    }
+    const hostStatus = hostClientStatus(err)
+    if (hostStatus !== undefined) {
+      // A host's 400 is a body it could not parse; its own wording may name internals, so use ours.
+      const detail = HOST_MESSAGES[hostStatus] ?? (hostStatus === 400 ? ERRORS.INVALID_JSON.message : 'Bad request')
+      return { status: hostStatus, body: { detail } }
+    }
+    logger?.error({ err }, 'auth request failed')
+    return { status: 500, body: { detail: ERRORS.INTERNAL.message } }
+  }
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto'
+import { availableParallelism } from 'node:os'
+import { hash, verify, parseOptions } from '@node-rs/argon2'
+import type { Algorithm, Options } from '@node-rs/argon2'
+import type { Argon2Params } from './options.ts'
+
+// The package declares its algorithms as a const enum, which type stripping cannot read; 2 is argon2id.
+const ARGON2ID: Algorithm = 2
+
+export interface PasswordHasher {
+  hash (password: string): Promise<string>
+  /** Verifies against a stored hash; for an unknown user pass undefined: the same argon2 work is done against a dummy hash. */
+  verify (storedHash: string | undefined, password: string): Promise<boolean>
+  /** True when a stored hash was made with other parameters than the current ones (rehash at next login). */
+  isOutdated (storedHash: string): boolean
+}
+
+/** At most `limit` tasks run at once; the others wait their turn in arrival order. */
+export function createGate (limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0
+  const waiting: Array<() => void> = []
+  return async (task) => {
+    if (running < limit) running++
+    else await new Promise<void>(resolve => waiting.push(resolve))
+    try {
+      return await task()
+    } finally {
+      const next = waiting.shift()
+      if (next !== undefined) next()
+      else running--
+    }
+  }
+}
+
+/**
+ * The default number of argon2 computations in flight. They run on libuv's threadpool (4 threads
+ * unless UV_THREADPOOL_SIZE says otherwise), as do file writes: a burst of logins must leave threads
+ * for the store's saves, and more hashes at once than there are cores gains nothing.
+ */
+export function defaultHashConcurrency (): number {
+  return Math.max(1, Math.min(availableParallelism(), 3))
+}
+
+export function createPasswordHasher (params: Argon2Params, concurrency = defaultHashConcurrency()): PasswordHasher {
+  const options: Options = { algorithm: ARGON2ID, ...params }
+  const gate = createGate(concurrency)
+  // Made once, at start, with the current parameters, so an unknown username costs exactly what a known one does.
+  const dummyHash = gate(() => hash(randomBytes(32), options))
+  dummyHash.catch(() => {})
+
+  return {
+    hash: (password) => gate(() => hash(password, options)),
+    async verify (storedHash, password) {
+      if (storedHash === undefined) {
+        const dummy = await dummyHash
+        await gate(() => verify(dummy, password))
+        return false
+      }
+      return await gate(() => verify(storedHash, password))
+    },
+    isOutdated (storedHash) {
+      try {
+        const used = parseOptions(storedHash)
+        return used.algorithm !== ARGON2ID || used.memoryCost !== params.memoryCost ||
+          used.timeCost !== params.timeCost || used.parallelism !== params.parallelism
+      } catch {
+        return false
+      }
+    },
+  }
+}
+
+/** A random password for the system user: 24 base64url characters (144 bits). */
+export function randomPassword (): string {
+  return randomBytes(18).toString('base64url')
+}

@@ -1,0 +1,159 @@
+// The accounts route table: HTTP in, account rules out. Every handler answers through the auth error
+// mapper itself, so each host gets the same bodies whether or not it catches.
+import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
+import type { SessionRecord } from '../store/types.ts'
+import type { ResolvedAuthOptions } from './options.ts'
+import type { Accounts } from './accounts.ts'
+import type { Sessions } from './sessions.ts'
+import { fail } from '../errors.ts'
+import { readJsonBody } from '../http/json-body.ts'
+import { createAuthErrorResponse } from './error-body.ts'
+import { publicUser } from './user-view.ts'
+import {
+  USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody, logoutQuery,
+  searchQuery, sessionQuery, signupBody, targetParams, updateQuery, userUpdateBody, usernameQuery,
+} from './schemas.ts'
+
+export interface AuthRouteDeps {
+  options: ResolvedAuthOptions
+  accounts: Accounts
+  sessions: Sessions
+}
+
+/** The device a session is bound to: the user-agent header, required where the seed lists it. */
+function deviceOf (req: HandlerRequest): string {
+  const device = req.headers['user-agent']
+  if (device === undefined || device.trim() === '') throw fail('USER_AGENT_REQUIRED')
+  if (device.length > USER_AGENT_MAX) throw fail('INVALID_INPUT', `The user-agent header is too long (at most ${USER_AGENT_MAX} characters)`)
+  return device
+}
+
+const jsonBody = (req: HandlerRequest): unknown => readJsonBody(req, true)
+// Answers carry tokens and account data: no cache may keep them.
+const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers: { 'cache-control': 'no-store' }, body })
+
+export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps): Route[] {
+  const { users } = options.store
+  const errorResponse = createAuthErrorResponse(options.logger)
+
+  function route (method: string, path: string, handle: (req: HandlerRequest) => Promise<HandlerResponse>): Route {
+    return {
+      method,
+      path: options.basePath + path,
+      surface: 'auth',
+      maxBytes: options.maxBodyBytes,
+      errorResponse,
+      handler: async (req) => {
+        try {
+          return await handle(req)
+        } catch (err) {
+          return errorResponse(err)
+        }
+      },
+    }
+  }
+
+  /** The caller's live session, and a 403 unless their level, read from the store now, is hush. */
+  async function requireHush (adminId: string, token: string | undefined, device: string): Promise<SessionRecord> {
+    const session = await sessions.authenticate(adminId, token, device)
+    const admin = await users.findById(adminId)
+    if (admin === null) throw fail('SESSION_NOT_FOUND')
+    if (admin.accessLevel !== 'hush') throw fail('INSUFFICIENT_PERMISSIONS')
+    return session
+  }
+
+  return [
+    route('POST', '/auth/signup', async (req) => {
+      parse(emptyQuery, req.query)
+      await accounts.signup(parse(signupBody, jsonBody(req)))
+      return ok({ message: 'User created successfully' }, 201)
+    }),
+
+    route('POST', '/auth/login', async (req) => {
+      const device = deviceOf(req)
+      parse(emptyQuery, req.query)
+      const input = parse(loginBody, jsonBody(req))
+      const { user, token } = await accounts.login(input, device, req.remoteAddress)
+      return ok({
+        user_id: user.id,
+        username: user.username,
+        email: user.email,
+        access_level: user.accessLevel,
+        date_joined: user.dateJoined.toISOString(),
+        access_token: token,
+        token_type: 'bearer',
+      })
+    }),
+
+    route('POST', '/auth/logout', async (req) => {
+      const query = parse(logoutQuery, req.query)
+      await sessions.end(query.user_id, query.token)
+      return ok({ message: 'Session forcefully expired' })
+    }),
+
+    route('GET', '/auth/validate', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(sessionQuery, req.query)
+      await sessions.authenticate(query.user_id, query.token, device)
+      // Only the digest is stored, so the live token the client sent is the one answered.
+      return ok({ access_token: query.token, token_type: 'bearer' })
+    }),
+
+    route('GET', '/auth/search-users', async (req) => {
+      const query = parse(searchQuery, req.query)
+      return ok(await users.searchUsernames(query.query.toLowerCase(), query.limit))
+    }),
+
+    route('GET', '/auth/get-user-id', async (req) => {
+      const query = parse(usernameQuery, req.query)
+      const user = await users.findByUsernameKey(query.username.toLowerCase())
+      if (user === null) throw fail('USERNAME_NOT_FOUND')
+      return ok(user.id)
+    }),
+
+    route('PUT', '/auth/user/update', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(updateQuery, req.query)
+      const session = await sessions.authenticate(query.user_id, req.headers.token, device)
+      const input = parse(userUpdateBody, jsonBody(req))
+      return ok(publicUser(await accounts.update(query.user_id, input, session.tokenHash)))
+    }),
+
+    route('GET', '/admin/users', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(listQuery, req.query)
+      await requireHush(query.user_id, query.token, device)
+      return ok((await users.list(query.limit, query.offset)).map(publicUser))
+    }),
+
+    route('GET', '/admin/user/{user_id}', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const target = parse(targetParams, req.params)
+      await requireHush(query.admin_id, query.token, device)
+      const user = await users.findById(target.user_id)
+      if (user === null) throw fail('USER_NOT_FOUND')
+      return ok(publicUser(user))
+    }),
+
+    route('PUT', '/admin/user/{user_id}', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const target = parse(targetParams, req.params)
+      const session = await requireHush(query.admin_id, query.token, device)
+      const input = parse(userUpdateBody, jsonBody(req))
+      // An admin changing their own password keeps the session they are using, like a self-update.
+      const keep = target.user_id === query.admin_id ? session.tokenHash : undefined
+      return ok(publicUser(await accounts.update(target.user_id, input, keep)))
+    }),
+
+    route('PUT', '/admin/user/{user_id}/access-level', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const target = parse(targetParams, req.params)
+      await requireHush(query.admin_id, query.token, device)
+      const input = parse(accessLevelBody, jsonBody(req))
+      return ok(publicUser(await accounts.setAccessLevel(target.user_id, input.access_level)))
+    }),
+  ]
+}

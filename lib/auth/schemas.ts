@@ -1,0 +1,82 @@
+// Every input of the accounts routes, as joi schemas. Unknown keys are rejected (joi's default for
+// objects) and messages never echo a value, so a password or a 60 KB string is never sent back.
+import Joi from 'joi'
+import { ACCESS_LEVELS } from '../store/types.ts'
+import type { AccessLevel } from '../store/types.ts'
+import { fail } from '../errors.ts'
+
+export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{3,32}$/
+export const PASSWORD_MIN = 8
+export const PASSWORD_MAX = 256
+/** A search fragment longer than the longest username can match nothing. */
+export const SEARCH_QUERY_MAX = 32
+export const USER_AGENT_MAX = 1024
+
+const username = Joi.string().min(3).max(32).pattern(/^[A-Za-z0-9_.-]+$/)
+  .messages({ 'string.pattern.base': '{{#label}} may contain only letters, digits, "_", "." and "-"' })
+const password = Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX)
+// An empty string or null means "no email"; tlds are not checked so internal domains work.
+const email = Joi.string().max(254).email({ tlds: { allow: false } }).lowercase().allow(null, '')
+const userId = Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
+  .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' })
+// Tokens are 43 base64url characters; the bound only keeps junk short before it is hashed.
+const token = Joi.string().max(256).allow('')
+
+export interface SignupInput { username: string, password: string, email?: string | null }
+export interface LoginInput { username: string, password: string }
+export interface UserUpdateInput { username?: string, password?: string, email?: string | null }
+export interface SessionQuery { user_id: string, token?: string }
+export interface AdminQuery { admin_id: string, token?: string }
+export interface ListQuery { user_id: string, token?: string, limit: number, offset: number }
+export interface SearchQuery { query: string, limit: number }
+
+export const signupBody = Joi.object<SignupInput>({
+  username: username.required(),
+  password: password.required(),
+  email,
+}).label('body').required()
+
+export const loginBody = Joi.object<LoginInput>({
+  username: Joi.string().min(1).max(32).required(),
+  password: Joi.string().min(1).max(PASSWORD_MAX).required(),
+}).label('body').required()
+
+export const userUpdateBody = Joi.object<UserUpdateInput>({ username, password, email })
+  .min(1).label('body').required()
+  .messages({ 'object.min': 'Nothing to update: give at least one of username, password, email' })
+
+export const accessLevelBody = Joi.object<{ access_level: AccessLevel }>({
+  access_level: Joi.string().valid(...ACCESS_LEVELS).required()
+    .messages({ 'any.only': `{{#label}} must be one of ${ACCESS_LEVELS.join(', ')}` }),
+}).label('body').required()
+
+export const sessionQuery = Joi.object<SessionQuery>({ user_id: userId.required(), token })
+export const logoutQuery = Joi.object<Required<SessionQuery>>({ user_id: userId.required(), token: token.required() })
+export const adminQuery = Joi.object<AdminQuery>({ admin_id: userId.required(), token })
+export const listQuery = Joi.object<ListQuery>({
+  user_id: userId.required(),
+  token,
+  limit: Joi.number().integer().min(1).max(1000).default(100),
+  offset: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+})
+export const updateQuery = Joi.object<{ user_id: string }>({ user_id: userId.required() })
+export const searchQuery = Joi.object<SearchQuery>({
+  query: Joi.string().max(SEARCH_QUERY_MAX).required(),
+  limit: Joi.number().integer().min(1).max(100).default(20),
+})
+export const usernameQuery = Joi.object<{ username: string }>({ username: username.required() })
+export const targetParams = Joi.object<{ user_id: string }>({ user_id: userId.required() })
+export const emptyQuery = Joi.object({})
+
+/** The validated, converted value, or a 400 INVALID_INPUT naming the first problem. */
+export function parse<T> (schema: Joi.ObjectSchema<T>, value: unknown): T {
+  // JSON.parse keeps "__proto__" as an own key, and joi drops it silently instead of refusing it.
+  if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) throw fail('INVALID_INPUT', '"__proto__" is not allowed')
+  const { value: out, error } = schema.validate(value, { abortEarly: true, convert: true })
+  if (error !== undefined) {
+    const message = error.details[0]?.message ?? 'Invalid input'
+    // Unknown keys are echoed by name; keep a hostile 60 KB key out of the answer.
+    throw fail('INVALID_INPUT', message.length > 200 ? message.slice(0, 200) + '…' : message)
+  }
+  return out as T
+}

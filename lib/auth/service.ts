@@ -1,0 +1,33 @@
+// createAuthService: the accounts-and-sessions service of seed 000, as a route table any host mounts.
+import type { Route } from '../http/contract.ts'
+import type { AuthServiceOptions } from './options.ts'
+import type { SystemUserResult } from './accounts.ts'
+import { resolveOptions } from './options.ts'
+import { createPasswordHasher } from './passwords.ts'
+import { createSessions } from './sessions.ts'
+import { createLoginLimiter } from './login-limiter.ts'
+import { createAccounts } from './accounts.ts'
+import { createAuthRoutes } from './routes.ts'
+
+export interface AuthService {
+  /** The routes under basePath, for the gateway or createNodeListener(). */
+  readonly routes: Route[]
+  /** Creates the system user at level hush if absent, or restores an existing one's level to hush. */
+  ensureSystemUser (): Promise<SystemUserResult>
+  /** Releases the service; the store stays open (its owner closes it). */
+  close (): Promise<void>
+}
+
+export function createAuthService (options: AuthServiceOptions): AuthService {
+  const resolved = resolveOptions(options)
+  const { store, now, emit } = resolved
+  const passwords = createPasswordHasher(resolved.argon2, resolved.argon2Concurrency)
+  const sessions = createSessions({ sessions: store.sessions, ttlMs: resolved.sessionTtlMs, now, emit })
+  const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, emit })
+  const accounts = createAccounts({ options: resolved, passwords, sessions, limiter })
+  return {
+    routes: createAuthRoutes({ options: resolved, accounts, sessions }),
+    ensureSystemUser: () => accounts.ensureSystemUser(),
+    async close () {},
+  }
+}

@@ -1,0 +1,76 @@
+import type { SessionRecord, SessionStore } from '../store/types.ts'
+import type { AuthEvent } from './options.ts'
+import { fail } from '../errors.ts'
+import { isTokenShaped, newToken, tokenDigest } from './tokens.ts'
+
+export interface Sessions {
+  /** Starts a session for this user and device, replacing that device's previous one; returns the token. */
+  open (userId: string, device: string): Promise<string>
+  /** The live session named by user id and token, used from `device`; 401 otherwise. */
+  authenticate (userId: string, token: string | undefined, device: string): Promise<SessionRecord>
+  /** Ends the named session only; 400 "No active sessions" when it is not live. */
+  end (userId: string, token: string): Promise<void>
+  /** Ends every session of the user except `keepTokenHash`. */
+  endOthers (userId: string, keepTokenHash?: string): Promise<void>
+}
+
+export interface SessionsOptions {
+  sessions: SessionStore
+  ttlMs: number
+  now: () => Date
+  emit: (event: AuthEvent) => void
+}
+
+export function createSessions ({ sessions, ttlMs, now, emit }: SessionsOptions): Sessions {
+  /** The session behind a token, if it is still live; an expired one is removed as it is found. */
+  async function live (token: string): Promise<SessionRecord | 'expired' | null> {
+    if (!isTokenShaped(token)) return null
+    const session = await sessions.findByTokenHash(tokenDigest(token))
+    if (session === null) return null
+    // The store may return an expired session (MongoDB's TTL deletion is lazy): check on every read.
+    if (session.expiresAt.getTime() <= now().getTime()) {
+      if (await sessions.delete(session.tokenHash)) emit('session_expired')
+      return 'expired'
+    }
+    return session
+  }
+
+  return {
+    async open (userId, device) {
+      const token = newToken()
+      const createdAt = now()
+      await sessions.put({
+        tokenHash: tokenDigest(token),
+        userId,
+        device,
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + ttlMs),
+      })
+      emit('session_created')
+      return token
+    },
+
+    async authenticate (userId, token, device) {
+      if (token === undefined || token === '') throw fail('INVALID_TOKEN', 'A session token is required')
+      const session = await live(token)
+      if (session === 'expired') throw fail('SESSION_EXPIRED')
+      if (session === null) throw fail('SESSION_NOT_FOUND')
+      if (session.userId !== userId) throw fail('INVALID_TOKEN')
+      if (session.device !== device) throw fail('DEVICE_MISMATCH')
+      return session
+    },
+
+    async end (userId, token) {
+      const session = await live(token)
+      if (session === null || session === 'expired' || session.userId !== userId) throw fail('NO_ACTIVE_SESSION')
+      // A concurrent logout of the same session may win; only one of them ends it.
+      if (!await sessions.delete(session.tokenHash)) throw fail('NO_ACTIVE_SESSION')
+      emit('session_ended')
+    },
+
+    async endOthers (userId, keepTokenHash) {
+      const ended = await sessions.deleteByUser(userId, keepTokenHash)
+      for (let i = 0; i < ended; i++) emit('session_ended')
+    },
+  }
+}

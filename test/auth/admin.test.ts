@@ -1,0 +1,278 @@
+// The admin routes and the system user, over HTTP.
+import t from 'tap'
+import { startAuthHarness, ADMIN_PASSWORD } from '../support/auth-harness.ts'
+import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
+import type { Reply } from '../support/auth-client.ts'
+import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
+import { createAuthService } from '../../lib/auth/service.ts'
+
+const listUsers = (h: AuthHarness, admin: TestUser, extra: Record<string, string | number> = {}): Promise<Reply> =>
+  h.call('GET', '/admin/users', { query: { user_id: admin.userId, token: admin.token, ...extra }, headers: { 'user-agent': admin.device } })
+
+const adminCall = (h: AuthHarness, admin: TestUser, method: string, targetPath: string, json?: unknown, device = admin.device): Promise<Reply> =>
+  h.call(method, `/admin/user/${targetPath}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': device }, json })
+
+const setLevel = (h: AuthHarness, admin: TestUser, target: string, level: unknown): Promise<Reply> =>
+  adminCall(h, admin, 'PUT', `${target}/access-level`, { access_level: level })
+
+t.test('GET /admin/users lists users in date_joined order with limit and offset', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  for (const name of ['first', 'second', 'third']) {
+    h.advance(1)
+    await h.signup(name, 'password123', `${name}@example.com`)
+  }
+  const all = await listUsers(h, admin)
+  t.equal(all.status, 200)
+  t.same(all.body.map((u: { username: string }) => u.username), ['system', 'first', 'second', 'third'])
+  t.same(Object.keys(all.body[1]).sort(), ['access_level', 'date_joined', 'email', 'username'])
+  t.match(all.body[1], { username: 'first', email: 'first@example.com', access_level: 'default', date_joined: /Z$/ })
+  t.same((await listUsers(h, admin, { limit: 2 })).body.map((u: { username: string }) => u.username), ['system', 'first'])
+  t.same((await listUsers(h, admin, { limit: 2, offset: 2 })).body.map((u: { username: string }) => u.username), ['second', 'third'])
+  t.same((await listUsers(h, admin, { offset: 10 })).body, [])
+})
+
+t.test('GET /admin/users: limit defaults to 100 and may not exceed 1000', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  for (let i = 0; i < 104; i++) await h.store.users.insert({ id: i.toString(16).padStart(24, '0'), username: `bulk_${i}`, usernameKey: `bulk_${i}`, passwordHash: 'x', email: null, accessLevel: 'default', dateJoined: new Date(Date.UTC(2020, 0, 1, 0, 0, i)) })
+  t.equal((await listUsers(h, admin)).body.length, 100)
+  t.equal((await listUsers(h, admin, { limit: 1000 })).body.length, 105)
+  t.equal((await listUsers(h, admin, { limit: 1001 })).status, 400)
+})
+
+t.test('admin routes answer 403 Insufficient permissions below level hush', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser()
+  const target = await h.newUser()
+  const before = await h.snapshot()
+  for (const level of ['default', 'member', 'admin', 'dev']) {
+    t.equal((await setLevel(h, admin, user.userId, level)).status, 200)
+    const replies = [
+      await listUsers(h, user),
+      await adminCall(h, user, 'GET', target.userId),
+      await adminCall(h, user, 'PUT', target.userId, { email: 'pwned@example.com' }),
+      await setLevel(h, user, user.userId, 'hush'),
+    ]
+    for (const res of replies) {
+      t.equal(res.status, 403, level)
+      t.same(res.body, { detail: 'Insufficient permissions' })
+    }
+  }
+  const after = JSON.parse(await h.snapshot()).filter((u: { id: string }) => u.id !== user.userId)
+  t.same(after, JSON.parse(before).filter((u: { id: string }) => u.id !== user.userId), 'no other user changed')
+})
+
+t.test('the caller\'s level is read on every call: a demotion takes effect at once, a promotion too', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const deputy = await h.newUser()
+  t.equal((await listUsers(h, deputy)).status, 403)
+  t.equal((await setLevel(h, admin, deputy.userId, 'hush')).status, 200)
+  t.equal((await listUsers(h, deputy)).status, 200, 'promoted: same session, now allowed')
+  t.equal((await setLevel(h, admin, deputy.userId, 'dev')).status, 200)
+  t.equal((await listUsers(h, deputy)).status, 403, 'demoted: refused at once')
+})
+
+t.test('admin routes need a live session on the same device (401) and the user-agent header (400)', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser()
+  t.equal((await adminCall(h, admin, 'GET', user.userId, undefined, 'other-device/1')).status, 401)
+  t.same((await adminCall(h, admin, 'GET', user.userId, undefined, 'other-device/1')).body, { detail: 'Device mismatch' })
+  const noAgent = await h.call('GET', '/admin/users', { query: { user_id: admin.userId, token: admin.token } })
+  t.equal(noAgent.status, 400)
+  t.same(noAgent.body, { detail: 'The user-agent header is required' })
+  const noToken = await h.call('GET', `/admin/user/${user.userId}`, { query: { admin_id: admin.userId }, headers: { 'user-agent': admin.device } })
+  t.equal(noToken.status, 401)
+  t.equal((await listUsers(h, { ...admin, token: user.token })).status, 401, 'someone else\'s token')
+  h.advance(3600)
+  const expired = await listUsers(h, admin)
+  t.equal(expired.status, 401)
+  t.same(expired.body, { detail: 'Token expired' })
+})
+
+t.test('GET /admin/user/{user_id} answers the user, 404 when unknown', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  await h.signup('Looked_Up', 'password123', 'look@example.com')
+  const id = (await h.call('GET', '/auth/get-user-id', { query: { username: 'looked_up' } })).body
+  const res = await adminCall(h, admin, 'GET', id)
+  t.equal(res.status, 200)
+  t.match(res.body, { username: 'Looked_Up', email: 'look@example.com', access_level: 'default', date_joined: /Z$/ })
+  t.notOk('password' in res.body || 'passwordHash' in res.body)
+  const missing = await adminCall(h, admin, 'GET', 'f'.repeat(24))
+  t.equal(missing.status, 404)
+  t.same(missing.body, { detail: 'User not found' })
+  t.equal((await adminCall(h, admin, 'GET', 'not-an-id')).status, 400, 'a malformed id is a 400')
+})
+
+t.test('PUT /admin/user/{user_id} updates the user and answers the updated user', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'managed' })
+  const res = await adminCall(h, admin, 'PUT', user.userId, { username: 'Managed2', email: 'M@Example.com' })
+  t.equal(res.status, 200)
+  t.match(res.body, { username: 'Managed2', email: 'm@example.com', access_level: 'default' })
+  t.same(Object.keys(res.body).sort(), ['access_level', 'date_joined', 'email', 'username'])
+  t.equal((await adminCall(h, admin, 'PUT', 'f'.repeat(24), { email: 'x@example.com' })).status, 404)
+  t.equal((await adminCall(h, admin, 'PUT', user.userId, {})).status, 400, 'empty body')
+  const clash = await adminCall(h, admin, 'PUT', user.userId, { username: 'SYSTEM' })
+  t.equal(clash.status, 400)
+  t.same(clash.body, { detail: 'Username already exists' })
+  t.equal((await adminCall(h, admin, 'PUT', user.userId, { access_level: 'hush' })).status, 400, 'levels change only through the access-level route')
+})
+
+t.test('an admin password change ends all of the target\'s sessions', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'reset_me' })
+  const res = await adminCall(h, admin, 'PUT', user.userId, { password: 'admin-chosen-password' })
+  t.equal(res.status, 200)
+  t.equal((await h.validate(user.userId, user.token, user.device)).status, 401, 'logged out everywhere')
+  t.equal((await h.login('reset_me', 'admin-chosen-password', 'new/1')).status, 200)
+  t.equal((await listUsers(h, admin)).status, 200, 'the admin is still logged in')
+})
+
+t.test('an admin changing their own password through the admin route keeps the session in use', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const elsewhere = await h.login('system', ADMIN_PASSWORD, 'second-console/1')
+  t.equal((await adminCall(h, admin, 'PUT', admin.userId, { password: 'new-admin-password' })).status, 200)
+  t.equal((await listUsers(h, admin)).status, 200)
+  t.equal((await h.validate(admin.userId, elsewhere.body.access_token, 'second-console/1')).status, 401)
+})
+
+t.test('the access-level route accepts only the five levels and answers the updated user', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser()
+  for (const level of ['member', 'admin', 'dev', 'hush', 'default']) {
+    const res = await setLevel(h, admin, user.userId, level)
+    t.equal(res.status, 200, level)
+    t.equal(res.body.access_level, level)
+    t.match(res.body, { username: user.username, date_joined: /Z$/ })
+  }
+  const before = await h.snapshot()
+  for (const level of ['root', 'HUSH', 'superuser', '', null, 4, ['hush'], { $ne: 'default' }]) {
+    const res = await setLevel(h, admin, user.userId, level)
+    t.equal(res.status, 400, JSON.stringify(level))
+    t.type(res.body.detail, 'string')
+  }
+  t.equal(await h.snapshot(), before)
+  t.equal((await setLevel(h, admin, 'f'.repeat(24), 'member')).status, 404)
+})
+
+t.test('the last hush user cannot be demoted (400)', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const res = await setLevel(h, admin, admin.userId, 'dev')
+  t.equal(res.status, 400)
+  t.same(res.body, { detail: 'The last hush user cannot be demoted' })
+  t.equal((await listUsers(h, admin)).status, 200, 'still hush')
+  const deputy = await h.newUser()
+  await setLevel(h, admin, deputy.userId, 'hush')
+  t.equal((await setLevel(h, admin, admin.userId, 'member')).status, 200, 'with a second hush user, one may step down')
+  t.equal((await setLevel(h, deputy, deputy.userId, 'member')).status, 400, 'but the new last one may not')
+})
+
+t.test('two hush users demoting each other at once leave one hush user', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const deputy = await h.newUser()
+  await setLevel(h, admin, deputy.userId, 'hush')
+  const [a, b] = await Promise.all([setLevel(h, admin, deputy.userId, 'default'), setLevel(h, deputy, admin.userId, 'default')])
+  const statuses = [a.status, b.status].sort()
+  t.equal(statuses[0], 200, 'one demotion goes through')
+  t.match(String(statuses[1]), /^40[03]$/, 'the other is refused: last hush user (400), or the caller is no longer hush (403)')
+  t.equal(await h.store.users.countByAccessLevel('hush'), 1)
+})
+
+t.test('the system user is created at start-up with level hush', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const res = await adminCall(h, admin, 'GET', admin.userId)
+  t.match(res.body, { username: 'system', access_level: 'hush' })
+})
+
+t.test('without a configured password the system user gets a random one, returned once', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const service = createAuthService({ store, argon2: { memoryCost: 64, timeCost: 1 } })
+  t.teardown(() => service.close())
+  const first = await service.ensureSystemUser()
+  t.equal(first.username, 'system')
+  t.equal(first.created, true)
+  t.match(first.generatedPassword, /^[A-Za-z0-9_-]{24}$/)
+  const second = await service.ensureSystemUser()
+  t.same(second, { username: 'system', created: false }, 'no password the second time')
+  const h = await startAuthHarness({ store, adminPassword: undefined })
+  t.teardown(h.close)
+  t.equal((await h.login('system', first.generatedPassword as string)).status, 200, 'the generated password works')
+})
+
+t.test('a configured admin password is used and never returned', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const service = createAuthService({ store, adminUsername: 'root_admin', adminPassword: 'configured-password', argon2: { memoryCost: 64, timeCost: 1 } })
+  t.same(await service.ensureSystemUser(), { username: 'root_admin', created: true })
+  const h = await startAuthHarness({ store, adminUsername: 'root_admin', adminPassword: 'configured-password' })
+  t.teardown(h.close)
+  t.equal((await h.login('root_admin', 'configured-password')).body.access_level, 'hush')
+})
+
+t.test('an existing system user is left as it is, except that its level is restored to hush', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const h = await startAuthHarness({ store })
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const deputy = await h.newUser()
+  await setLevel(h, admin, deputy.userId, 'hush')
+  await setLevel(h, deputy, admin.userId, 'member')
+  await adminCall(h, deputy, 'PUT', admin.userId, { email: 'ops@example.com' })
+  const restart = createAuthService({ store, adminPassword: 'a-different-password', argon2: { memoryCost: 64, timeCost: 1 } })
+  t.same(await restart.ensureSystemUser(), { username: 'system', created: false })
+  const record = await store.users.findById(admin.userId)
+  t.equal(record?.accessLevel, 'hush', 'level restored')
+  t.equal(record?.email, 'ops@example.com', 'email kept')
+  t.equal((await h.login('system', ADMIN_PASSWORD, 'x/1')).status, 200, 'password not replaced by the new configuration')
+})
+
+t.test('two replicas starting at once create one system user', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const cheap = { memoryCost: 64, timeCost: 1 }
+  const results = await Promise.all([1, 2, 3].map(() => createAuthService({ store, argon2: cheap }).ensureSystemUser()))
+  t.equal(results.filter(r => r.created).length, 1)
+  t.equal(results.filter(r => r.generatedPassword !== undefined).length, 1)
+  t.equal(await store.users.countByAccessLevel('hush'), 1)
+})
+
+t.test('two replicas demoting the only two hush users at once still leave a hush user', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const one = await startAuthHarness({ store })
+  const two = await startAuthHarness({ store })
+  t.teardown(async () => { await one.close(); await two.close() })
+  const admin = await one.admin()
+  const deputy = await one.newUser()
+  await setLevel(one, admin, deputy.userId, 'hush')
+  const [a, b] = await Promise.all([setLevel(one, admin, deputy.userId, 'member'), setLevel(two, deputy, admin.userId, 'member')])
+  t.ok([a.status, b.status].some(s => s !== 200), 'not both demotions went through')
+  t.ok(await store.users.countByAccessLevel('hush') >= 1, 'at least one hush user remains')
+})

@@ -1,0 +1,86 @@
+// The accounts service through the real gateway (in process, Hapi on 127.0.0.1:0, configured from
+// env as `npm start` is), with the default argon2 parameters.
+import t from 'tap'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { startGateway } from '../support/gateway.ts'
+import { authClient } from '../support/auth-client.ts'
+
+const ADMIN = { AUTH_ADMIN_USERNAME: 'gate_admin', AUTH_ADMIN_PASSWORD: 'gateway-admin-password' }
+
+t.test('the gateway serves every accounts route under /v1/api', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  t.equal((await api.signup('Gate_User', 'password123', 'G@Example.com')).status, 201)
+  const login = await api.login('gate_user', 'password123')
+  t.equal(login.status, 200)
+  t.match(login.body, { username: 'Gate_User', email: 'g@example.com', access_level: 'default', token_type: 'bearer' })
+  const { user_id: userId, access_token: token } = login.body
+  t.same((await api.validate(userId, token)).body, { access_token: token, token_type: 'bearer' })
+  t.same((await api.call('GET', '/auth/search-users', { query: { query: 'gate' } })).body, ['gate_admin', 'Gate_User'])
+  t.equal((await api.call('GET', '/auth/get-user-id', { query: { username: 'GATE_USER' } })).body, userId)
+  const update = await api.call('PUT', '/auth/user/update', { query: { user_id: userId }, headers: { token, 'user-agent': 'gatehouse-tests/1.0 (device A)' }, json: { email: 'new@example.com' } })
+  t.equal(update.status, 200)
+  t.equal(update.body.email, 'new@example.com')
+
+  const admin = await api.login('gate_admin', ADMIN.AUTH_ADMIN_PASSWORD, 'console/1')
+  t.equal(admin.body.access_level, 'hush', 'the system user was created at start with level hush')
+  const q = { admin_id: admin.body.user_id, token: admin.body.access_token }
+  const ua = { 'user-agent': 'console/1' }
+  t.equal((await api.call('GET', '/admin/users', { query: { user_id: q.admin_id, token: q.token }, headers: ua })).body.length, 2)
+  t.equal((await api.call('GET', `/admin/user/${userId}`, { query: q, headers: ua })).body.username, 'Gate_User')
+  t.equal((await api.call('PUT', `/admin/user/${userId}`, { query: q, headers: ua, json: { username: 'Renamed_User' } })).body.username, 'Renamed_User')
+  t.equal((await api.call('PUT', `/admin/user/${userId}/access-level`, { query: q, headers: ua, json: { access_level: 'dev' } })).body.access_level, 'dev')
+  t.equal((await api.call('GET', '/admin/users', { query: { user_id: userId, token }, headers: { 'user-agent': 'gatehouse-tests/1.0 (device A)' } })).status, 403)
+
+  t.same((await api.logout(userId, token)).body, { message: 'Session forcefully expired' })
+  t.equal((await api.validate(userId, token)).status, 401)
+  t.equal((await api.logout(userId, token)).status, 400)
+})
+
+t.test('through the gateway, a body over 64 KiB answers 413 with a detail body', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  const res = await api.call('POST', '/auth/signup', { raw: JSON.stringify({ username: 'big', password: 'x'.repeat(70 * 1024) }), headers: { 'content-type': 'application/json' } })
+  t.equal(res.status, 413)
+  t.same(res.body, { detail: 'Request body too large' })
+})
+
+t.test('through the gateway, client mistakes are 4xx detail bodies', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  const cases: Array<[number, Promise<{ status: number, body: any }>]> = [
+    [400, api.call('POST', '/auth/signup', { raw: '{"username":', headers: { 'content-type': 'application/json' } })],
+    [415, api.call('POST', '/auth/signup', { raw: 'username=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } })],
+    [400, api.call('POST', '/auth/signup', { json: { username: { $ne: null }, password: 'password123' } })],
+    [400, api.call('POST', '/auth/login', { json: { username: 'a', password: 'b' } })],
+    [404, api.call('GET', '/auth/get-user-id', { query: { username: 'nobody' } })],
+    [404, api.call('GET', '/auth/no-such-route')],
+  ]
+  for (const [status, reply] of cases) {
+    const res = await reply
+    t.equal(res.status, status)
+    t.type(res.body.detail, 'string')
+  }
+})
+
+t.test('on first start the gateway logs a generated admin password once, and it works', async t => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-gw-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const env = { AUTH_DATA_FILE: path.join(dir, 'auth-db.json') }
+  const first = await startGateway(env)
+  const lines = first.logs.filter(l => /generated password/.test(String(l.msg)))
+  t.equal(lines.length, 1, 'logged once')
+  const password = /generated password: (\S+)/.exec(String(lines[0]?.msg))?.[1] ?? ''
+  const api = authClient(first.url + '/v1/api')
+  t.equal((await api.login('system', password)).body.access_level, 'hush')
+  await first.close()
+  const second = await startGateway(env)
+  t.teardown(second.close)
+  t.equal(second.logs.filter(l => /generated password/.test(String(l.msg))).length, 0, 'not on the next start')
+  t.equal((await authClient(second.url + '/v1/api').login('system', password)).status, 200, 'the same password still works')
+})

@@ -1,0 +1,130 @@
+// POST /auth/login over HTTP: the answer, credentials, user-agent, and the failed-login limiter.
+import t from 'tap'
+import { startAuthHarness } from '../support/auth-harness.ts'
+import { DEVICE } from '../support/auth-client.ts'
+
+t.test('login answers user_id, username, email, access_level, date_joined, access_token and token_type bearer', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('Login_User', 'password123', 'Login@Example.com')
+  const res = await h.login('login_user', 'password123')
+  t.equal(res.status, 200)
+  t.same(Object.keys(res.body).sort(), ['access_level', 'access_token', 'date_joined', 'email', 'token_type', 'user_id', 'username'])
+  t.match(res.body, {
+    user_id: /^[0-9a-f]{24}$/,
+    username: 'Login_User',
+    email: 'login@example.com',
+    access_level: 'default',
+    date_joined: /Z$/,
+    access_token: /^[A-Za-z0-9_-]{43}$/,
+    token_type: 'bearer',
+  })
+  t.equal(res.headers['cache-control'], 'no-store', 'the token is not cached')
+  t.same(h.events.filter(e => e === 'login_success' || e === 'session_created'), ['session_created', 'login_success'])
+})
+
+t.test('wrong password and unknown username both answer 401 Invalid credentials', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('known', 'password123')
+  const wrong = await h.login('known', 'password124')
+  const unknown = await h.login('nobody_here', 'password123')
+  t.equal(wrong.status, 401)
+  t.equal(unknown.status, 401)
+  t.same(wrong.body, { detail: 'Invalid credentials' })
+  t.same(unknown.body, wrong.body, 'the same answer: no username enumeration')
+  t.equal(h.events.filter(e => e === 'login_failure').length, 2)
+})
+
+t.test('login requires the user-agent header (400)', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('no_agent', 'password123')
+  const missing = await h.call('POST', '/auth/login', { json: { username: 'no_agent', password: 'password123' } })
+  t.equal(missing.status, 400)
+  t.same(missing.body, { detail: 'The user-agent header is required' })
+  const blank = await h.call('POST', '/auth/login', { json: { username: 'no_agent', password: 'password123' }, headers: { 'user-agent': '   ' } })
+  t.equal(blank.status, 400)
+  t.notOk(h.events.includes('session_created'), 'no session was opened')
+})
+
+t.test('after 5 failed logins for a username, login answers 429 with Retry-After until the window passes', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('target', 'password123')
+  for (let i = 1; i <= 5; i++) t.equal((await h.login('target', `wrong-${i}-pass`)).status, 401, `failure ${i}`)
+  const locked = await h.login('target', 'password123')
+  t.equal(locked.status, 429, 'even the right password is refused while locked')
+  t.same(locked.body, { detail: 'Too many failed login attempts; try again later' })
+  t.equal(locked.headers['retry-after'], '900', 'Retry-After: the rest of the 15-minute window')
+  t.ok(h.events.includes('login_lockout'))
+  h.advance(600)
+  const later = await h.login('TARGET', 'password123')
+  t.equal(later.status, 429, 'still locked 10 minutes in, whatever the case of the name')
+  t.equal(later.headers['retry-after'], '300')
+  h.advance(301)
+  t.equal((await h.login('target', 'password123')).status, 200, 'the window has passed')
+})
+
+t.test('a successful login clears the username failure count', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('forgetful', 'password123')
+  for (let i = 0; i < 4; i++) t.equal((await h.login('forgetful', 'not-the-password')).status, 401)
+  t.equal((await h.login('forgetful', 'password123')).status, 200)
+  for (let i = 0; i < 5; i++) t.equal((await h.login('forgetful', 'not-the-password')).status, 401, 'five fresh failures allowed')
+  t.equal((await h.login('forgetful', 'password123')).status, 429)
+})
+
+t.test('unknown usernames are locked out like known ones', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  for (let i = 0; i < 5; i++) t.equal((await h.login('ghost', 'whatever-pass')).status, 401)
+  t.equal((await h.login('ghost', 'whatever-pass')).status, 429)
+})
+
+t.test('30 failed logins from one client address lock that address out for every username', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('bystander', 'password123')
+  // 30 failures spread over 10 usernames: no single username reaches its own limit.
+  for (let i = 0; i < 30; i++) t.equal((await h.login(`spray_${i % 10}`, 'guess-pass')).status, 401)
+  const res = await h.login('bystander', 'password123')
+  t.equal(res.status, 429, 'the address is locked')
+  t.ok(Number(res.headers['retry-after']) > 0)
+  h.advance(901)
+  t.equal((await h.login('bystander', 'password123')).status, 200, 'until the window passes')
+})
+
+t.test('parallel guesses cannot slip past the username limit', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('parallel', 'password123')
+  const replies = await Promise.all(Array.from({ length: 20 }, () => h.login('parallel', 'wrong-guess')))
+  t.equal(replies.filter(r => r.status === 401).length, 5, 'only five guesses were checked')
+  t.equal(replies.filter(r => r.status === 429).length, 15)
+})
+
+t.test('login limits are configurable', async t => {
+  const h = await startAuthHarness({ loginLimits: { perUsername: 2, windowSeconds: 60 } })
+  t.teardown(h.close)
+  await h.signup('tight', 'password123')
+  await h.login('tight', 'bad-password')
+  await h.login('tight', 'bad-password')
+  const res = await h.login('tight', 'password123')
+  t.equal(res.status, 429)
+  t.equal(res.headers['retry-after'], '60')
+})
+
+t.test('logging in from the same device replaces that device\'s session; other devices keep theirs', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  await h.signup('multi', 'password123')
+  const first = await h.login('multi', 'password123', DEVICE)
+  const other = await h.login('multi', 'password123', 'other-device/2.0')
+  const second = await h.login('multi', 'password123', DEVICE)
+  t.not(second.body.access_token, first.body.access_token, 'a new token')
+  t.equal((await h.validate(first.body.user_id, first.body.access_token, DEVICE)).status, 401, 'the replaced token is dead')
+  t.equal((await h.validate(second.body.user_id, second.body.access_token, DEVICE)).status, 200)
+  t.equal((await h.validate(other.body.user_id, other.body.access_token, 'other-device/2.0')).status, 200, 'the other device is untouched')
+})
