@@ -34,7 +34,11 @@ export interface ProxyOptions {
   safetySettings?: readonly SafetySetting[]
   /** SSE keep-alive comment after this many ms without data. Default 15000. */
   keepAliveMs?: number
-  /** Limits for fetching http(s) image URLs; `false` refuses such URLs (400). Default 20 MiB, 15 s, 3 redirects, 16 per request. */
+  /**
+   * Limits for fetching http(s) image URLs; `false` refuses such URLs (400). Default 20 MiB, 15 s, 3 redirects,
+   * 16 per request, and no internal addresses (`allowPrivateNetworks: false`: loopback, private, link-local
+   * and CGNAT destinations are a 400, on every redirect hop, so clients cannot reach the gateway's network).
+   */
   imageFetch?: ImageFetchOptions | false
   /** Largest request body in bytes (413 beyond). Default 26214400 (25 MiB: room for inline images). */
   maxBodyBytes?: number

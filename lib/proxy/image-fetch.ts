@@ -1,8 +1,10 @@
 // Fetches http(s) image URLs that chat clients send in `image_url` parts, so the upstream gets the
 // bytes inline. Bounded in time and size; every failure (closed port, slow server, non-image,
-// too large) becomes a 400 IMAGE_FETCH_FAILED well within the time limit.
+// too large, an internal address) becomes a 400 IMAGE_FETCH_FAILED well within the time limit.
 import { Agent, interceptors, request } from 'undici'
 import { fail } from '../errors.ts'
+import { blockedRange, guardedConnector, isAddressNotAllowed } from './image-fetch-guard.ts'
+import type { AddressClassifier } from './image-fetch-guard.ts'
 import { canonicalImageType, sniffImageType } from './openai-image-bytes.ts'
 
 export interface ImageFetchOptions {
@@ -14,6 +16,14 @@ export interface ImageFetchOptions {
   maxRedirects?: number
   /** Most image URLs fetched for one request (more is a 400). Default 16. */
   maxPerRequest?: number
+  /**
+   * Also fetch from loopback, private (RFC 1918, fc00::/7), link-local, CGNAT and other internal
+   * addresses. Default false: whoever holds the proxy password chooses the URL, and the gateway
+   * usually sits next to cloud metadata (169.254.169.254), cluster services and admin ports on
+   * localhost that must not be reachable through it (SSRF). Turn on only when images come from
+   * a network you trust.
+   */
+  allowPrivateNetworks?: boolean
 }
 
 export interface FetchedImage {
@@ -35,6 +45,7 @@ function describe (url: URL): string {
 function reason (err: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `no complete answer within ${timeoutMs} ms`
   const code = (err as { code?: string })?.code
+  if (isAddressNotAllowed(err)) return err.message
   if (code === 'ECONNREFUSED') return 'connection refused'
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect timed out'
@@ -44,10 +55,12 @@ function reason (err: unknown, timedOut: boolean, timeoutMs: number): string {
   return (err as Error)?.message ?? String(err)
 }
 
-export function createImageFetcher (options: ImageFetchOptions = {}): ImageFetcher {
+/** `refused` decides which addresses are off limits (default: internal ranges, see image-fetch-guard.ts). */
+export function createImageFetcher (options: ImageFetchOptions = {}, refused: AddressClassifier = blockedRange): ImageFetcher {
   const maxBytes = options.maxBytes ?? 20 * 1024 * 1024
   const timeoutMs = options.timeoutMs ?? 15000
-  const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+  const connect = options.allowPrivateNetworks === true ? { timeout: timeoutMs } : guardedConnector(timeoutMs, refused)
+  const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
   const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: options.maxRedirects ?? 3 }))
 
   return {

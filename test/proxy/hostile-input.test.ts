@@ -98,7 +98,8 @@ t.test('data URLs that lie about their type are a 400 naming the part', async t 
 })
 
 t.test('http(s) image URLs are fetched; closed ports, silent servers, non-images and oversized images are a clean 400 within the time limit', async t => {
-  const h = await startProxy(t, { imageFetch: { timeoutMs: 500, maxBytes: 1024 } })
+  // The image servers are on 127.0.0.1, which the default guard refuses (see image-fetch-guard.test.ts).
+  const h = await startProxy(t, { imageFetch: { timeoutMs: 500, maxBytes: 1024, allowPrivateNetworks: true } })
 
   const good = await startImageServer(t, PNG_1X1, 'image/png')
   const ok = await chat(h.url, userWith({ type: 'image_url', image_url: { url: good } }))
