@@ -1,0 +1,212 @@
+// The gateway's configuration: the environment (contract.md) validated once with joi, then frozen.
+// Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
+import Joi from 'joi'
+
+export type GeminiBackend = 'code-assist' | 'gemini-api'
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface GatewayConfig {
+  /** Listen address. Default `0.0.0.0` (HOST). */
+  readonly host: string
+  /** Listen port; 0 picks a free one. Default 8888 (PORT). */
+  readonly port: number
+  /** MongoDB connection string; when unset the embedded store is used. Default unset (MONGODB_URL). */
+  readonly mongodbUrl?: string
+  /** MongoDB database name. Default `gateway` (MONGODB_DB). */
+  readonly mongodbDb: string
+  /** Embedded store file. Default unset, `./data/auth-db.json` when debug (AUTH_DATA_FILE); unset means memory only. */
+  readonly authDataFile?: string
+  /** Debug mode: embedded store saved to disk, debug logs. Default false (DEBUG). */
+  readonly debug: boolean
+  /** System user created at start-up with level hush. Default `system` (AUTH_ADMIN_USERNAME). */
+  readonly authAdminUsername: string
+  /** System user's password; generated and logged once when unset. Default unset (AUTH_ADMIN_PASSWORD). */
+  readonly authAdminPassword?: string
+  /** Session lifetime in seconds. Default 3600 (AUTH_SESSION_TTL_SECONDS). */
+  readonly authSessionTtlSeconds: number
+  /** Password every proxy client presents; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
+  readonly proxyPassword?: string
+  /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
+  readonly geminiCredentials?: Readonly<Record<string, unknown>>
+  /** Path to an OAuth credentials file. Default unset (GOOGLE_APPLICATION_CREDENTIALS, PLATFORM_APPLICATION_CREDENTIALS). */
+  readonly credentialsFile?: string
+  /** Upstream project id; discovered through onboarding when unset. Default unset (GOOGLE_CLOUD_PROJECT, PLATFORM_CLOUD_PROJECT, GOOGLE_CLOUD_PROJECT_ID, GEMINI_PROJECT_ID, LLM_PROJECT_ID). */
+  readonly projectId?: string
+  /** OAuth client id for credentials without their own. Default unset (GEMINI_OAUTH_CLIENT_ID). */
+  readonly oauthClientId?: string
+  /** OAuth client secret for credentials without their own. Default unset (GEMINI_OAUTH_CLIENT_SECRET). */
+  readonly oauthClientSecret?: string
+  /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
+  readonly codeAssistEndpoint: string
+  /** Key for the public Gemini API backend. Default unset (GEMINI_API_KEY). */
+  readonly geminiApiKey?: string
+  /** Public Gemini API base URL. Default `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
+  readonly geminiApiEndpoint: string
+  /** Which upstream the proxy uses. Default `code-assist` with OAuth credentials, else `gemini-api` with a key, else unset (GEMINI_BACKEND). */
+  readonly geminiBackend?: GeminiBackend
+  /** Model catalogue override, comma-separated ids. Default unset: the built-in catalogue (GEMINI_MODELS). */
+  readonly geminiModels?: readonly string[]
+  /** When set, /metrics is served on this port only. Default unset: on the main port (METRICS_PORT). */
+  readonly metricsPort?: number
+  /** pino level. Default `info`, `debug` when DEBUG=true (LOG_LEVEL). */
+  readonly logLevel: LogLevel
+  /** Seconds in-flight requests and streams get after SIGTERM. Default 25 (SHUTDOWN_TIMEOUT_SECONDS). */
+  readonly shutdownTimeoutSeconds: number
+  /** Service name on traces. Default `gatehouse` (OTEL_SERVICE_NAME). */
+  readonly otelServiceName: string
+  /** OTEL_TRACES_EXPORTER as given (otlp, console, zipkin...): the SDK picks that exporter. Default unset: OTLP over HTTP with JSON. */
+  readonly otelTracesExporter?: string
+  /** Traces are exported: OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) or OTEL_TRACES_EXPORTER (not `none`) is set. Default false. */
+  readonly tracingEnabled: boolean
+}
+
+export class ConfigError extends Error {
+  readonly variable: string
+  constructor (variable: string, message: string) {
+    super(message)
+    this.name = 'ConfigError'
+    this.variable = variable
+  }
+}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const str = Joi.string().trim()
+const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
+const mongoUrl = Joi.string().trim().pattern(/^mongodb(\+srv)?:\/\/\S+$/, 'mongodb:// or mongodb+srv:// connection string')
+const port = Joi.number().integer().min(0).max(65535)
+const bool = Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off', '').sensitive(false)
+
+// Keyed by variable name so a joi error names the variable the operator set.
+const SCHEMA: Record<string, Joi.Schema> = {
+  HOST: str.hostname(),
+  PORT: port,
+  MONGODB_URL: mongoUrl,
+  MONGODB_DB: str.pattern(/^[^/\\. "$*<>:|?]{1,63}$/, 'MongoDB database name'),
+  AUTH_DATA_FILE: str,
+  DEBUG: bool,
+  AUTH_ADMIN_USERNAME: str.pattern(/^[A-Za-z0-9_.-]{3,32}$/, '3-32 letters, digits, _ . -'),
+  AUTH_ADMIN_PASSWORD: Joi.string().min(8).max(256),
+  AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
+  GEMINI_AUTH_PASSWORD: Joi.string(),
+  LLM_AUTH_PASSWORD: Joi.string(),
+  GEMINI_CREDENTIALS: Joi.string(),
+  LLM_CREDENTIALS: Joi.string(),
+  GOOGLE_APPLICATION_CREDENTIALS: str,
+  PLATFORM_APPLICATION_CREDENTIALS: str,
+  GOOGLE_CLOUD_PROJECT: str,
+  PLATFORM_CLOUD_PROJECT: str,
+  GOOGLE_CLOUD_PROJECT_ID: str,
+  GEMINI_PROJECT_ID: str,
+  LLM_PROJECT_ID: str,
+  GEMINI_OAUTH_CLIENT_ID: str,
+  GEMINI_OAUTH_CLIENT_SECRET: str,
+  CODE_ASSIST_ENDPOINT: url,
+  GEMINI_API_KEY: str,
+  GEMINI_API_ENDPOINT: url,
+  GEMINI_BACKEND: str.lowercase().valid('code-assist', 'gemini-api'),
+  GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
+  METRICS_PORT: port,
+  LOG_LEVEL: str.lowercase().valid(...LOG_LEVELS),
+  SHUTDOWN_TIMEOUT_SECONDS: Joi.number().min(0).max(3600),
+  OTEL_SERVICE_NAME: str,
+  OTEL_EXPORTER_OTLP_ENDPOINT: url,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url,
+  OTEL_TRACES_EXPORTER: str,
+}
+
+const SECRET_VARIABLES = new Set(['AUTH_ADMIN_PASSWORD', 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'LLM_CREDENTIALS', 'GEMINI_OAUTH_CLIENT_SECRET', 'GEMINI_API_KEY', 'MONGODB_URL'])
+
+function check (env: Record<string, string | undefined>): Record<string, any> {
+  const out: Record<string, any> = {}
+  for (const [name, schema] of Object.entries(SCHEMA)) {
+    const raw = env[name]
+    // An empty variable counts as unset: charts and compose files often render `NAME: ""`.
+    if (raw === undefined || raw.trim() === '') continue
+    const { value, error } = schema.validate(raw, { convert: true })
+    if (error) {
+      const shown = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '…' : raw)})`
+      const why = error.details[0].message.replace(/^"value" /, '')
+      throw new ConfigError(name, `Invalid configuration: ${name} ${why}${shown}`)
+    }
+    out[name] = value
+  }
+  return out
+}
+
+function first (v: Record<string, any>, ...names: string[]): any {
+  for (const name of names) if (v[name] !== undefined) return v[name]
+  return undefined
+}
+
+function parseCredentials (v: Record<string, any>): Record<string, unknown> | undefined {
+  const name = v.GEMINI_CREDENTIALS !== undefined ? 'GEMINI_CREDENTIALS' : 'LLM_CREDENTIALS'
+  const raw = v[name] as string | undefined
+  if (raw === undefined) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    throw new ConfigError(name, `Invalid configuration: ${name} must be OAuth credentials as a JSON object (it is not valid JSON)`)
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError(name, `Invalid configuration: ${name} must be OAuth credentials as a JSON object`)
+  }
+  return Object.freeze(parsed as Record<string, unknown>)
+}
+
+/** Reads and validates the environment; throws ConfigError (one line naming the variable) on a bad value. */
+export function loadConfig (env: Record<string, string | undefined>): GatewayConfig {
+  const v = check(env)
+  const debug: boolean = v.DEBUG ?? false
+  const geminiCredentials = parseCredentials(v)
+  const credentialsFile: string | undefined = first(v, 'GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS')
+  const geminiApiKey: string | undefined = v.GEMINI_API_KEY
+  const hasOAuth = geminiCredentials !== undefined || credentialsFile !== undefined
+  const geminiBackend: GeminiBackend | undefined = v.GEMINI_BACKEND ?? (hasOAuth ? 'code-assist' : geminiApiKey !== undefined ? 'gemini-api' : undefined)
+  if (geminiBackend === 'gemini-api' && geminiApiKey === undefined) {
+    throw new ConfigError('GEMINI_BACKEND', 'Invalid configuration: GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set')
+  }
+  if (geminiBackend === 'code-assist' && !hasOAuth) {
+    throw new ConfigError('GEMINI_BACKEND', 'Invalid configuration: GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS is set')
+  }
+  const port: number = v.PORT ?? 8888
+  if (v.METRICS_PORT !== undefined && v.METRICS_PORT !== 0 && v.METRICS_PORT === port) {
+    throw new ConfigError('METRICS_PORT', `Invalid configuration: METRICS_PORT must differ from PORT (both ${port})`)
+  }
+  const tracesExporter: string | undefined = v.OTEL_TRACES_EXPORTER
+  const tracingEnabled = tracesExporter !== undefined
+    ? tracesExporter.toLowerCase() !== 'none'
+    : v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+  const models: string | undefined = v.GEMINI_MODELS
+  const config: GatewayConfig = {
+    host: v.HOST ?? '0.0.0.0',
+    port,
+    mongodbUrl: v.MONGODB_URL,
+    mongodbDb: v.MONGODB_DB ?? 'gateway',
+    authDataFile: v.AUTH_DATA_FILE ?? (debug ? './data/auth-db.json' : undefined),
+    debug,
+    authAdminUsername: v.AUTH_ADMIN_USERNAME ?? 'system',
+    authAdminPassword: v.AUTH_ADMIN_PASSWORD,
+    authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? 3600,
+    proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
+    geminiCredentials,
+    credentialsFile,
+    projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
+    oauthClientId: v.GEMINI_OAUTH_CLIENT_ID,
+    oauthClientSecret: v.GEMINI_OAUTH_CLIENT_SECRET,
+    codeAssistEndpoint: (v.CODE_ASSIST_ENDPOINT ?? 'https://cloudcode-pa.googleapis.com').replace(/\/+$/, ''),
+    geminiApiKey,
+    geminiApiEndpoint: (v.GEMINI_API_ENDPOINT ?? 'https://generativelanguage.googleapis.com').replace(/\/+$/, ''),
+    geminiBackend,
+    geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
+    metricsPort: v.METRICS_PORT,
+    logLevel: v.LOG_LEVEL ?? (debug ? 'debug' : 'info'),
+    shutdownTimeoutSeconds: v.SHUTDOWN_TIMEOUT_SECONDS ?? 25,
+    otelServiceName: v.OTEL_SERVICE_NAME ?? 'gatehouse',
+    otelTracesExporter: tracesExporter,
+    tracingEnabled,
+  }
+  // Drop unset optionals so the frozen object prints cleanly.
+  for (const key of Object.keys(config) as Array<keyof GatewayConfig>) if (config[key] === undefined) delete (config as any)[key]
+  return Object.freeze(config)
+}

@@ -1,0 +1,78 @@
+// JSON logs with pino. Secrets are redacted at any depth (pino's own `redact` only takes fixed paths):
+// fields named like authorization, token, password, key, secret, credential or cookie, and
+// `?key=` / `?token=` query values and Bearer/Basic values inside any logged string.
+import { pino } from 'pino'
+import type { DestinationStream, Logger as PinoLogger } from 'pino'
+import type { LogLevel } from './config.ts'
+
+type LogFn = (objOrMsg: unknown, msg?: string) => void
+
+/** The logger shape lib takes: pino-compatible. */
+export interface Logger {
+  debug: LogFn
+  info: LogFn
+  warn: LogFn
+  error: LogFn
+}
+
+export const REDACTED = '[redacted]'
+
+const SECRET_FIELD = /authorization|token|passw|secret|credential|cookie|^key$|key$|[-_]key|^apikey/i
+const SECRET_QUERY = /([?&;](?:key|token|access_token|refresh_token|id_token|api_key|apikey|password|client_secret|code)=)[^&#\s"']*/gi
+const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g
+const MAX_DEPTH = 8
+
+function redactString (s: string): string {
+  if (s.includes('=') || s.includes('Bearer') || s.includes('Basic')) {
+    return s.replace(SECRET_QUERY, `$1${REDACTED}`).replace(SECRET_SCHEME, `$1 ${REDACTED}`)
+  }
+  return s
+}
+
+/** A copy of `value` with secrets replaced by `[redacted]`; the input is never changed. */
+export function redact (value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (typeof value === 'string') return redactString(value)
+  if (value === null || typeof value !== 'object') return value
+  if (depth >= MAX_DEPTH || seen.has(value)) return '[…]'
+  seen.add(value)
+  if (Array.isArray(value)) return value.map(v => redact(v, depth + 1, seen))
+  if (Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`
+  if (value instanceof Date) return value
+  const out: Record<string, unknown> = {}
+  if (value instanceof Error) {
+    // Errors from HTTP clients carry request configs (headers, bodies): copy them field by field.
+    out.type = value.name
+    out.message = redactString(value.message)
+    if (value.stack !== undefined) out.stack = redactString(value.stack)
+    if ('code' in value) out.code = (value as { code: unknown }).code
+    if (value.cause !== undefined) out.cause = redact(value.cause, depth + 1, seen)
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k in out) continue
+    out[k] = SECRET_FIELD.test(k) && v !== undefined && v !== null ? REDACTED : redact(v, depth + 1, seen)
+  }
+  return out
+}
+
+export interface LoggerOptions {
+  level: LogLevel
+  /** Where lines go. Default stdout. */
+  destination?: DestinationStream
+}
+
+export function createLogger (options: LoggerOptions): PinoLogger {
+  return pino({
+    level: options.level,
+    base: { service: 'gatehouse' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: label => ({ level: label }) },
+    // redact() has already turned errors into plain objects (type, message, stack, code, cause).
+    serializers: { err: (err: unknown) => err },
+    hooks: {
+      logMethod (args, method) {
+        const cleaned = (args as unknown[]).map(a => redact(a))
+        return method.apply(this, cleaned as Parameters<typeof method>)
+      },
+    },
+  }, options.destination ?? pino.destination({ dest: 1, sync: false }))
+}

@@ -1,0 +1,158 @@
+// Prometheus metrics (prom-client), on a registry of the gateway's own so two gateways in one process
+// (tests) never share counters. Every label has a bounded set of values: route templates, method names
+// from a fixed list, status classes, catalogue model names, store operation names. No user ids, no raw paths.
+import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
+import type { AuthEvent } from '../lib/auth/options.ts'
+import type { ProxyObserver } from '../lib/proxy/backend.ts'
+import type { StoreObserver } from '../lib/store/instrument-store.ts'
+
+export type { ProxyObserver }
+
+/** What the auth service reports through its onEvent option. */
+export type AuthObserver = (event: AuthEvent) => void
+
+export interface Metrics {
+  registry: Registry
+  /** Records one finished HTTP request. `route` is the template (`unmatched` when none). */
+  observeRequest (method: string, route: string, status: number, seconds: number): void
+  /** Given to createProxy({ observer }). */
+  proxy: ProxyObserver
+  /** Given to createAuthService({ onEvent }). */
+  auth: AuthObserver
+  /** Given to instrumentStore(store, observer). */
+  store: StoreObserver
+  /** The Prometheus text exposition. */
+  render (): Promise<{ contentType: string, body: string }>
+}
+
+export interface MetricsOptions {
+  /** Model base names used as label values; any other model counts as `other`. */
+  models: readonly string[]
+  /** Also collect the process and Node.js runtime metrics. Default true. */
+  defaultMetrics?: boolean
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+// Requests range from sub-millisecond probes to minute-long model streams.
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+export function statusClass (status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other'
+}
+
+export function createMetrics (options: MetricsOptions): Metrics {
+  const registry = new Registry()
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry })
+  const knownModels = new Set(options.models)
+
+  const requests = new Counter({
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status class',
+    labelNames: ['method', 'route', 'status_class'] as const,
+    registers: [registry],
+  })
+  const requestDuration = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its response (streams included)',
+    labelNames: ['method', 'route', 'status_class'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [registry],
+  })
+  const upstreamCalls = new Counter({
+    name: 'gatehouse_upstream_requests_total',
+    help: 'Upstream model API calls, by model base name and HTTP status (0: no answer)',
+    labelNames: ['model', 'status'] as const,
+    registers: [registry],
+  })
+  const upstreamDuration = new Histogram({
+    name: 'gatehouse_upstream_request_duration_seconds',
+    help: 'Upstream model API call duration until the response headers, by model base name and HTTP status',
+    labelNames: ['model', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [registry],
+  })
+  const streamChunks = new Counter({
+    name: 'gatehouse_stream_chunks_total',
+    help: 'Chunks (server-sent events) written to streaming clients',
+    registers: [registry],
+  })
+  const streamsOpened = new Counter({
+    name: 'gatehouse_streams_total',
+    help: 'Streaming responses opened',
+    registers: [registry],
+  })
+  const activeStreams = new Gauge({
+    name: 'gatehouse_active_streams',
+    help: 'Streaming responses currently open',
+    registers: [registry],
+  })
+  const sessions = new Counter({
+    name: 'gatehouse_sessions_total',
+    help: 'Session events: created, ended (logout, replaced, password change), expired',
+    labelNames: ['event'] as const,
+    registers: [registry],
+  })
+  const logins = new Counter({
+    name: 'gatehouse_logins_total',
+    help: 'Login outcomes: success, failure, lockout (refused by the failed-login limiter)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  })
+  const storeDuration = new Histogram({
+    name: 'gatehouse_store_operation_duration_seconds',
+    help: 'Store operation duration, by adapter, operation and outcome',
+    labelNames: ['adapter', 'operation', 'outcome'] as const,
+    buckets: STORE_BUCKETS,
+    registers: [registry],
+  })
+
+  // Zero-valued series from the start, so dashboards and alerts see them before the first event.
+  for (const event of ['created', 'ended', 'expired']) sessions.inc({ event }, 0)
+  for (const result of ['success', 'failure', 'lockout']) logins.inc({ result }, 0)
+
+  const modelLabel = (model: string): string => {
+    const base = model.replace(/^models\//, '')
+    return knownModels.has(base) ? base : 'other'
+  }
+  const upstreamStatus = (status: number): string => Number.isInteger(status) && status >= 100 && status < 600 ? String(status) : '0'
+
+  const AUTH_EVENTS: Record<AuthEvent, () => void> = {
+    session_created: () => sessions.inc({ event: 'created' }),
+    session_ended: () => sessions.inc({ event: 'ended' }),
+    session_expired: () => sessions.inc({ event: 'expired' }),
+    login_success: () => logins.inc({ result: 'success' }),
+    login_failure: () => logins.inc({ result: 'failure' }),
+    login_lockout: () => logins.inc({ result: 'lockout' }),
+  }
+
+  return {
+    registry,
+    observeRequest (method, route, status, seconds) {
+      const m = method.toUpperCase()
+      const labels = { method: METHODS.has(m) ? m : 'other', route, status_class: statusClass(status) }
+      requests.inc(labels)
+      requestDuration.observe(labels, seconds)
+    },
+    proxy: {
+      upstreamCall (model, status, seconds) {
+        const labels = { model: modelLabel(model), status: upstreamStatus(status) }
+        upstreamCalls.inc(labels)
+        upstreamDuration.observe(labels, seconds)
+      },
+      streamOpened () {
+        streamsOpened.inc()
+        activeStreams.inc()
+      },
+      streamClosed () { activeStreams.dec() },
+      streamChunk () { streamChunks.inc() },
+    },
+    auth: event => AUTH_EVENTS[event]?.(),
+    store (adapter, operation, seconds, ok) {
+      storeDuration.observe({ adapter, operation, outcome: ok ? 'ok' : 'error' }, seconds)
+    },
+    async render () {
+      return { contentType: registry.contentType, body: await registry.metrics() }
+    },
+  }
+}

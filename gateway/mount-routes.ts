@@ -1,0 +1,193 @@
+// Turns the library's route tables (lib/http/contract.ts) into Hapi routes.
+// Hapi hands the raw body over unparsed, so lib parses JSON itself and every host gives the same
+// errors; Hapi's own refusals (413, 415, 408, unknown paths) are rewritten into the route's error shape.
+import { Readable } from 'node:stream'
+import type { Server, Request, ResponseToolkit, ResponseObject, Lifecycle, RouteDefMethods, HTTP_METHODS } from '@hapi/hapi'
+import type { HandlerRequest, HandlerResponse, Route, StreamBody } from '../lib/http/contract.ts'
+import { isStreamBody } from '../lib/http/contract.ts'
+import { fail, isGatehouseError } from '../lib/errors.ts'
+import type { Logger } from './logger.ts'
+
+export interface MountOptions {
+  /** Prepended to every route path, e.g. `/v1/api`. Default none. */
+  prefix?: string
+  /**
+   * Unknown paths (or methods) under this path answer 404 (405) in this table's error shape.
+   * Default: the prefix, when there is one.
+   */
+  scope?: string
+  logger?: Logger
+}
+
+interface Scope {
+  path: string
+  errorResponse: Route['errorResponse']
+}
+
+/** What a mounted route carries in its Hapi settings, for the error extension. */
+export interface MountedRouteInfo {
+  route: Route
+}
+
+const scopesByServer = new WeakMap<Server, Scope[]>()
+const BODYLESS = new Set(['GET', 'HEAD'])
+const PROBE_METHODS: HTTP_METHODS[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+export function mountRoutes (server: Server, routes: readonly Route[], options: MountOptions = {}): void {
+  const prefix = (options.prefix ?? '').replace(/\/+$/, '')
+  const logger = options.logger
+  installErrorExtension(server)
+  for (const route of routes) {
+    const method = route.method.toUpperCase()
+    const info: MountedRouteInfo = { route }
+    server.route({
+      method: method as RouteDefMethods,
+      path: prefix + route.path,
+      options: {
+        app: { gatehouse: info },
+        // The body is read here, not by Hapi: Hapi destroys the socket when a chunked body passes maxBytes,
+        // and a client must get its 413. A declared content-length over the limit is still refused up front.
+        payload: BODYLESS.has(method) ? undefined : { parse: false, output: 'stream', maxBytes: route.maxBytes },
+        handler: routeHandler(route, logger),
+      },
+    })
+  }
+  const scopePath = (options.scope ?? prefix).replace(/\/+$/, '')
+  if (scopePath !== '' && routes.length > 0) {
+    const scopes = scopesByServer.get(server)!
+    scopes.push({ path: scopePath, errorResponse: routes[0].errorResponse })
+    // Longest first, so /v1/api wins over /v1.
+    scopes.sort((a, b) => b.path.length - a.path.length)
+  }
+}
+
+function routeHandler (route: Route, logger?: Logger): Lifecycle.Method {
+  return async (request: Request, h: ResponseToolkit) => {
+    let res: HandlerResponse
+    try {
+      const body = await readBody(request.payload, route.maxBytes)
+      res = await route.handler(toHandlerRequest(request, body))
+    } catch (err) {
+      // Catalogue errors are answers (the service logs its own operational trouble); anything else is a bug.
+      if (!isGatehouseError(err)) logger?.error({ err, route: route.path, method: request.method.toUpperCase() }, 'handler failed')
+      res = route.errorResponse(err)
+    }
+    return toHapiResponse(h, res, logger)
+  }
+}
+
+/** The whole body, or undefined when empty; PAYLOAD_TOO_LARGE past `maxBytes` (the rest is left for Node to discard). */
+async function readBody (payload: unknown, maxBytes: number): Promise<Buffer | undefined> {
+  if (!(payload instanceof Readable)) return undefined
+  const chunks: Buffer[] = []
+  let size = 0
+  try {
+    // Leaving the loop early must not destroy the request: that would cut the socket before the 413.
+    for await (const chunk of payload.iterator({ destroyOnReturn: false })) {
+      size += (chunk as Buffer).length
+      if (size > maxBytes) {
+        payload.resume()
+        throw fail('PAYLOAD_TOO_LARGE')
+      }
+      chunks.push(chunk as Buffer)
+    }
+  } catch (err) {
+    // A client that hangs up mid-body is not a server fault.
+    throw isGatehouseError(err) ? err : fail('INVALID_INPUT', 'The request body was cut off')
+  }
+  return size === 0 ? undefined : Buffer.concat(chunks, size)
+}
+
+function toHandlerRequest (request: Request, body: Buffer | undefined): HandlerRequest {
+  const controller = new AbortController()
+  const raw = request.raw
+  // 'close' also fires after a normal end; only an unfinished response means the client left.
+  raw.res.once('close', () => { if (!raw.res.writableFinished) controller.abort(new Error('client disconnected')) })
+  const headers: Record<string, string | undefined> = {}
+  for (const [name, value] of Object.entries(request.headers as Record<string, string | string[] | undefined>)) {
+    headers[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  const query: Record<string, string> = {}
+  for (const [name, value] of Object.entries(request.query as Record<string, string | string[]>)) {
+    const v = Array.isArray(value) ? value[0] : value
+    if (typeof v === 'string') query[name] = v
+  }
+  const params: Record<string, string> = {}
+  for (const [name, value] of Object.entries(request.params as Record<string, unknown>)) {
+    if (typeof value === 'string') params[name] = value
+  }
+  return {
+    method: request.method.toUpperCase(),
+    path: request.url.pathname,
+    params,
+    query,
+    headers,
+    body,
+    remoteAddress: request.info.remoteAddress,
+    signal: controller.signal,
+  }
+}
+
+async function * asBytes (body: StreamBody, logger?: Logger): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of body) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+      if (buf.length > 0) yield buf
+    }
+  } catch (err) {
+    // The status line is long gone: the client sees the response cut short, the log says why.
+    logger?.error({ err }, 'stream failed after its first bytes')
+    throw err
+  }
+}
+
+/** Writes a HandlerResponse through Hapi: JSON bodies serialised here (a bare string is JSON too), streams piped as they come. */
+export function toHapiResponse (h: ResponseToolkit, res: HandlerResponse, logger?: Logger): ResponseObject {
+  let response: ResponseObject
+  if (isStreamBody(res.body)) {
+    response = h.response(Readable.from(asBytes(res.body, logger), { objectMode: false }))
+    // Proxies such as nginx buffer by default; a stream must reach the client chunk by chunk.
+    response.header('x-accel-buffering', 'no')
+    response.header('cache-control', 'no-cache')
+  } else if (res.body === undefined) {
+    response = h.response()
+  } else {
+    response = h.response(JSON.stringify(res.body)).type('application/json; charset=utf-8')
+  }
+  response.code(res.status)
+  for (const [name, value] of Object.entries(res.headers ?? {})) response.header(name, value)
+  return response
+}
+
+function installErrorExtension (server: Server): void {
+  if (scopesByServer.has(server)) return
+  const scopes: Scope[] = []
+  scopesByServer.set(server, scopes)
+  server.ext('onPreResponse', (request, h) => {
+    const response = request.response
+    if (!('isBoom' in response) || !response.isBoom) return h.continue
+    const info = (request.route.settings.app as { gatehouse?: MountedRouteInfo } | undefined)?.gatehouse
+    if (info !== undefined) {
+      return toHapiResponse(h, info.route.errorResponse(frameworkError(response.output.statusCode, response.message)))
+    }
+    const status = response.output.statusCode
+    if (status !== 404) return h.continue
+    const path = request.path
+    const scope = scopes.find(s => path === s.path || path.startsWith(s.path + '/'))
+    if (scope === undefined) return h.continue
+    const other = PROBE_METHODS.some(m => m !== request.method.toUpperCase() && server.match(m, path) != null)
+    return toHapiResponse(h, scope.errorResponse(fail(other ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND')))
+  })
+}
+
+/** Maps Hapi's refusals of a request (before the handler ran) onto the error catalogue. */
+function frameworkError (status: number, message: string): unknown {
+  switch (status) {
+    case 413: return fail('PAYLOAD_TOO_LARGE')
+    case 415: return fail('UNSUPPORTED_MEDIA_TYPE')
+    case 408: return fail('REQUEST_TIMEOUT')
+    case 404: return fail('NOT_FOUND')
+    case 400: return /content-type/i.test(message) ? fail('UNSUPPORTED_MEDIA_TYPE') : fail('INVALID_INPUT', 'Malformed request body')
+  }
+  return status < 500 ? fail('INVALID_INPUT') : fail('INTERNAL')
+}

@@ -1,0 +1,219 @@
+// The gateway: one Hapi server mounting the library's route tables, plus probes, metrics, request logs,
+// request ids and graceful shutdown. Built from a validated config; never reads process.env.
+import { randomUUID } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Hapi from '@hapi/hapi'
+import type { Logger as PinoLogger } from 'pino'
+import type { Server, Request } from '@hapi/hapi'
+import type { Store } from '../lib/store/types.ts'
+import { instrumentStore } from '../lib/store/instrument-store.ts'
+import { DEFAULT_MODELS } from '../lib/proxy/model-catalog.ts'
+import type { GatewayConfig } from './config.ts'
+import { createLogger } from './logger.ts'
+import type { Logger } from './logger.ts'
+import { createMetrics } from './metrics.ts'
+import type { Metrics } from './metrics.ts'
+import { mountRoutes } from './mount-routes.ts'
+import { openStore } from './store.ts'
+import { createProbes } from './probes.ts'
+import type { ReadinessCheck } from './probes.ts'
+import { createServices } from './services.ts'
+import type { RouteTable, Services } from './services.ts'
+
+export interface GatewayOptions {
+  /** Where logs go. Default: a pino JSON logger on stdout at config.logLevel (see logger.ts). */
+  logger?: PinoLogger
+  /** A store to use instead of the one the config describes (tests). The gateway still closes it. */
+  store?: Store
+  /** Extra route tables mounted beside the services' (tests mount slow streams through this). Default none. */
+  extraRoutes?: readonly RouteTable[]
+}
+
+export interface Gateway {
+  server: Server
+  /** `http://host:port` once started (127.0.0.1 shown for a wildcard host). */
+  readonly url: string
+  /** Where /metrics is served: `${url}/metrics`, or on METRICS_PORT when set. */
+  readonly metricsUrl: string
+  logger: PinoLogger
+  metrics: Metrics
+  /** The store, instrumented for metrics. */
+  store: Store
+  /** Starts listening; resolves with the URL. */
+  start (): Promise<string>
+  /**
+   * Graceful stop: readiness turns 503 at once, the listener stops accepting, in-flight requests and streams
+   * get config.shutdownTimeoutSeconds, then the services and the store are flushed and closed. Idempotent.
+   */
+  stop (): Promise<void>
+}
+
+interface RequestState {
+  requestId?: string
+  remoteAddress?: string
+}
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
+
+export async function createGateway (config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel })
+  // The URL and a generated admin password must reach the operator even at LOG_LEVEL=warn or error.
+  const announce = config.logLevel === 'silent' ? logger : logger.child({}, { level: 'info' })
+  const metrics = createMetrics({ models: config.geminiModels ?? DEFAULT_MODELS })
+  const store = instrumentStore(options.store ?? await openStore(config, logger), metrics.store)
+  const server = Hapi.server({
+    host: config.host,
+    port: config.port,
+    // Streams must reach the client chunk by chunk; compression belongs to the ingress.
+    compression: false,
+    routes: { response: { emptyStatusCode: 200 } },
+    router: { stripTrailingSlash: false },
+  })
+  // Longer than the idle timeout of common load balancers (60 s), so they never reuse a closed connection.
+  server.listener.keepAliveTimeout = 65_000
+  server.listener.headersTimeout = 66_000
+
+  let draining = false
+  const checks: ReadinessCheck[] = [{ name: 'store', check: () => store.ping() }]
+  let services: Services | undefined
+  let metricsServer: http.Server | undefined
+
+  installRequestIds(server)
+  installRequestLog(server, logger, metrics)
+  mountRoutes(server, createProbes({ checks, isDraining: () => draining }).routes, { logger })
+  if (config.metricsPort === undefined) {
+    server.route({
+      method: 'GET',
+      path: '/metrics',
+      handler: async (_request, h) => {
+        const { contentType, body } = await metrics.render()
+        return h.response(body).type(contentType)
+      },
+    })
+  }
+
+  let url = ''
+  let metricsUrl = ''
+  let started = false
+  let stopping: Promise<void> | undefined
+
+  async function start (): Promise<string> {
+    if (started) return url
+    services = await createServices(config, { store, logger, metrics })
+    checks.push(...services.readiness)
+    for (const table of services.routeTables) mountRoutes(server, table.routes, { scope: table.scope, logger })
+    for (const table of options.extraRoutes ?? []) mountRoutes(server, table.routes, { scope: table.scope, logger })
+    await server.start()
+    started = true
+    url = displayUrl(config.host, server.info.port as number)
+    metricsUrl = `${url}/metrics`
+    if (config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer(config.host, config.metricsPort, metrics, logger)
+      metricsUrl = `${displayUrl(config.host, (metricsServer.address() as AddressInfo).port)}/metrics`
+    }
+    announce.info({ url, metricsUrl }, `Gatehouse listening on ${url}`)
+    if (services.generatedAdminPassword !== undefined) {
+      // Shown once, on the start that created the system user; only its argon2 hash is stored.
+      announce.warn({ username: config.authAdminUsername }, `Created system user "${config.authAdminUsername}" with generated password: ${services.generatedAdminPassword}`)
+    }
+    return url
+  }
+
+  async function stop (): Promise<void> {
+    stopping ??= (async () => {
+      draining = true
+      if (started) {
+        logger.info({ timeoutSeconds: config.shutdownTimeoutSeconds }, 'shutting down: draining in-flight requests')
+        await server.stop({ timeout: config.shutdownTimeoutSeconds * 1000 })
+      }
+      await services?.close()
+      if (metricsServer !== undefined) await new Promise(resolve => metricsServer!.close(resolve))
+      await store.flush()
+      await store.close()
+      logger.info('stopped')
+    })()
+    return stopping
+  }
+
+  return {
+    server,
+    get url () { return url },
+    get metricsUrl () { return metricsUrl },
+    logger,
+    metrics,
+    store,
+    start,
+    stop,
+  }
+}
+
+function displayUrl (host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`
+}
+
+/** /metrics alone on its own port (METRICS_PORT), so it can stay inside the cluster network. */
+async function startMetricsServer (host: string, port: number, metrics: Metrics, logger: Logger): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"Not found"}')
+      return
+    }
+    metrics.render().then(({ contentType, body }) => {
+      res.writeHead(200, { 'content-type': contentType }).end(req.method === 'HEAD' ? undefined : body)
+    }, (err: unknown) => {
+      logger.error({ err }, 'metrics rendering failed')
+      res.writeHead(500).end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => { server.off('error', reject); resolve() })
+  })
+  return server
+}
+
+function installRequestIds (server: Server): void {
+  server.ext('onRequest', (request, h) => {
+    const given = request.headers['x-request-id']
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    const app = request.app as RequestState
+    app.requestId = id
+    // Read now: once the socket is gone Hapi's remoteAddress getter throws.
+    app.remoteAddress = request.info.remoteAddress
+    // Set on the raw response so it survives any later replacement of the Hapi response object.
+    request.raw.res.setHeader('x-request-id', id)
+    return h.continue
+  })
+}
+
+/** The route template for logs and metrics: never the raw path (unbounded, may carry ids). */
+function routeTemplate (request: Request): string {
+  return (request.route.method as string) === '_special' ? 'unmatched' : request.route.path
+}
+
+function installRequestLog (server: Server, logger: Logger, metrics: Metrics): void {
+  server.events.on('response', (request) => {
+    const response = request.response as { statusCode?: number, output?: { statusCode: number } } | null
+    const status = response?.statusCode ?? response?.output?.statusCode ?? 0
+    const seconds = (Date.now() - request.info.received) / 1000
+    const route = routeTemplate(request)
+    const method = request.method.toUpperCase()
+    metrics.observeRequest(method, route, status, seconds)
+    const aborted = !request.raw.res.writableFinished
+    const entry = {
+      reqId: (request.app as RequestState).requestId,
+      method,
+      route,
+      url: request.url.pathname + request.url.search,
+      status,
+      durationMs: Math.round(seconds * 10000) / 10,
+      remoteAddress: (request.app as RequestState).remoteAddress,
+      ...(aborted ? { aborted: true } : {}),
+    }
+    if (status >= 500) logger.error(entry, 'request')
+    else logger.info(entry, 'request')
+  })
+}

@@ -1,0 +1,89 @@
+// Builds the library's services from the config and hands the gateway their route tables,
+// readiness checks and a close() for shutdown.
+import type { Route } from '../lib/http/contract.ts'
+import type { Store } from '../lib/store/types.ts'
+import { createAuthService } from '../lib/auth/service.ts'
+import { createProxy } from '../lib/proxy/create-proxy.ts'
+import type { BackendOptions } from '../lib/proxy/create-backend.ts'
+import type { GatewayConfig } from './config.ts'
+import type { Logger } from './logger.ts'
+import type { Metrics } from './metrics.ts'
+import type { ReadinessCheck } from './probes.ts'
+
+export interface RouteTable {
+  routes: readonly Route[]
+  /** Unknown paths under this prefix answer in the table's error shape. Default: none. */
+  scope?: string
+}
+
+export interface Services {
+  routeTables: RouteTable[]
+  readiness: ReadinessCheck[]
+  /** Set when this start created the system user with a generated password (logged once). */
+  generatedAdminPassword?: string
+  close (): Promise<void>
+}
+
+export interface ServiceDeps {
+  store: Store
+  logger: Logger
+  metrics: Metrics
+}
+
+/** The upstream part of the config, in createProxy's terms; undefined when no upstream is configured. */
+export function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
+  if (config.geminiBackend === undefined) return undefined
+  return {
+    backend: config.geminiBackend,
+    credentials: config.geminiCredentials,
+    credentialsFile: config.credentialsFile,
+    oauthClientId: config.oauthClientId,
+    oauthClientSecret: config.oauthClientSecret,
+    projectId: config.projectId,
+    codeAssistEndpoint: config.codeAssistEndpoint,
+    apiKey: config.geminiApiKey,
+    geminiApiEndpoint: config.geminiApiEndpoint,
+  }
+}
+
+export async function createServices (config: GatewayConfig, deps: ServiceDeps): Promise<Services> {
+  const { store, logger, metrics } = deps
+  const auth = createAuthService({
+    store,
+    basePath: '/v1/api',
+    sessionTtlSeconds: config.authSessionTtlSeconds,
+    adminUsername: config.authAdminUsername,
+    adminPassword: config.authAdminPassword,
+    logger,
+    onEvent: metrics.auth,
+  })
+  const system = await auth.ensureSystemUser()
+
+  const upstream = upstreamOptions(config)
+  const proxy = createProxy({
+    password: config.proxyPassword,
+    upstream,
+    models: config.geminiModels,
+    logger,
+    observer: metrics.proxy,
+  })
+  if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: the proxy routes answer 503')
+
+  const readiness: ReadinessCheck[] = []
+  // Without an upstream the proxy only answers 503 by design; that must not keep the accounts service unready.
+  if (upstream !== undefined) readiness.push({ name: 'upstream', timeoutMs: 10_000, check: () => proxy.ready() })
+
+  // Unknown paths under /v1/api answer in the accounts shape; any other unknown /v1 path in the
+  // chat-completions shape (the proxy's first route is chat completions); /v1beta/* is the proxy's own wildcard.
+  return {
+    routeTables: [
+      { routes: auth.routes, scope: '/v1/api' },
+      { routes: proxy.routes, scope: '/v1' },
+    ],
+    readiness,
+    generatedAdminPassword: system.generatedPassword,
+    async close () {
+      await Promise.allSettled([auth.close(), proxy.close()])
+    },
+  }
+}

@@ -1,0 +1,54 @@
+// Loaded with `node --import` before any other module (package.json "start"), so the instrumentations can
+// patch http, Hapi, undici and mongodb before they load. Tracing starts only when configured:
+// OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) or OTEL_TRACES_EXPORTER set. The other standard
+// OTEL_* variables (headers, sampler, batch delays) are read by the SDK itself.
+import { createRequire } from 'node:module'
+import type { NodeSDK } from '@opentelemetry/sdk-node'
+import { loadConfig } from './config.ts'
+import type { GatewayConfig } from './config.ts'
+
+let sdk: NodeSDK | undefined
+
+function tracingConfig (): GatewayConfig | undefined {
+  try {
+    return loadConfig(process.env)
+  } catch {
+    // main.ts reports a bad configuration in one line; tracing just stays off.
+    return undefined
+  }
+}
+
+const config = tracingConfig()
+if (config?.tracingEnabled === true) {
+  const { NodeSDK } = await import('@opentelemetry/sdk-node')
+  const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http')
+  const { HapiInstrumentation } = await import('@opentelemetry/instrumentation-hapi')
+  const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici')
+  const { MongoDBInstrumentation } = await import('@opentelemetry/instrumentation-mongodb')
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
+  sdk = new NodeSDK({
+    serviceName: config.otelServiceName,
+    // With only an endpoint given, OTLP/HTTP in JSON (every collector accepts it on 4318); an explicit
+    // OTEL_TRACES_EXPORTER lets the SDK choose the exporter and protocol from the OTEL_* variables.
+    traceExporter: config.otelTracesExporter === undefined ? new OTLPTraceExporter() : undefined,
+    instrumentations: [
+      new HttpInstrumentation({
+        // Probes and scrapes every few seconds would drown the traces that matter.
+        ignoreIncomingRequestHook: req => /^\/(livez|readyz|health|metrics)(\?|$)/.test(req.url ?? ''),
+      }),
+      new HapiInstrumentation(),
+      new UndiciInstrumentation(),
+      new MongoDBInstrumentation(),
+    ],
+  })
+  sdk.start()
+  // The instrumentations hook CommonJS require(), but the gateway imports Hapi as ESM, which bypasses that
+  // hook. Requiring it once here lets the Hapi instrumentation patch the module object that the ESM import
+  // then shares from the CommonJS cache. (MongoDB is patched through its internal requires.)
+  createRequire(import.meta.url)('@hapi/hapi')
+}
+
+/** Exports the spans still buffered; called by main.ts before the process exits. */
+export async function shutdownTracing (): Promise<void> {
+  await sdk?.shutdown()
+}

@@ -1,0 +1,198 @@
+import t from 'tap'
+import { loadConfig, ConfigError } from '../../gateway/config.ts'
+import { spawnGateway, NODE, ROOT } from '../support/gateway.ts'
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+
+t.test('with no environment every default of contract.md applies', async t => {
+  const c = loadConfig({})
+  t.match(c, {
+    host: '0.0.0.0',
+    port: 8888,
+    mongodbDb: 'gateway',
+    debug: false,
+    authAdminUsername: 'system',
+    authSessionTtlSeconds: 3600,
+    codeAssistEndpoint: 'https://cloudcode-pa.googleapis.com',
+    geminiApiEndpoint: 'https://generativelanguage.googleapis.com',
+    logLevel: 'info',
+    shutdownTimeoutSeconds: 25,
+    otelServiceName: 'gatehouse',
+    tracingEnabled: false,
+  })
+  for (const unset of ['mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels']) {
+    t.notOk(unset in c, `${unset} unset`)
+  }
+  t.ok(Object.isFrozen(c), 'frozen')
+})
+
+t.test('every variable is read into its field', async t => {
+  const c = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '7860',
+    MONGODB_URL: 'mongodb://db:27017',
+    MONGODB_DB: 'gh',
+    AUTH_DATA_FILE: '/data/auth.json',
+    DEBUG: 'true',
+    AUTH_ADMIN_USERNAME: 'root_admin',
+    AUTH_ADMIN_PASSWORD: 'admin-password',
+    AUTH_SESSION_TTL_SECONDS: '60',
+    GEMINI_AUTH_PASSWORD: 'proxy-pass',
+    GEMINI_CREDENTIALS: '{"refresh_token":"r"}',
+    GOOGLE_APPLICATION_CREDENTIALS: '/creds.json',
+    GOOGLE_CLOUD_PROJECT: 'proj',
+    GEMINI_OAUTH_CLIENT_ID: 'cid',
+    GEMINI_OAUTH_CLIENT_SECRET: 'csecret',
+    CODE_ASSIST_ENDPOINT: 'http://127.0.0.1:1234/',
+    GEMINI_API_KEY: 'key',
+    GEMINI_API_ENDPOINT: 'http://127.0.0.1:5678',
+    GEMINI_BACKEND: 'gemini-api',
+    GEMINI_MODELS: 'gemini-2.5-pro, gemini-2.5-flash',
+    METRICS_PORT: '9464',
+    LOG_LEVEL: 'warn',
+    SHUTDOWN_TIMEOUT_SECONDS: '5',
+    OTEL_SERVICE_NAME: 'gh-test',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+  })
+  t.match(c, {
+    host: '127.0.0.1',
+    port: 7860,
+    mongodbUrl: 'mongodb://db:27017',
+    mongodbDb: 'gh',
+    authDataFile: '/data/auth.json',
+    debug: true,
+    authAdminUsername: 'root_admin',
+    authAdminPassword: 'admin-password',
+    authSessionTtlSeconds: 60,
+    proxyPassword: 'proxy-pass',
+    geminiCredentials: { refresh_token: 'r' },
+    credentialsFile: '/creds.json',
+    projectId: 'proj',
+    oauthClientId: 'cid',
+    oauthClientSecret: 'csecret',
+    codeAssistEndpoint: 'http://127.0.0.1:1234',
+    geminiApiKey: 'key',
+    geminiApiEndpoint: 'http://127.0.0.1:5678',
+    geminiBackend: 'gemini-api',
+    metricsPort: 9464,
+    logLevel: 'warn',
+    shutdownTimeoutSeconds: 5,
+    otelServiceName: 'gh-test',
+    tracingEnabled: true,
+  })
+  t.same(c.geminiModels, ['gemini-2.5-pro', 'gemini-2.5-flash'])
+})
+
+t.test('the neutral aliases are accepted, the real names win over them', async t => {
+  const aliases = loadConfig({
+    LLM_AUTH_PASSWORD: 'p1',
+    LLM_CREDENTIALS: '{"a":1}',
+    PLATFORM_APPLICATION_CREDENTIALS: '/f',
+    PLATFORM_CLOUD_PROJECT: 'proj-a',
+  })
+  t.match(aliases, { proxyPassword: 'p1', geminiCredentials: { a: 1 }, credentialsFile: '/f', projectId: 'proj-a' })
+  for (const name of ['PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID']) {
+    t.equal(loadConfig({ [name]: 'p' }).projectId, 'p', name)
+  }
+  const both = loadConfig({ GEMINI_AUTH_PASSWORD: 'real', LLM_AUTH_PASSWORD: 'alias', GOOGLE_CLOUD_PROJECT: 'g', LLM_PROJECT_ID: 'l' })
+  t.equal(both.proxyPassword, 'real')
+  t.equal(both.projectId, 'g')
+})
+
+t.test('derived defaults: backend from the credentials given, debug mode saves to ./data and logs at debug', async t => {
+  t.equal(loadConfig({ GEMINI_CREDENTIALS: '{}' }).geminiBackend, 'code-assist')
+  t.equal(loadConfig({ GOOGLE_APPLICATION_CREDENTIALS: '/x' }).geminiBackend, 'code-assist')
+  t.equal(loadConfig({ GEMINI_API_KEY: 'k' }).geminiBackend, 'gemini-api')
+  t.equal(loadConfig({ GEMINI_API_KEY: 'k', GEMINI_CREDENTIALS: '{}' }).geminiBackend, 'code-assist')
+  t.match(loadConfig({ DEBUG: 'true' }), { authDataFile: './data/auth-db.json', logLevel: 'debug' })
+  t.match(loadConfig({ DEBUG: '1', LOG_LEVEL: 'info' }), { logLevel: 'info' })
+  t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).tracingEnabled, true)
+  t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).tracingEnabled, false)
+})
+
+t.test('an empty variable counts as unset', async t => {
+  t.equal(loadConfig({ PORT: '', GEMINI_AUTH_PASSWORD: '' }).port, 8888)
+  t.notOk('proxyPassword' in loadConfig({ GEMINI_AUTH_PASSWORD: '' }))
+})
+
+const BAD: Array<[Record<string, string>, string]> = [
+  [{ PORT: 'eighty' }, 'PORT'],
+  [{ PORT: '70000' }, 'PORT'],
+  [{ METRICS_PORT: '-1' }, 'METRICS_PORT'],
+  [{ PORT: '9000', METRICS_PORT: '9000' }, 'METRICS_PORT'],
+  [{ HOST: 'not a host!' }, 'HOST'],
+  [{ DEBUG: 'maybe' }, 'DEBUG'],
+  [{ MONGODB_URL: 'http://db' }, 'MONGODB_URL'],
+  [{ MONGODB_DB: 'a/b' }, 'MONGODB_DB'],
+  [{ AUTH_SESSION_TTL_SECONDS: '0' }, 'AUTH_SESSION_TTL_SECONDS'],
+  [{ AUTH_SESSION_TTL_SECONDS: '1.5' }, 'AUTH_SESSION_TTL_SECONDS'],
+  [{ AUTH_ADMIN_USERNAME: 'x' }, 'AUTH_ADMIN_USERNAME'],
+  [{ AUTH_ADMIN_PASSWORD: 'short' }, 'AUTH_ADMIN_PASSWORD'],
+  [{ GEMINI_CREDENTIALS: '{not json' }, 'GEMINI_CREDENTIALS'],
+  [{ LLM_CREDENTIALS: '[1,2]' }, 'LLM_CREDENTIALS'],
+  [{ CODE_ASSIST_ENDPOINT: 'ftp://x' }, 'CODE_ASSIST_ENDPOINT'],
+  [{ GEMINI_API_ENDPOINT: 'nope' }, 'GEMINI_API_ENDPOINT'],
+  [{ GEMINI_BACKEND: 'openai' }, 'GEMINI_BACKEND'],
+  [{ GEMINI_BACKEND: 'gemini-api' }, 'GEMINI_BACKEND'],
+  [{ GEMINI_BACKEND: 'code-assist', GEMINI_API_KEY: 'k' }, 'GEMINI_BACKEND'],
+  [{ GEMINI_MODELS: 'a b' }, 'GEMINI_MODELS'],
+  [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  [{ SHUTDOWN_TIMEOUT_SECONDS: 'soon' }, 'SHUTDOWN_TIMEOUT_SECONDS'],
+  [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+]
+
+t.test('a bad value is refused with one line naming the variable', async t => {
+  for (const [env, variable] of BAD) {
+    const err = (() => { try { loadConfig(env); return undefined } catch (e) { return e } })()
+    t.ok(err instanceof ConfigError, `${JSON.stringify(env)} refused`)
+    const { message } = err as ConfigError
+    t.equal((err as ConfigError).variable, variable)
+    t.match(message, new RegExp(`^Invalid configuration: ${variable} `), message)
+    t.notMatch(message, /\n/, 'one line')
+  }
+})
+
+t.test('a refused secret is not echoed back', async t => {
+  for (const env of [{ GEMINI_CREDENTIALS: '{"refresh_token":"very-secret' }, { AUTH_ADMIN_PASSWORD: 'sh0rt' }]) {
+    const err = (() => { try { loadConfig(env); return undefined } catch (e) { return e as Error } })()
+    t.notMatch(err?.message ?? '', /very-secret|sh0rt/)
+  }
+})
+
+async function runMain (env: Record<string, string>): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(NODE, ['--import', path.join(ROOT, 'gateway/tracing.ts'), path.join(ROOT, 'gateway/main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+  const code = await new Promise<number | null>(resolve => child.on('exit', c => resolve(c)))
+  return { code, stdout, stderr }
+}
+
+t.test('npm start with a bad value prints one line naming the variable and exits 1', async t => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ LOG_LEVEL: 'chatty' }, 'LOG_LEVEL'],
+    [{ GEMINI_CREDENTIALS: 'not-json' }, 'GEMINI_CREDENTIALS'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'nowhere', OTEL_SERVICE_NAME: 'x' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+  ]
+  await Promise.all(cases.map(async ([env, variable]) => {
+    const { code, stdout, stderr } = await runMain(env)
+    t.equal(code, 1, `${variable}: exit code 1`)
+    t.equal(stdout, '', `${variable}: nothing started`)
+    const lines = stderr.trim().split('\n')
+    t.equal(lines.length, 1, `${variable}: one line`)
+    t.match(lines[0], new RegExp(`^Invalid configuration: ${variable} `))
+  }))
+})
+
+t.test('npm start with a good configuration prints its URL', async t => {
+  const gw = await spawnGateway({ LOG_LEVEL: 'error', AUTH_ADMIN_PASSWORD: 'admin-password' })
+  t.teardown(() => gw.stop('SIGKILL'))
+  t.match(gw.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  const res = await fetch(gw.url + '/health')
+  t.same(await res.json(), { status: 'healthy', service: 'gatehouse' })
+})

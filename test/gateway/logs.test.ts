@@ -1,0 +1,123 @@
+import t from 'tap'
+import { Writable } from 'node:stream'
+import { startGateway } from '../support/gateway.ts'
+import { startFakeUpstream } from '../support/fake-upstream.ts'
+import { authClient } from '../support/auth-client.ts'
+import { createLogger, redact, REDACTED } from '../../gateway/logger.ts'
+
+const ADMIN = { AUTH_ADMIN_USERNAME: 'log_admin', AUTH_ADMIN_PASSWORD: 'admin-password-not-in-logs' }
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+t.test('every request is one JSON line with request id, method, route template, status and duration', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const res = await fetch(gw.url + '/v1/api/auth/get-user-id?username=log_admin')
+  t.equal(res.status, 200)
+  await res.text()
+  const lines = gw.logs.filter(l => l.msg === 'request')
+  t.equal(lines.length, 1)
+  t.match(lines[0], {
+    level: 'info',
+    method: 'GET',
+    route: '/v1/api/auth/get-user-id',
+    status: 200,
+    durationMs: Number,
+    reqId: UUID,
+    time: String,
+  })
+  t.equal(lines[0].reqId, res.headers.get('x-request-id'), 'the generated id is echoed')
+})
+
+t.test('an x-request-id from the client is kept, logged and echoed; a malformed one is replaced', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const kept = await fetch(gw.url + '/health', { headers: { 'x-request-id': 'trace-abc.123' } })
+  t.equal(kept.headers.get('x-request-id'), 'trace-abc.123')
+  await kept.text()
+  const bad = await fetch(gw.url + '/health', { headers: { 'x-request-id': 'has spaces and "quotes"' } })
+  t.match(bad.headers.get('x-request-id'), UUID)
+  await bad.text()
+  const ids = gw.logs.filter(l => l.msg === 'request').map(l => l.reqId)
+  t.same(ids, ['trace-abc.123', bad.headers.get('x-request-id')])
+})
+
+t.test('error responses and unknown paths carry the request id too', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  for (const [path, init] of [['/nowhere', {}], ['/v1/api/auth/signup', { method: 'POST', body: '{bad', headers: { 'content-type': 'application/json' } }]] as const) {
+    const res = await fetch(gw.url + path, { ...init, headers: { ...init.headers, 'x-request-id': `id-${path.length}` } })
+    t.equal(res.headers.get('x-request-id'), `id-${path.length}`, path)
+    await res.text()
+  }
+  t.same(gw.logs.filter(l => l.msg === 'request').map(l => [l.route, l.status]), [['unmatched', 404], ['/v1/api/auth/signup', 400]])
+})
+
+t.test('passwords, tokens and keys never reach the log, whatever the route', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const gw = await startGateway({ ...ADMIN, LOG_LEVEL: 'debug', GEMINI_AUTH_PASSWORD: 'proxy-password-secret', GEMINI_API_KEY: 'upstream-key-secret', GEMINI_API_ENDPOINT: fake.url })
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  await api.signup('log_user', 'user-password-secret')
+  const login = await api.login('log_user', 'user-password-secret')
+  const token: string = login.body.access_token
+  await api.validate(login.body.user_id, token)
+  await api.call('GET', '/auth/validate', { query: { user_id: login.body.user_id, token } })
+  await api.login('log_user', 'wrong-password-secret')
+  const chat = JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }] })
+  await (await fetch(gw.url + '/v1/chat/completions', { method: 'POST', body: chat, headers: { authorization: 'Bearer proxy-password-secret', 'content-type': 'application/json' } })).text()
+  await (await fetch(gw.url + '/v1beta/models/gemini-2.5-pro:generateContent?key=proxy-password-secret', { method: 'POST', body: '{"contents":[{"parts":[{"text":"hi"}]}]}', headers: { 'content-type': 'application/json' } })).text()
+  await (await fetch(gw.url + '/v1/models?token=some-token-secret&x=1')).text()
+
+  const all = JSON.stringify(gw.logs)
+  for (const secret of ['admin-password-not-in-logs', 'user-password-secret', 'wrong-password-secret', token, 'proxy-password-secret', 'upstream-key-secret', 'some-token-secret']) {
+    t.notOk(all.includes(secret), `${secret.slice(0, 12)}… is not logged`)
+  }
+  const urls = gw.logs.filter(l => l.msg === 'request').map(l => l.url as string)
+  t.ok(urls.includes(`/v1beta/models/gemini-2.5-pro:generateContent?key=${REDACTED}`), '?key= is redacted in the logged URL')
+  t.ok(urls.includes(`/v1/models?token=${REDACTED}&x=1`), '?token= is redacted, other parameters kept')
+  t.ok(urls.some(u => u.startsWith('/v1/api/auth/validate?') && u.includes(`token=${REDACTED}`)))
+})
+
+t.test('secret fields are redacted at any depth in anything logged', async t => {
+  const lines: string[] = []
+  const sink = new Writable({ write (chunk: Buffer, _e, done) { lines.push(chunk.toString()); done() } })
+  const logger = createLogger({ level: 'info', destination: sink })
+  const err = Object.assign(new Error('upstream said no to https://x/y?key=abc123'), {
+    config: { headers: { Authorization: 'Bearer ya29.secret-access', 'x-goog-api-key': 'AIzaSecret' }, data: { refresh_token: 'rt-secret' } },
+  })
+  logger.error({ err, request: { headers: { authorization: 'Basic dXNlcjpwYXNz', cookie: 'sid=1' }, body: { username: 'u', password: 'pw-secret', nested: [{ token: 't-secret', apiKey: 'k1', client_secret: 'cs' }] } } }, 'failed with Bearer abc.def-ghi')
+  logger.info('plain message with ?token=tok-secret&ok=1')
+  await new Promise(resolve => setTimeout(resolve, 50))
+  const out = lines.join('')
+  for (const secret of ['ya29.secret-access', 'AIzaSecret', 'rt-secret', 'dXNlcjpwYXNz', 'sid=1', 'pw-secret', 't-secret', 'k1', '"cs"', 'abc123', 'abc.def-ghi', 'tok-secret']) {
+    t.notOk(out.includes(secret), `${secret} redacted`)
+  }
+  t.match(out, /"username":"u"/, 'ordinary fields kept')
+  t.match(out, /ok=1/)
+  t.match(out, /upstream said no/, 'error message kept')
+})
+
+t.test('redact() is a pure copy: table of inputs and outputs', async t => {
+  const cases: Array<[unknown, unknown]> = [
+    ['no secrets here', 'no secrets here'],
+    ['/path?key=abc&b=2', `/path?key=${REDACTED}&b=2`],
+    ['https://h/p?a=1&access_token=xyz', `https://h/p?a=1&access_token=${REDACTED}`],
+    ['Authorization: Bearer abc', `Authorization: Bearer ${REDACTED}`],
+    [{ password: 'p', user: 'x' }, { password: REDACTED, user: 'x' }],
+    [{ headers: { 'x-vendor-api-key': 'k', 'content-type': 'a' } }, { headers: { 'x-vendor-api-key': REDACTED, 'content-type': 'a' } }],
+    [{ GEMINI_CREDENTIALS: '{}', credentialsFile: '/f' }, { GEMINI_CREDENTIALS: REDACTED, credentialsFile: REDACTED }],
+    [{ tokenHash: 'h', passwordHash: 'h2' }, { tokenHash: REDACTED, passwordHash: REDACTED }],
+    [[1, { key: 'k' }], [1, { key: REDACTED }]],
+    [42, 42],
+    [null, null],
+  ]
+  for (const [input, output] of cases) {
+    const before = JSON.stringify(input)
+    t.same(redact(input), output, JSON.stringify(input))
+    t.equal(JSON.stringify(input), before, 'input unchanged')
+  }
+  const cyclic: Record<string, unknown> = { a: 1 }
+  cyclic.self = cyclic
+  t.same(redact(cyclic), { a: 1, self: '[…]' }, 'cycles do not loop')
+})

@@ -1,0 +1,158 @@
+import t from 'tap'
+import { startGateway } from '../support/gateway.ts'
+import { startFakeUpstream, streamReply, geminiResponse } from '../support/fake-upstream.ts'
+import { authClient } from '../support/auth-client.ts'
+
+const ADMIN = { AUTH_ADMIN_USERNAME: 'metrics_admin', AUTH_ADMIN_PASSWORD: 'admin-password' }
+
+/** Sample value of `name{labels}` in Prometheus text, matching the given labels (others ignored). */
+function sample (text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  let total: number | undefined
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (m === null || m[1] !== name) continue
+    const have: Record<string, string> = {}
+    for (const pair of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) have[pair[1]] = pair[2]
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total = (total ?? 0) + Number(m[3])
+  }
+  return total
+}
+
+function labelValues (text: string, label: string): Set<string> {
+  const out = new Set<string>()
+  for (const m of text.matchAll(new RegExp(`[{,]${label}="([^"]*)"`, 'g'))) out.add(m[1])
+  return out
+}
+
+async function scrape (url: string): Promise<string> {
+  const res = await fetch(url)
+  if (res.status !== 200) throw new Error(`scrape answered ${res.status}`)
+  return await res.text()
+}
+
+t.test('/metrics serves Prometheus text with the default process metrics', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const res = await fetch(gw.url + '/metrics')
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
+  const text = await res.text()
+  for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    t.ok(sample(text, name) !== undefined, name)
+  }
+})
+
+t.test('requests are counted and timed by method, route template and status class, never by raw path', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  t.equal((await api.signup('metric_user', 'password123')).status, 201)
+  const login = await api.login('metric_user', 'password123')
+  const userId: string = login.body.user_id
+  await api.validate(userId, login.body.access_token)
+  await api.validate(userId, 'wrong-token')
+  const admin = await api.login('metrics_admin', 'admin-password', 'console/1')
+  const adminQuery = { admin_id: admin.body.user_id, token: admin.body.access_token }
+  t.equal((await api.call('GET', `/admin/user/${userId}`, { query: adminQuery, headers: { 'user-agent': 'console/1' } })).status, 200)
+  await fetch(gw.url + `/no/such/path/${userId}`)
+  await fetch(gw.url + '/v1/api/unknown-route')
+
+  const text = await scrape(gw.url + '/metrics')
+  t.equal(sample(text, 'gatehouse_http_requests_total', { method: 'POST', route: '/v1/api/auth/signup', status_class: '2xx' }), 1)
+  t.equal(sample(text, 'gatehouse_http_requests_total', { method: 'POST', route: '/v1/api/auth/login', status_class: '2xx' }), 2)
+  t.equal(sample(text, 'gatehouse_http_requests_total', { route: '/v1/api/auth/validate', status_class: '4xx' }), 1)
+  t.equal(sample(text, 'gatehouse_http_requests_total', { method: 'GET', route: '/v1/api/admin/user/{user_id}', status_class: '2xx' }), 1)
+  t.equal(sample(text, 'gatehouse_http_requests_total', { route: 'unmatched', status_class: '4xx' }), 2)
+  t.equal(sample(text, 'gatehouse_http_request_duration_seconds_count', { method: 'POST', route: '/v1/api/auth/signup', status_class: '2xx' }), 1)
+  t.ok((sample(text, 'gatehouse_http_request_duration_seconds_sum', { route: '/v1/api/auth/login' }) ?? 0) > 0, 'durations recorded')
+  t.notMatch(text, userId, 'no user id anywhere in the metrics')
+  t.notMatch(text, /no\/such\/path/, 'no raw path')
+  for (const route of labelValues(text, 'route')) t.ok(route === 'unmatched' || route.startsWith('/'), `route label ${route} is a template`)
+})
+
+t.test('sessions created/ended/expired and login successes/failures/lockouts are counted', async t => {
+  const gw = await startGateway({ ...ADMIN, AUTH_SESSION_TTL_SECONDS: '1' })
+  t.teardown(gw.close)
+  const before = await scrape(gw.url + '/metrics')
+  for (const event of ['created', 'ended', 'expired']) t.equal(sample(before, 'gatehouse_sessions_total', { event }), 0, `${event} starts at 0`)
+  for (const result of ['success', 'failure', 'lockout']) t.equal(sample(before, 'gatehouse_logins_total', { result }), 0, `${result} starts at 0`)
+
+  const api = authClient(gw.url + '/v1/api')
+  await api.signup('counted', 'password123')
+  const first = await api.login('counted', 'password123')
+  await api.logout(first.body.user_id, first.body.access_token)
+  const second = await api.login('counted', 'password123')
+  for (let i = 0; i < 6; i++) await api.login('counted', 'wrong-password')
+  await new Promise(resolve => setTimeout(resolve, 1100))
+  await api.validate(second.body.user_id, second.body.access_token)
+
+  const text = await scrape(gw.url + '/metrics')
+  t.equal(sample(text, 'gatehouse_sessions_total', { event: 'created' }), 2)
+  t.equal(sample(text, 'gatehouse_sessions_total', { event: 'ended' }), 1)
+  t.equal(sample(text, 'gatehouse_sessions_total', { event: 'expired' }), 1)
+  t.equal(sample(text, 'gatehouse_logins_total', { result: 'success' }), 2)
+  t.ok((sample(text, 'gatehouse_logins_total', { result: 'failure' }) ?? 0) >= 5)
+  t.ok((sample(text, 'gatehouse_logins_total', { result: 'lockout' }) ?? 0) >= 1)
+})
+
+t.test('store operation durations are recorded by adapter and operation', async t => {
+  const gw = await startGateway(ADMIN)
+  t.teardown(gw.close)
+  await authClient(gw.url + '/v1/api').signup('stored_user', 'password123')
+  await fetch(gw.url + '/readyz')
+  const text = await scrape(gw.url + '/metrics')
+  t.ok((sample(text, 'gatehouse_store_operation_duration_seconds_count', { adapter: 'embedded', operation: 'users.insert', outcome: 'ok' }) ?? 0) >= 2, 'system user and sign-up')
+  t.ok((sample(text, 'gatehouse_store_operation_duration_seconds_count', { adapter: 'embedded', operation: 'ping' }) ?? 0) >= 1)
+})
+
+t.test('upstream calls are counted by model base name and status; streams by chunks and open streams', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  fake.apiKey = 'upstream-key'
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'pw', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
+  t.teardown(gw.close)
+  const chat = (body: Record<string, unknown>): Promise<Response> => fetch(gw.url + '/v1/chat/completions', {
+    method: 'POST',
+    headers: { authorization: 'Bearer pw', 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
+  })
+
+  t.equal((await chat({ model: 'gemini-2.5-pro' })).status, 200)
+  fake.reply('generateContent', { status: 429 })
+  fake.reply('generateContent', { status: 429 })
+  fake.reply('generateContent', { status: 429 })
+  await (await chat({ model: 'gemini-2.5-flash' })).text()
+
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b' }), geminiResponse({ text: 'c', finishReason: 'STOP' })], { chunkDelayMs: 150 }))
+  const streaming = await chat({ model: 'gemini-2.5-pro', stream: true })
+  t.equal(streaming.status, 200)
+  const reader = streaming.body!.getReader()
+  await reader.read()
+  const during = await scrape(gw.url + '/metrics')
+  t.equal(sample(during, 'gatehouse_active_streams'), 1, 'one stream open while it runs')
+  while (!(await reader.read()).done);
+  await new Promise(resolve => setTimeout(resolve, 50))
+
+  const text = await scrape(gw.url + '/metrics')
+  t.equal(sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-2.5-pro', status: '200' }), 2)
+  t.ok((sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-2.5-flash', status: '429' }) ?? 0) >= 1)
+  t.ok((sample(text, 'gatehouse_upstream_request_duration_seconds_count', { model: 'gemini-2.5-pro' }) ?? 0) >= 2)
+  t.ok((sample(text, 'gatehouse_stream_chunks_total') ?? 0) >= 3, 'chunks counted')
+  t.equal(sample(text, 'gatehouse_streams_total'), 1)
+  t.equal(sample(text, 'gatehouse_active_streams'), 0, 'no stream open afterwards')
+  for (const model of labelValues(text, 'model')) t.ok(/^gemini-|^other$/.test(model), `model label ${model} is bounded`)
+})
+
+t.test('with METRICS_PORT set, /metrics is served on that port only', async t => {
+  const gw = await startGateway({ ...ADMIN, METRICS_PORT: '0' })
+  t.teardown(gw.close)
+  t.not(gw.gateway.metricsUrl, `${gw.url}/metrics`)
+  const main = await fetch(gw.url + '/metrics')
+  t.equal(main.status, 404, 'not on the main port')
+  await main.text()
+  const text = await scrape(gw.gateway.metricsUrl)
+  t.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined)
+  const other = await fetch(gw.gateway.metricsUrl.replace('/metrics', '/health'))
+  t.equal(other.status, 404, 'the metrics port serves nothing else')
+  await other.text()
+})
