@@ -46,6 +46,8 @@ export interface GatewayConfig {
   readonly geminiBackend?: GeminiBackend
   /** Model catalogue override, comma-separated ids. Default unset: the built-in catalogue (GEMINI_MODELS). */
   readonly geminiModels?: readonly string[]
+  /** Chat image URLs may point at private, loopback and link-local addresses. Default false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
+  readonly imageFetchAllowPrivateNetworks: boolean
   /** When set, /metrics is served on this port only. Default unset: on the main port (METRICS_PORT). */
   readonly metricsPort?: number
   /** pino level. Default `info`, `debug` when DEBUG=true (LOG_LEVEL). */
@@ -105,6 +107,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_API_ENDPOINT: url,
   GEMINI_BACKEND: str.lowercase().valid('code-assist', 'gemini-api'),
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
+  IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   METRICS_PORT: port,
   LOG_LEVEL: str.lowercase().valid(...LOG_LEVELS),
   SHUTDOWN_TIMEOUT_SECONDS: Joi.number().min(0).max(3600),
@@ -199,6 +202,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiApiEndpoint: (v.GEMINI_API_ENDPOINT ?? 'https://generativelanguage.googleapis.com').replace(/\/+$/, ''),
     geminiBackend,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
+    imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS ?? false,
     metricsPort: v.METRICS_PORT,
     logLevel: v.LOG_LEVEL ?? (debug ? 'debug' : 'info'),
     shutdownTimeoutSeconds: v.SHUTDOWN_TIMEOUT_SECONDS ?? 25,

@@ -64,6 +64,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     password: config.proxyPassword,
     upstream,
     models: config.geminiModels,
+    imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks },
     logger,
     observer: metrics.proxy,
   })

@@ -3,9 +3,9 @@
 // Services
 export { createAuthService } from './auth/service.ts'
 export type { AuthService } from './auth/service.ts'
-export type { AuthServiceOptions, AuthEvent, AuthLogger, Argon2Params, LoginLimits } from './auth/options.ts'
+export type { AuthServiceOptions, AuthEvent, Argon2Params, LoginLimits } from './auth/options.ts'
 export { createProxy } from './proxy/create-proxy.ts'
-export type { Proxy, ProxyOptions, ProxyLogger } from './proxy/create-proxy.ts'
+export type { Proxy, ProxyOptions } from './proxy/create-proxy.ts'
 export { createBackend } from './proxy/create-backend.ts'
 export type { BackendOptions } from './proxy/create-backend.ts'
 export type { Backend, ProxyObserver, UpstreamCall, GeminiRequest, GeminiResponse, ReadyState } from './proxy/backend.ts'
@@ -30,6 +30,8 @@ export type { FetchHandlerOptions } from './http/fetch-adapter.ts'
 export { readJsonBody } from './http/json-body.ts'
 export type { Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface } from './http/contract.ts'
 
-// Errors
+// Logging and errors
+export { SILENT_LOGGER } from './logger.ts'
+export type { Logger } from './logger.ts'
 export { GatehouseError, ERRORS, fail, isGatehouseError } from './errors.ts'
 export type { ErrorCode, ErrorExtra } from './errors.ts'

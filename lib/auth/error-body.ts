@@ -1,6 +1,6 @@
 // The auth surface's one error mapper: every failure becomes `{"detail": "<message>"}`.
 import type { HandlerResponse } from '../http/contract.ts'
-import type { AuthLogger } from './options.ts'
+import type { Logger } from '../logger.ts'
 import { ERRORS, isGatehouseError } from '../errors.ts'
 
 /** Messages for the client errors a host server raises itself (Hapi's Boom, Express's body parser). */
@@ -19,7 +19,7 @@ function hostClientStatus (err: unknown): number | undefined {
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
 }
 
-export function createAuthErrorResponse (logger?: AuthLogger): (err: unknown) => HandlerResponse {
+export function createAuthErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {
   return function authErrorResponse (err) {
     if (isGatehouseError(err)) {
       if (err.status >= 500) logger?.error({ err }, 'auth request failed')

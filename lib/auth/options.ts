@@ -1,14 +1,7 @@
 import type { Store } from '../store/types.ts'
+import type { Logger } from '../logger.ts'
 import { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from './schemas.ts'
 import { defaultHashConcurrency } from './passwords.ts'
-
-/** pino-compatible logger; every method takes an object and/or a message. */
-export interface AuthLogger {
-  debug (obj: unknown, msg?: string): void
-  info (obj: unknown, msg?: string): void
-  warn (obj: unknown, msg?: string): void
-  error (obj: unknown, msg?: string): void
-}
 
 /** What the service reports as it runs; the gateway turns these into Prometheus counters. */
 export type AuthEvent = 'session_created' | 'session_ended' | 'session_expired' | 'login_success' | 'login_failure' | 'login_lockout'
@@ -53,7 +46,7 @@ export interface AuthServiceOptions {
   /** The clock. Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
   /** Logger for unexpected errors and start-up notes. Default: none. Passwords, hashes and tokens are never logged. */
-  logger?: AuthLogger
+  logger?: Logger
   /** Called on every session and login event. Default: none. */
   onEvent?: (event: AuthEvent) => void
   /** Largest accepted request body in bytes (413 beyond it). Default 65536. */
@@ -70,7 +63,7 @@ export interface ResolvedAuthOptions {
   argon2Concurrency: number
   loginLimits: LoginLimits
   now: () => Date
-  logger: AuthLogger | undefined
+  logger: Logger | undefined
   emit: (event: AuthEvent) => void
   maxBodyBytes: number
 }

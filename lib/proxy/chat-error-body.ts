@@ -8,7 +8,7 @@
 import type { HandlerResponse } from '../http/contract.ts'
 import { ERRORS, GatehouseError, fail, isGatehouseError } from '../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from './client-auth.ts'
-import type { ProxyLogger } from './create-proxy.ts'
+import type { Logger } from '../logger.ts'
 
 /** A GatehouseError naming the request field at fault (OpenAI's `param`). */
 export type ParamError = GatehouseError & { param?: string | null }
@@ -80,7 +80,7 @@ export interface ChatErrorBody {
   body: { error: { message: string, type: string, code: number | string, param: string | null } }
 }
 
-export function chatErrorBody (err: unknown, logger?: ProxyLogger): ChatErrorBody {
+export function chatErrorBody (err: unknown, logger?: Logger): ChatErrorBody {
   const headers: Record<string, string> = { ...CORS_HEADERS }
   let status: number
   let message: string
@@ -109,7 +109,7 @@ export function chatErrorBody (err: unknown, logger?: ProxyLogger): ChatErrorBod
   return { status, headers, body: { error: { message, type: typeFor(status), code: code ?? status, param } } }
 }
 
-export function createChatErrorResponse (logger?: ProxyLogger): (err: unknown) => HandlerResponse {
+export function createChatErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {
   return function chatErrorResponse (err) {
     const { status, headers, body } = chatErrorBody(err, logger)
     return { status, headers, body }

@@ -8,8 +8,8 @@ import type { ErrorCode } from '../errors.ts'
 import type { OAuthCredential } from './credentials.ts'
 import type { UpstreamAuth, UpstreamClient } from './upstream-client.ts'
 import { errorReasons } from './upstream-errors.ts'
-import { SILENT_LOGGER } from './upstream-options.ts'
-import type { UpstreamLogger } from './upstream-options.ts'
+import { SILENT_LOGGER } from '../logger.ts'
+import type { Logger } from '../logger.ts'
 
 export interface CodeAssistSetupOptions {
   /** Code Assist base URL, no trailing slash. */
@@ -23,7 +23,7 @@ export interface CodeAssistSetupOptions {
   pollIntervalMs?: number
   /** Give up on onboarding after this many ms. Default 120000. */
   pollTimeoutMs?: number
-  logger?: UpstreamLogger
+  logger?: Logger
 }
 
 export interface CodeAssistSetup {

@@ -1,5 +1,6 @@
 // createProxy: the model proxy as a route table plus readiness and close().
 import type { Route } from '../http/contract.ts'
+import type { Logger } from '../logger.ts'
 import type { Backend, ProxyObserver, ReadyState } from './backend.ts'
 import { createBackend, createUnconfiguredBackend } from './create-backend.ts'
 import type { BackendOptions } from './create-backend.ts'
@@ -12,14 +13,6 @@ import { createModelCatalog, DEFAULT_MODELS } from './model-catalog.ts'
 import { proxyRoutes } from './routes.ts'
 import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
-
-/** pino-compatible logger; every method takes an object and/or a message. */
-export interface ProxyLogger {
-  debug (obj: unknown, msg?: string): void
-  info (obj: unknown, msg?: string): void
-  warn (obj: unknown, msg?: string): void
-  error (obj: unknown, msg?: string): void
-}
 
 export interface ProxyOptions {
   /** The password every client presents (GEMINI_AUTH_PASSWORD). Default unset: every proxy route answers 503. */
@@ -45,7 +38,7 @@ export interface ProxyOptions {
   /** Chat request limits. Default 2048 messages, 1000 parts per message, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
   /** Logger. Default none. Passwords and tokens are never logged. */
-  logger?: ProxyLogger
+  logger?: Logger
   /** Told about streams (opened, chunk, closed) and, through the backend it builds, upstream calls. Default none. */
   observer?: ProxyObserver
 }

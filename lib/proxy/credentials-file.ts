@@ -4,7 +4,7 @@
 import { open, rename, unlink } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import type { UpstreamLogger } from './upstream-options.ts'
+import type { Logger } from '../logger.ts'
 
 export interface CredentialsFileWriter {
   /** Queues a write of this object; resolves once it is on disk (or was skipped or failed, which is logged). */
@@ -18,7 +18,7 @@ export interface CredentialsFileWriterOptions {
   original: string
   /** File mode for the new file (the original's). */
   mode: number
-  logger: UpstreamLogger
+  logger: Logger
 }
 
 const READ_ONLY = new Set(['EROFS', 'EACCES', 'EPERM'])

@@ -10,8 +10,8 @@ import { parseCredentials, updateCredentials } from './credentials-format.ts'
 import type { CredentialsFormat, OAuthCredentialsData } from './credentials-format.ts'
 import { createCredentialsFileWriter } from './credentials-file.ts'
 import type { CredentialsFileWriter } from './credentials-file.ts'
-import { SILENT_LOGGER } from './upstream-options.ts'
-import type { UpstreamLogger } from './upstream-options.ts'
+import { SILENT_LOGGER } from '../logger.ts'
+import type { Logger } from '../logger.ts'
 
 export interface OAuthCredentialOptions {
   /** OAuth credentials JSON, as a string or already parsed (GEMINI_CREDENTIALS). Wins over credentialsFile. Never written. */
@@ -28,7 +28,7 @@ export interface OAuthCredentialOptions {
   refreshTimeoutMs?: number
   /** Write refreshed tokens and a discovered project back to credentialsFile. Default true. */
   writeBack?: boolean
-  logger?: UpstreamLogger
+  logger?: Logger
 }
 
 export interface OAuthCredential {
@@ -171,7 +171,7 @@ interface Source {
   writer?: CredentialsFileWriter
 }
 
-function readSource (options: OAuthCredentialOptions, logger: UpstreamLogger): Source {
+function readSource (options: OAuthCredentialOptions, logger: Logger): Source {
   if (options.credentials !== undefined) {
     const where = 'GEMINI_CREDENTIALS'
     if (options.credentialsFile !== undefined) logger.info('Both GEMINI_CREDENTIALS and GOOGLE_APPLICATION_CREDENTIALS are set: using GEMINI_CREDENTIALS')

@@ -6,7 +6,7 @@ import type { HandlerResponse } from '../http/contract.ts'
 import { ERRORS, isGatehouseError } from '../errors.ts'
 import type { GatehouseError } from '../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from './client-auth.ts'
-import type { ProxyLogger } from './create-proxy.ts'
+import type { Logger } from '../logger.ts'
 
 const STATUS_NAMES: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -64,7 +64,7 @@ export interface NativeErrorBody {
   body: unknown
 }
 
-export function nativeErrorBody (err: unknown, logger?: ProxyLogger): NativeErrorBody {
+export function nativeErrorBody (err: unknown, logger?: Logger): NativeErrorBody {
   const headers: Record<string, string> = { ...CORS_HEADERS }
   if (isGatehouseError(err)) {
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))
@@ -86,7 +86,7 @@ export function nativeErrorBody (err: unknown, logger?: ProxyLogger): NativeErro
   return { status: 500, headers, body: googleError(500, ERRORS.INTERNAL.message) }
 }
 
-export function createNativeErrorResponse (logger?: ProxyLogger): (err: unknown) => HandlerResponse {
+export function createNativeErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {
   return function nativeErrorResponse (err) {
     return nativeErrorBody(err, logger)
   }

@@ -6,7 +6,7 @@ import { createChatCompletionsHandler } from './chat-completions.ts'
 import { createChatErrorResponse, withParam } from './chat-error-body.ts'
 import type { ChatRequest } from './chat-request-schema.ts'
 import { CORS_HEADERS, preflightResponse } from './client-auth.ts'
-import type { ProxyLogger } from './create-proxy.ts'
+import type { Logger } from '../logger.ts'
 import { fail } from '../errors.ts'
 import type { FetchedImage } from './image-fetch.ts'
 import type { ModelCatalog } from './model-catalog.ts'
@@ -25,7 +25,7 @@ export interface ProxyContext {
   safetySettings: readonly SafetySetting[]
   keepAliveMs: number
   maxBodyBytes: number
-  logger?: ProxyLogger
+  logger?: Logger
   observer?: ProxyObserver
 }
 

@@ -8,7 +8,8 @@ import { fail, isGatehouseError } from '../errors.ts'
 import type { GatehouseError } from '../errors.ts'
 import { readSseData } from './sse.ts'
 import { errorReasons, parseErrorBody, retryDelaySeconds, upstreamError } from './upstream-errors.ts'
-import { SILENT_LOGGER, UPSTREAM_DEFAULTS } from './upstream-options.ts'
+import { UPSTREAM_DEFAULTS } from './upstream-options.ts'
+import { SILENT_LOGGER } from '../logger.ts'
 import type { UpstreamClientOptions } from './upstream-options.ts'
 
 /** How a call authenticates: headers for each attempt, and what to do when the upstream answers 401. */

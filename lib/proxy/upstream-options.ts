@@ -1,14 +1,7 @@
 // Options shared by everything that talks to an upstream (both backends, the credential refresher,
 // project discovery), with their defaults in one place.
 import type { ProxyObserver } from './backend.ts'
-
-/** pino-compatible logger; every method takes an object and/or a message. */
-export interface UpstreamLogger {
-  debug (obj: unknown, msg?: string): void
-  info (obj: unknown, msg?: string): void
-  warn (obj: unknown, msg?: string): void
-  error (obj: unknown, msg?: string): void
-}
+import type { Logger } from '../logger.ts'
 
 export interface UpstreamClientOptions {
   /** Version in the gemini-cli style User-Agent `GeminiCLI/<version>/<model> (<platform>; <arch>; gatehouse)`. Default `0.36.0`. */
@@ -24,7 +17,7 @@ export interface UpstreamClientOptions {
   /** Longest upstream RetryInfo delay in ms that is waited out; a longer one fails at once with Retry-After. Default 10000. */
   maxRetryDelayMs?: number
   /** Logger. Default none. Tokens and keys are never logged. */
-  logger?: UpstreamLogger
+  logger?: Logger
   /** Told about every upstream HTTP call (for metrics). Default none. */
   observer?: ProxyObserver
 }
@@ -38,9 +31,3 @@ export const UPSTREAM_DEFAULTS = {
   maxRetryDelayMs: 10_000,
 } as const
 
-export const SILENT_LOGGER: UpstreamLogger = {
-  debug () {},
-  info () {},
-  warn () {},
-  error () {},
-}

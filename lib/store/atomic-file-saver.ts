@@ -2,7 +2,7 @@
 // one, never a torn one, and many changes made while a write is running share the next write.
 import { open, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import type { StoreLogger } from './store-logger.ts'
+import type { Logger } from '../logger.ts'
 
 export interface FileSaver {
   /** Schedules a save; resolves once a write that includes every change made before the call is on disk. */
@@ -56,7 +56,7 @@ export async function removeStaleTempFiles (file: string): Promise<string[]> {
  * made before that moment is in the write. A change is counted when `save()` is called, which must
  * happen synchronously after the in-memory change.
  */
-export function createFileSaver (file: string, render: () => string, logger?: StoreLogger): FileSaver {
+export function createFileSaver (file: string, render: () => string, logger?: Logger): FileSaver {
   let changes = 0
   let written = 0
   let running = false

@@ -10,14 +10,14 @@ import type { FileSaver } from './atomic-file-saver.ts'
 import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
 import type { EmbeddedData } from './embedded-file-format.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
-import type { StoreLogger } from './store-logger.ts'
+import type { Logger } from '../logger.ts'
 import type { AttemptCount, SessionRecord, Store, UserPatch, UserRecord } from './types.ts'
 
 export interface EmbeddedStoreOptions {
   /** JSON file loaded at start and saved on every change; its directory is created if missing. Default: none (memory only, lost on exit). */
   file?: string
   /** pino-compatible logger (saves at debug, failed saves at error). Default: none. */
-  logger?: StoreLogger
+  logger?: Logger
   /** Clock used to drop sessions and attempt windows long past their end (see retention.ts). Default: the system clock. */
   now?: () => Date
 }
@@ -268,7 +268,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
 }
 
 /** The file's data, or undefined when there is no file yet. Anything else wrong stops start-up, file untouched. */
-async function loadDataFile (file: string, logger: StoreLogger | undefined): Promise<EmbeddedData | undefined> {
+async function loadDataFile (file: string, logger: Logger | undefined): Promise<EmbeddedData | undefined> {
   try {
     await mkdir(dirname(file), { recursive: true })
   } catch (err) {

@@ -7,7 +7,7 @@ import { MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import type { Db } from 'mongodb'
 import { fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
-import type { StoreLogger } from './store-logger.ts'
+import type { Logger } from '../logger.ts'
 import type { AccessLevel, SessionRecord, Store, UserPatch, UserRecord } from './types.ts'
 
 export interface MongoStoreOptions {
@@ -18,7 +18,7 @@ export interface MongoStoreOptions {
   /** Database name. */
   dbName: string
   /** pino-compatible logger. Default: none. */
-  logger?: StoreLogger
+  logger?: Logger
 }
 
 interface UserDoc {

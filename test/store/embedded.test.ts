@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import type { EmbeddedStoreOptions } from '../../lib/store/embedded-store.ts'
-import type { StoreLogger } from '../../lib/store/store-logger.ts'
+import type { Logger } from '../../lib/logger.ts'
 import type { Store } from '../../lib/store/types.ts'
 import type { Test } from 'tap'
 import { makeSession, makeUser, storeConformance } from './conformance.ts'
@@ -14,7 +14,7 @@ import type { OpenStore } from './conformance.ts'
 const HOUR = 60 * 60 * 1000
 
 /** Counts the store's "saved" debug lines: one per write of the data file. */
-function recordingLogger (): { logger: StoreLogger, lines: Array<{ obj: unknown, msg?: string }>, writes: () => number } {
+function recordingLogger (): { logger: Logger, lines: Array<{ obj: unknown, msg?: string }>, writes: () => number } {
   const lines: Array<{ obj: unknown, msg?: string }> = []
   const log = (obj: unknown, msg?: string): void => { lines.push({ obj, msg }) }
   return {

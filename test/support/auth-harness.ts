@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net'
 import Hapi from '@hapi/hapi'
 import { createAuthService } from '../../lib/auth/service.ts'
 import type { AuthService } from '../../lib/auth/service.ts'
-import type { AuthEvent, AuthLogger, AuthServiceOptions } from '../../lib/auth/options.ts'
+import type { AuthEvent, AuthServiceOptions } from '../../lib/auth/options.ts'
+import type { Logger } from '../../lib/logger.ts'
 import type { Store } from '../../lib/store/types.ts'
 import { createNodeListener } from '../../lib/http/node-adapter.ts'
 import { mountRoutes } from '../../gateway/mount-routes.ts'
@@ -64,7 +65,7 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
   const events: AuthEvent[] = []
   const logs: LogLine[] = []
   const log = (level: string) => (obj: unknown, msg?: string) => { logs.push({ level, obj, msg }) }
-  const logger: AuthLogger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
+  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
   const service = createAuthService({
     store,
     adminPassword: ADMIN_PASSWORD,
