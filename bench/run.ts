@@ -5,7 +5,9 @@
 // Every server and the load generator run in their own processes. Prints a table, writes bench/results.json.
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile, rm } from 'node:fs/promises'
+import { openSync, closeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import type { LoadResult, LoadSpec } from './load.ts'
@@ -16,24 +18,33 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const durationMs = seconds * 1000
 const password = 'bench-proxy-password'
 const children: ChildProcess[] = []
+const logFiles: string[] = []
+/** BENCH_ONLY=accounts or proxy runs one part. */
+const only = process.env.BENCH_ONLY
 
 function log (message: string): void { process.stderr.write(`bench: ${message}\n`) }
 
+/**
+ * Starts a server process and waits for its "listening on <url>" line. Output goes to a file, as a log
+ * shipper would take it: a pipe drained by this process would compete with the measured servers for CPU.
+ */
 async function startProcess (args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess, line: string }> {
-  const child = spawn(node, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const logFile = join(tmpdir(), `gatehouse-bench-${process.pid}-${children.length}.log`)
+  const fd = openSync(logFile, 'w')
+  const child = spawn(node, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
   children.push(child)
-  let out = ''
-  const line = await new Promise<string>((resolve, reject) => {
-    const onData = (d: Buffer): void => {
-      out += d.toString()
-      const m = /listening on (http:\/\/\S+)(.*)/.exec(out)
-      if (m !== null) resolve(m[0])
-    }
-    child.stdout?.on('data', onData)
-    child.stderr?.on('data', onData)
-    child.once('exit', code => { reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)) })
-  })
-  return { child, line }
+  logFiles.push(logFile)
+  let exited = false
+  child.once('exit', () => { exited = true })
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const out = await readFile(logFile, 'utf8')
+    const m = /listening on (http:\/\/\S+)(.*)/.exec(out)
+    if (m !== null) return { child, line: m[0] }
+    if (exited || Date.now() > deadline) throw new Error(`${args.join(' ')} did not print its URL within 30 s:\n${out}`)
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
 }
 
 async function runJson<T> (script: string, spec: unknown): Promise<T> {
@@ -84,8 +95,6 @@ try {
     GOOGLE_CLOUD_PROJECT: 'bench-project',
     CODE_ASSIST_ENDPOINT: fakeUrl
   })
-  // Request logs go to stdout at info level: keep draining them as a real log shipper would.
-  gateway.child.stdout?.resume()
   const gatewayUrl = (/listening on (http:\/\/[^\s"]+)/.exec(gateway.line)?.[1] as string).replace(/\/$/, '')
 
   // Accounts: one user, one session.
@@ -94,6 +103,7 @@ try {
   await json(`${api}/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: credentialsBody })
   const session = await json(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'bench' }, body: credentialsBody })
 
+  if (only === undefined || only === 'accounts') {
   log(`accounts: validate vs bare Hapi route (${seconds}s each, 16 connections)`)
   const bareResult = await load({ url: `${bareUrl}/bare`, connections: 16 })
   const validate = await load({ url: `${api}/auth/validate?user_id=${session.user_id as string}&token=${session.access_token as string}`, headers: { 'user-agent': 'bench' }, connections: 16 })
@@ -105,12 +115,14 @@ try {
   const login = await load({ url: `${api}/auth/login`, method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'bench' }, body: credentialsBody, connections: 8 })
   row('POST /v1/api/auth/login', 'raw @node-rs/argon2 verify, same parameters', { rps: login.rps, p50_ms: login.p50, p99_ms: login.p99, baseline_rps: argon.rps, errors: login.errors },
     { rps: login.rps / argon.rps }, { rps: '>= 0.85' })
+  }
 
   const chatHeaders = { 'content-type': 'application/json', authorization: `Bearer ${password}` }
   const chatBody = (stream: boolean): string => JSON.stringify({ model: 'gemini-2.5-flash', stream, messages: [{ role: 'user', content: 'Hello there' }] })
   const envelope = JSON.stringify({ model: 'gemini-2.5-flash', project: 'bench-project', user_prompt_id: 'bench', request: { contents: [{ role: 'user', parts: [{ text: 'Hello there' }] }] } })
   const directHeaders = { 'content-type': 'application/json', authorization: 'Bearer fake-access-1' }
 
+  if (only === undefined || only === 'proxy') {
   for (const connections of [1, 16, 64]) {
     log(`proxy: chat completions vs direct fake, concurrency ${connections}`)
     const direct = await load({ url: `${fakeUrl}/v1internal:generateContent`, method: 'POST', headers: directHeaders, body: envelope, connections })
@@ -127,6 +139,7 @@ try {
   row('streaming chat completions c=64', 'streamGenerateContent on the fake directly',
     { streams_per_s: proxiedStream.rps, ttfb_p50_ms: proxiedStream.ttfbP50 ?? NaN, baseline_streams_per_s: directStream.rps, baseline_ttfb_p50_ms: directStream.ttfbP50 ?? NaN, added_ttfb_p50_ms: (proxiedStream.ttfbP50 ?? NaN) - (directStream.ttfbP50 ?? NaN), errors: proxiedStream.errors },
     { streams_per_s: proxiedStream.rps / directStream.rps }, { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1' })
+  }
 
   const rss = await peakRssMb(gateway.child)
   row('gateway peak RSS', 'none', { peak_rss_mb: rss }, {}, { peak_rss_mb: '< 150' })
@@ -145,4 +158,5 @@ try {
   console.log('written: bench/results.json')
 } finally {
   for (const child of children) child.kill('SIGTERM')
+  for (const file of logFiles) await rm(file, { force: true })
 }

@@ -60,6 +60,19 @@ export interface LoggerOptions {
   destination?: DestinationStream
 }
 
+/** Log lines are written in batches of this many bytes (one write per line halves request throughput)... */
+const BATCH_BYTES = 4096
+/** ...and at least this often, so a quiet gateway's lines still show up promptly. */
+const FLUSH_INTERVAL_MS = 250
+
+function stdoutDestination (): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES })
+  const timer = setInterval(() => {
+    try { destination.flush() } catch { clearInterval(timer) } // throws only once the stream is destroyed
+  }, FLUSH_INTERVAL_MS).unref()
+  return destination
+}
+
 export function createLogger (options: LoggerOptions): PinoLogger {
   return pino({
     level: options.level,
@@ -74,5 +87,5 @@ export function createLogger (options: LoggerOptions): PinoLogger {
         return method.apply(this, cleaned as Parameters<typeof method>)
       },
     },
-  }, options.destination ?? pino.destination({ dest: 1, sync: false }))
+  }, options.destination ?? stdoutDestination())
 }

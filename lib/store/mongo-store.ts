@@ -3,8 +3,7 @@
 // windows carry TTL indexes (deletion is lazy, so callers still check expiry on every read).
 // User-supplied values only ever reach a query as plain strings: each one is checked to be a
 // string, and the search fragment is regex-escaped.
-import { MongoClient, MongoServerError, ObjectId } from 'mongodb'
-import type { Db } from 'mongodb'
+import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import { fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
@@ -41,6 +40,10 @@ interface AttemptDoc {
   resetAt: Date
 }
 
+// The driver (with bson) is loaded on first use: it costs about 28 MB of memory that users of the
+// embedded store should not pay just because the library exports both adapters.
+let driver: typeof import('mongodb')
+
 const HEX_ID = /^[0-9a-f]{24}$/i
 const DUPLICATE_KEY = 11000
 const UPSERT_TRIES = 3
@@ -56,7 +59,7 @@ function escapeRegex (s: string): string {
 }
 
 function isDuplicateKey (err: unknown): err is MongoServerError {
-  return err instanceof MongoServerError && err.code === DUPLICATE_KEY
+  return err instanceof driver.MongoServerError && err.code === DUPLICATE_KEY
 }
 
 function isUsernameClash (err: unknown): boolean {
@@ -77,7 +80,7 @@ async function retryDuplicateUpsert<T> (run: () => Promise<T>): Promise<T> {
 function toUserDoc (u: UserRecord): UserDoc {
   if (!HEX_ID.test(text(u.id, 'id'))) throw new TypeError('user id must be 24 hex digits')
   return {
-    _id: ObjectId.createFromHexString(u.id),
+    _id: driver.ObjectId.createFromHexString(u.id),
     username: text(u.username, 'username'),
     usernameKey: text(u.usernameKey, 'usernameKey'),
     passwordHash: text(u.passwordHash, 'passwordHash'),
@@ -104,7 +107,7 @@ function fromSessionDoc (d: SessionDoc): SessionRecord {
 }
 
 function userIdFilter (id: string): { _id: ObjectId } | undefined {
-  return HEX_ID.test(text(id, 'id')) ? { _id: ObjectId.createFromHexString(id) } : undefined
+  return HEX_ID.test(text(id, 'id')) ? { _id: driver.ObjectId.createFromHexString(id) } : undefined
 }
 
 function patchFields (patch: UserPatch): Partial<UserDoc> {
@@ -139,8 +142,9 @@ async function createIndexes (db: Db): Promise<void> {
 export async function createMongoStore (options: MongoStoreOptions): Promise<Store> {
   if (options.client === undefined && options.url === undefined) throw new Error('createMongoStore needs `url` or `client`')
   if (typeof options.dbName !== 'string' || options.dbName === '') throw new Error('createMongoStore needs `dbName`')
+  driver ??= await import('mongodb')
   const ownClient = options.client === undefined
-  const client = options.client ?? new MongoClient(options.url!, { appName: 'gatehouse' })
+  const client = options.client ?? new driver.MongoClient(options.url!, { appName: 'gatehouse' })
   const db = client.db(options.dbName)
   try {
     if (ownClient) await client.connect()
