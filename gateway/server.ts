@@ -207,7 +207,8 @@ function installRequestLog (server: Server, logger: Logger, metrics: Metrics): v
       reqId: (request.app as RequestState).requestId,
       method,
       route,
-      url: request.url.pathname + request.url.search,
+      // The request target as received; request.url would parse it into a URL object on every request.
+      url: request.raw.req.url,
       status,
       durationMs: Math.round(seconds * 10000) / 10,
       remoteAddress: (request.app as RequestState).remoteAddress,

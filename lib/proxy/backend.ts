@@ -18,6 +18,34 @@ export interface UpstreamCall {
   sessionId?: string
 }
 
+/**
+ * The events of a streamed answer. Iterating gives them one at a time; batches() gives them as they
+ * arrived, every event of one upstream read together, so a route can send them with one write.
+ * Read it one way, once.
+ */
+export interface GeminiEventStream extends AsyncIterable<GeminiResponse> {
+  batches (): AsyncIterable<GeminiResponse[]>
+}
+
+/** A GeminiEventStream over batches of events (each batch non-empty). */
+export function geminiEventStream (batches: AsyncIterable<GeminiResponse[]>): GeminiEventStream {
+  return {
+    batches: () => batches,
+    async * [Symbol.asyncIterator] () {
+      for await (const batch of batches) yield * batch
+    },
+  }
+}
+
+/** The batches of a stream's events: as they arrived for a GeminiEventStream, else one event per batch. */
+export async function * eventBatches (events: AsyncIterable<GeminiResponse>): AsyncGenerator<GeminiResponse[]> {
+  if ('batches' in events && typeof events.batches === 'function') {
+    yield * (events as GeminiEventStream).batches()
+    return
+  }
+  for await (const event of events) yield [event]
+}
+
 export interface ReadyState {
   ok: boolean
   /** Why not ready (credentials unusable, project not resolved, ...). */
@@ -33,7 +61,7 @@ export interface Backend {
    * sent to the client) with the events, each one GeminiResponse; rejects like generate otherwise.
    * Iteration throws GatehouseError UPSTREAM_ERROR/UPSTREAM_TIMEOUT if the upstream fails mid-stream.
    */
-  stream (call: UpstreamCall): Promise<AsyncIterable<GeminiResponse>>
+  stream (call: UpstreamCall): Promise<GeminiEventStream>
   /** countTokens for `{contents}`; answers `{totalTokens}`. */
   countTokens (call: UpstreamCall): Promise<{ totalTokens: number } & Record<string, unknown>>
   /** Readiness: credentials usable and project resolved (may trigger discovery once). */

@@ -23,12 +23,11 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     } catch (err) {
       throw isGatehouseError(err) ? withParam(err, 'model') : err
     }
-    const upstream = linkedAbort(req.signal)
     const request = await toGeminiRequest(body, model, {
       safetySettings: ctx.safetySettings,
       fetchImage: ctx.fetchImage,
       maxImageUrls: ctx.maxImageUrls,
-      signal: upstream.signal,
+      signal: req.signal,
       onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
     })
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
@@ -40,6 +39,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       return { status: 200, headers: { ...CORS_HEADERS }, body: toChatCompletion(response, meta) }
     }
 
+    const upstream = linkedAbort(req.signal)
     let events
     try {
       events = await backend.stream({ model: model.base, request, signal: upstream.signal, sessionId })
@@ -55,7 +55,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
-      body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onClose: upstream.abort }),
+      body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: upstream.abort }),
     }
   }
 }

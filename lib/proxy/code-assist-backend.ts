@@ -2,6 +2,7 @@
 // and the {model, project, user_prompt_id, request} / {response, traceId} envelope around the public
 // Gemini API shapes the routes work with.
 import { randomUUID } from 'node:crypto'
+import { geminiEventStream } from './backend.ts'
 import type { Backend, GeminiResponse, UpstreamCall } from './backend.ts'
 import { loadOAuthCredential } from './credentials.ts'
 import type { OAuthCredentialOptions } from './credentials.ts'
@@ -39,6 +40,11 @@ export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
 /** Throws UPSTREAM_NOT_CONFIGURED at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
 export function createCodeAssistBackend (options: CodeAssistBackendOptions): Backend {
   const base = (options.codeAssistEndpoint ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, '')
+  // Parsed once, as these are called on every request; a malformed endpoint stays a string and fails
+  // when called, as it always did.
+  const endpoint = (path: string): string | URL => URL.canParse(base + path) ? new URL(base + path) : base + path
+  const generateUrl = endpoint('/v1internal:generateContent')
+  const streamUrl = endpoint('/v1internal:streamGenerateContent?alt=sse')
   const credential = loadOAuthCredential(options)
   const client = createUpstreamClient(options)
   const auth: UpstreamAuth = {
@@ -70,19 +76,23 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
     kind: 'code-assist',
     async generate (call) {
       const body = await envelope(call)
-      const answer = await client.json({ url: `${base}/v1internal:generateContent`, body, model: call.model, auth, signal: call.signal })
+      const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal })
       return unwrapCodeAssistResponse(answer)
     },
     async stream (call) {
       const body = await envelope(call)
-      const events = await client.stream({ url: `${base}/v1internal:streamGenerateContent?alt=sse`, body, model: call.model, auth, signal: call.signal })
-      return (async function * () {
-        for await (const event of events) {
-          // Events without a response (bookkeeping such as credits) carry nothing for the client.
-          if (event === null || typeof event !== 'object' || !('response' in event)) continue
-          yield unwrapCodeAssistResponse(event)
+      const batches = await client.stream({ url: streamUrl, body, model: call.model, auth, signal: call.signal })
+      return geminiEventStream((async function * () {
+        for await (const batch of batches) {
+          const responses: GeminiResponse[] = []
+          for (const event of batch) {
+            // Events without a response (bookkeeping such as credits) carry nothing for the client.
+            if (event === null || typeof event !== 'object' || !('response' in event)) continue
+            responses.push(unwrapCodeAssistResponse(event))
+          }
+          if (responses.length > 0) yield responses
         }
-      })()
+      })())
     },
     async countTokens (call) {
       const body = { request: { model: `models/${call.model}`, contents: contentsToCount(call.request) } }

@@ -1,5 +1,6 @@
 // The public Gemini API backend: an API key, no envelope, no onboarding. A sanctioned path to the same
 // models with the same client-facing features as the Code Assist backend.
+import { geminiEventStream } from './backend.ts'
 import type { Backend, GeminiResponse } from './backend.ts'
 import { createUpstreamClient } from './upstream-client.ts'
 import type { UpstreamAuth } from './upstream-client.ts'
@@ -33,10 +34,10 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
       return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal }))
     },
     async stream (call) {
-      const events = await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal })
-      return (async function * () {
-        for await (const event of events) yield asResponse(event)
-      })()
+      const batches = await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal })
+      return geminiEventStream((async function * () {
+        for await (const batch of batches) yield batch.map(asResponse)
+      })())
     },
     async countTokens (call) {
       const nested = call.request.generateContentRequest

@@ -64,7 +64,7 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
       body: eventStream(nativeEventStream(events, err => nativeErrorBody(err, ctx.logger).body), {
         keepAliveMs: ctx.keepAliveMs,
         observer: ctx.observer,
-        onClose: upstream.abort,
+        onStop: upstream.abort,
       }),
     }
   }

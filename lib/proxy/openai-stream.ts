@@ -1,7 +1,9 @@
 // Gemini stream events → chat-completions chunks as SSE lines (proxy-upstream.md §6.3, §6.4).
 // The first chunk carries the role; `created` is fixed per stream; events without candidates
 // send nothing (their usage is remembered); a failure after the stream started is an error event
-// followed by [DONE], never a made-up `stop`.
+// followed by [DONE], never a made-up `stop`. The chunks of events that arrived together are
+// yielded as one string, so they go out in one write.
+import { eventBatches } from './backend.ts'
 import type { GeminiResponse } from './backend.ts'
 import { mapFinishReason, partsToOutput, toUsage } from './gemini-to-openai.ts'
 import type { CompletionMeta, FinishReason, OpenAIUsage } from './gemini-to-openai.ts'
@@ -34,37 +36,46 @@ export async function * chatCompletionStream (events: AsyncIterable<GeminiRespon
   const states = new Map<number, ChoiceState>([[0, { toolCalls: 0, finished: false }]])
   let usage: OpenAIUsage | undefined
 
+  /** The chunk for one event, or '' when it has nothing for the client. */
+  function translate (event: GeminiResponse): string {
+    const eventUsage = toUsage(event?.usageMetadata)
+    if (eventUsage !== undefined) usage = eventUsage
+    const candidates: Array<Record<string, any>> = Array.isArray(event?.candidates) ? event.candidates : []
+    const choices: unknown[] = []
+    candidates.forEach((candidate, i) => {
+      const index = typeof candidate?.index === 'number' ? candidate.index : i
+      let state = states.get(index)
+      const delta: Delta = {}
+      if (state === undefined) {
+        state = { toolCalls: 0, finished: false }
+        states.set(index, state)
+        delta.role = 'assistant'
+      }
+      const out = partsToOutput(candidate?.content?.parts)
+      if (out.content !== '') delta.content = out.content
+      if (out.reasoning !== '') delta.reasoning_content = out.reasoning
+      if (out.toolCalls.length > 0) {
+        // Gemini sends each call whole: one delta holds its complete arguments.
+        delta.tool_calls = out.toolCalls.map(call => ({ index: state.toolCalls++, ...call }))
+      }
+      const finish = candidate?.finishReason === undefined ? null : mapFinishReason(candidate.finishReason, state.toolCalls > 0, false)
+      if (finish !== null) state.finished = true
+      if (Object.keys(delta).length > 0 || finish !== null) choices.push({ index, delta, logprobs: null, finish_reason: finish })
+    })
+    return choices.length > 0 ? frame(choices) : ''
+  }
+
   yield frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }])
 
+  let chunks = ''
   try {
-    for await (const event of events) {
-      const eventUsage = toUsage(event?.usageMetadata)
-      if (eventUsage !== undefined) usage = eventUsage
-      const candidates: Array<Record<string, any>> = Array.isArray(event?.candidates) ? event.candidates : []
-      const choices: unknown[] = []
-      candidates.forEach((candidate, i) => {
-        const index = typeof candidate?.index === 'number' ? candidate.index : i
-        let state = states.get(index)
-        const delta: Delta = {}
-        if (state === undefined) {
-          state = { toolCalls: 0, finished: false }
-          states.set(index, state)
-          delta.role = 'assistant'
-        }
-        const out = partsToOutput(candidate?.content?.parts)
-        if (out.content !== '') delta.content = out.content
-        if (out.reasoning !== '') delta.reasoning_content = out.reasoning
-        if (out.toolCalls.length > 0) {
-          // Gemini sends each call whole: one delta holds its complete arguments.
-          delta.tool_calls = out.toolCalls.map(call => ({ index: state.toolCalls++, ...call }))
-        }
-        const finish = candidate?.finishReason === undefined ? null : mapFinishReason(candidate.finishReason, state.toolCalls > 0, false)
-        if (finish !== null) state.finished = true
-        if (Object.keys(delta).length > 0 || finish !== null) choices.push({ index, delta, logprobs: null, finish_reason: finish })
-      })
-      if (choices.length > 0) yield frame(choices)
+    for await (const batch of eventBatches(events)) {
+      for (const event of batch) chunks += translate(event)
+      if (chunks !== '') yield chunks
+      chunks = ''
     }
   } catch (err) {
+    if (chunks !== '') yield chunks
     yield `data: ${JSON.stringify(options.errorBody(err))}\n\n`
     yield DONE
     return

@@ -51,29 +51,45 @@ export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs
 export interface EventStreamOptions {
   keepAliveMs: number
   observer?: ProxyObserver
-  /** Runs once when the stream ends for any reason (used to abort the upstream call). */
-  onClose: () => void
+  /** Runs when the stream stops before its source is done (the client went away): aborts the upstream call. */
+  onStop: () => void
+}
+
+/** How many events a chunk of SSE text holds: each ends with a blank line, and JSON data never holds a raw newline. */
+function eventCount (chunk: string): number {
+  let count = 0
+  for (let i = chunk.indexOf('\n\n'); i !== -1; i = chunk.indexOf('\n\n', i + 2)) count++
+  return count
 }
 
 export function eventStream (source: AsyncIterable<string>, options: EventStreamOptions): StreamBody {
   const { observer } = options
   return (async function * eventStreamBody () {
     observer?.streamOpened?.()
+    let done = false
     try {
       for await (const chunk of withKeepAlive(source, options.keepAliveMs)) {
-        if (chunk !== KEEPALIVE) observer?.streamChunk?.()
+        if (chunk !== KEEPALIVE && observer?.streamChunk !== undefined) {
+          for (let n = eventCount(chunk); n > 0; n--) observer.streamChunk()
+        }
         yield chunk
       }
+      done = true
     } finally {
-      options.onClose()
+      // A source that ran to its end has finished with the upstream already: nothing to abort.
+      if (!done) options.onStop()
       observer?.streamClosed?.()
     }
   })()
 }
 
-/** An AbortController that also follows the client's signal; abort() it to cancel the upstream call. */
+/**
+ * An AbortController that also follows the client's signal; abort() it to cancel the upstream call.
+ * A listener rather than AbortSignal.any(): one per stream, gone with the request, and cheaper.
+ */
 export function linkedAbort (clientSignal: AbortSignal | undefined): { signal: AbortSignal, abort: () => void } {
   const controller = new AbortController()
-  const signal = clientSignal === undefined ? controller.signal : AbortSignal.any([clientSignal, controller.signal])
-  return { signal, abort: () => { if (!controller.signal.aborted) controller.abort(new Error('stream closed')) } }
+  if (clientSignal?.aborted === true) controller.abort(clientSignal.reason)
+  else clientSignal?.addEventListener('abort', () => controller.abort(clientSignal.reason), { once: true })
+  return { signal: controller.signal, abort: () => { if (!controller.signal.aborted) controller.abort(new Error('stream closed')) } }
 }

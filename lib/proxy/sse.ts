@@ -48,15 +48,23 @@ export function createSseParser (): SseParser {
       const s = partial + text.slice(start)
       partial = ''
       start = 0
-      for (let i = 0; i < s.length; i++) {
-        const c = s.charCodeAt(i)
-        if (c !== 10 && c !== 13) continue
-        line(s.slice(start, i), out)
-        if (c === 13) {
-          if (i + 1 === s.length) afterCR = true
-          else if (s.charCodeAt(i + 1) === 10) i++
+      if (!s.includes('\r')) {
+        // LF line ends only (what Google sends): let indexOf find them rather than a loop over every character.
+        for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', start)) {
+          line(s.slice(start, i), out)
+          start = i + 1
         }
-        start = i + 1
+      } else {
+        for (let i = 0; i < s.length; i++) {
+          const c = s.charCodeAt(i)
+          if (c !== 10 && c !== 13) continue
+          line(s.slice(start, i), out)
+          if (c === 13) {
+            if (i + 1 === s.length) afterCR = true
+            else if (s.charCodeAt(i + 1) === 10) i++
+          }
+          start = i + 1
+        }
       }
       partial = s.slice(start)
       return out
@@ -72,14 +80,23 @@ export function createSseParser (): SseParser {
   }
 }
 
-/** The data payload of each event in a byte stream (UTF-8, decoded across chunk boundaries). */
-export async function * readSseData (body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+/**
+ * The data payloads of a byte stream (UTF-8, decoded across chunk boundaries), grouped by the chunk that
+ * completed them: everything one network read brought arrives together, so it can be sent on together.
+ * Chunks that complete no event yield nothing.
+ */
+export async function * readSseBatches (body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string[]> {
   const decoder = new TextDecoder()
   const parser = createSseParser()
   for await (const chunk of body) {
-    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })
-    yield * parser.push(text)
+    const events = parser.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))
+    if (events.length > 0) yield events
   }
-  yield * parser.push(decoder.decode())
-  yield * parser.end()
+  const rest = [...parser.push(decoder.decode()), ...parser.end()]
+  if (rest.length > 0) yield rest
+}
+
+/** The data payload of each event in a byte stream, one at a time. */
+export async function * readSseData (body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+  for await (const events of readSseBatches(body)) yield * events
 }

@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fail, isGatehouseError } from '../errors.ts'
 import type { GatehouseError } from '../errors.ts'
-import { readSseData } from './sse.ts'
+import { readSseBatches } from './sse.ts'
 import { errorReasons, parseErrorBody, retryDelaySeconds, upstreamError } from './upstream-errors.ts'
 import { UPSTREAM_DEFAULTS } from './upstream-options.ts'
 import { SILENT_LOGGER } from '../logger.ts'
@@ -20,7 +20,8 @@ export interface UpstreamAuth {
 }
 
 export interface UpstreamRequest {
-  url: string
+  /** A URL object for an endpoint called on every request: undici would parse a string each time. */
+  url: string | URL
   /** Default POST. */
   method?: 'GET' | 'POST'
   /** JSON body (POST). */
@@ -36,11 +37,19 @@ export interface UpstreamClient {
   json (req: UpstreamRequest): Promise<unknown>
   /**
    * A streaming call (SSE). Resolves once the upstream answered 200, with its events parsed as JSON
-   * (malformed ones skipped and logged). Never retried once the upstream answered. Breaking out of the
-   * iteration closes the upstream connection.
+   * (malformed ones skipped and logged), grouped as they arrived: one array per network read that
+   * completed any. Never retried once the upstream answered. Breaking out of the iteration closes the
+   * upstream connection.
    */
-  stream (req: UpstreamRequest): Promise<AsyncIterable<unknown>>
+  stream (req: UpstreamRequest): Promise<AsyncIterable<unknown[]>>
   close (): Promise<void>
+}
+
+/** One upstream answer: unary calls (and any non-2xx answer) read whole, a stream's 2xx body left to read. */
+interface Answer {
+  statusCode: number
+  text?: string
+  body?: Dispatcher.ResponseData['body']
 }
 
 /** Model named in the User-Agent of calls that are not about one model (project setup). */
@@ -92,8 +101,8 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     return Math.min(o.maxRetryDelayMs, o.retryBaseDelayMs * 2 ** attempt * (0.5 + Math.random()))
   }
 
-  /** Sends until an answer is final; resolves with a 2xx response whose body is still unread. */
-  async function send (req: UpstreamRequest, streaming: boolean): Promise<{ res: Dispatcher.ResponseData, started: number }> {
+  /** Sends until an answer is final; resolves with the 2xx answer (a stream's body still unread). */
+  async function send (req: UpstreamRequest, streaming: boolean): Promise<{ answer: Answer, started: number }> {
     const method = req.method ?? 'POST'
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body)
     let authRetried = false
@@ -105,33 +114,27 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       if (payload !== undefined) headers['content-type'] = 'application/json'
       if (streaming) headers.accept = 'text/event-stream'
       const started = performance.now()
-      let res: Dispatcher.ResponseData
+      let answer: Answer
       try {
-        res = await request(req.url, { dispatcher: agent, method, headers, body: payload, signal: req.signal })
+        answer = streaming ? await openStream(req, method, headers, payload) : await exchange(req, method, headers, payload)
       } catch (err) {
         observe(req, 0, started)
-        throw transportError(err, req.signal, 'before it answered')
+        throw err
       }
-      const status = res.statusCode
-      if (status >= 200 && status < 300) return { res, started }
-      let text = ''
-      try {
-        text = await res.body.text()
-      } catch (err) {
-        observe(req, 0, started)
-        throw transportError(err, req.signal, 'while reading its error answer')
-      }
+      const status = answer.statusCode
+      if (status >= 200 && status < 300) return { answer, started }
       observe(req, status, started)
+      const text = answer.text ?? ''
       if (status === 401 && req.auth.rejected !== undefined && !authRetried) {
         authRetried = true
-        logger.info({ url: req.url }, 'Upstream answered 401: refreshing the access token and retrying once')
+        logger.info({ url: String(req.url) }, 'Upstream answered 401: refreshing the access token and retrying once')
         await req.auth.rejected(authHeaders)
         continue
       }
       const delay = streaming ? undefined : retryDelayMs(status, text, attempt)
       if (delay === undefined) throw upstreamError(status, text)
       attempt++
-      logger.warn({ url: req.url, status, attempt, delayMs: Math.round(delay) }, 'Upstream call failed; retrying')
+      logger.warn({ url: String(req.url), status, attempt, delayMs: Math.round(delay) }, 'Upstream call failed; retrying')
       try {
         await sleep(delay, undefined, { signal: req.signal })
       } catch {
@@ -140,53 +143,112 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     }
   }
 
-  async function * events (res: Dispatcher.ResponseData, req: UpstreamRequest): AsyncGenerator<unknown> {
+  /** A streaming attempt: a 2xx answer's body is left unread; any other is read whole (its error). */
+  async function openStream (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined): Promise<Answer> {
+    let res: Dispatcher.ResponseData
     try {
-      for await (const data of readSseData(res.body)) {
-        let event: unknown
-        try {
-          event = JSON.parse(data)
-        } catch {
-          logger.warn({ url: req.url, chunk: data.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream; skipped')
-          continue
+      res = await request(req.url, { dispatcher: agent, method, headers, body: payload, signal: req.signal })
+    } catch (err) {
+      throw transportError(err, req.signal, 'before it answered')
+    }
+    if (res.statusCode >= 200 && res.statusCode < 300) return { statusCode: res.statusCode, body: res.body }
+    try {
+      return { statusCode: res.statusCode, text: await res.body.text() }
+    } catch (err) {
+      throw transportError(err, req.signal, 'while reading its error answer')
+    }
+  }
+
+  /**
+   * A unary attempt, its answer read whole. undici's dispatch() with a handler that only collects the bytes:
+   * request() would also build a body stream and an async resource per call, a measurable share of the
+   * cost of a proxied request. Same Agent, so the same connect, header and body timeouts.
+   */
+  function exchange (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const signal = req.signal
+      const chunks: Buffer[] = []
+      let statusCode = 0
+      let controller: Dispatcher.DispatchController | undefined
+      const onAbort = (): void => controller?.abort(signal?.reason)
+      const failed = (err: unknown): void => {
+        signal?.removeEventListener('abort', onAbort)
+        const during = statusCode === 0 ? 'before it answered' : statusCode < 300 ? 'while reading its answer' : 'while reading its error answer'
+        reject(transportError(err, signal, during))
+      }
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart (c) {
+          controller = c
+          if (signal?.aborted === true) c.abort(signal.reason)
+        },
+        onResponseStart (_c, status) {
+          if (status >= 200) statusCode = status // 1xx answers are interim
+        },
+        onResponseData (_c, chunk) { chunks.push(chunk) },
+        onResponseEnd () {
+          signal?.removeEventListener('abort', onAbort)
+          resolve({ statusCode, text: utf8Text(chunks) })
+        },
+        onResponseError (_c, err) { failed(err) },
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      try {
+        const target = typeof req.url === 'string' ? new URL(req.url) : req.url
+        agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: method as Dispatcher.HttpMethod, headers, body: payload }, handler)
+      } catch (err) {
+        // A malformed URL or request: nothing was sent.
+        failed(err)
+      }
+    })
+  }
+
+  async function * eventBatches (body: Dispatcher.ResponseData['body'], req: UpstreamRequest): AsyncGenerator<unknown[]> {
+    try {
+      for await (const batch of readSseBatches(body)) {
+        const events: unknown[] = []
+        for (const data of batch) {
+          let event: unknown
+          try {
+            event = JSON.parse(data)
+          } catch {
+            logger.warn({ url: String(req.url), chunk: data.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream; skipped')
+            continue
+          }
+          const inner = Array.isArray(event) ? event[0] : event
+          if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
+            // The events that came before the error still reach the client.
+            if (events.length > 0) yield events
+            const code = (inner as { error?: { code?: unknown } }).error?.code
+            throw upstreamError(typeof code === 'number' ? code : 500, data)
+          }
+          events.push(event)
         }
-        const inner = Array.isArray(event) ? event[0] : event
-        if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
-          const code = (inner as { error?: { code?: unknown } }).error?.code
-          throw upstreamError(typeof code === 'number' ? code : 500, data)
-        }
-        yield event
+        if (events.length > 0) yield events
       }
     } catch (err) {
       throw transportError(err, req.signal, 'during the stream')
     } finally {
-      if (!res.body.destroyed) res.body.destroy()
+      if (!body.destroyed) body.destroy()
     }
   }
 
   return {
     async json (req) {
-      const { res, started } = await send(req, false)
-      let text: string
-      try {
-        text = await res.body.text()
-      } catch (err) {
-        observe(req, 0, started)
-        throw transportError(err, req.signal, 'while reading its answer')
-      }
-      observe(req, res.statusCode, started)
+      const { answer, started } = await send(req, false)
+      observe(req, answer.statusCode, started)
+      const text = answer.text ?? ''
       if (text.trim() === '') return {}
       try {
         return JSON.parse(text)
       } catch {
-        logger.warn({ url: req.url, body: text.slice(0, 200) }, 'Upstream answered 2xx with a body that is not JSON')
-        throw fail('UPSTREAM_ERROR', 'The upstream answered with a body that is not JSON', { upstreamStatus: res.statusCode })
+        logger.warn({ url: String(req.url), body: text.slice(0, 200) }, 'Upstream answered 2xx with a body that is not JSON')
+        throw fail('UPSTREAM_ERROR', 'The upstream answered with a body that is not JSON', { upstreamStatus: answer.statusCode })
       }
     },
     async stream (req) {
-      const { res, started } = await send(req, true)
-      observe(req, res.statusCode, started)
-      return events(res, req)
+      const { answer, started } = await send(req, true)
+      observe(req, answer.statusCode, started)
+      return eventBatches(answer.body as Dispatcher.ResponseData['body'], req)
     },
     async close () {
       // Graceful first; whatever is still open after a second (a stalled stream) is cut.
@@ -198,6 +260,12 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       if (outcome === 'late') await agent.destroy()
     },
   }
+}
+
+/** A body as text without its UTF-8 byte order mark, if any, as undici's body.text() reads it. */
+function utf8Text (chunks: Buffer[]): string {
+  const bytes = Buffer.concat(chunks)
+  return bytes.toString('utf8', bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0)
 }
 
 function withoutUndefined<T extends object> (obj: T): Partial<T> {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Test } from 'tap'
-import { readdir, stat, readFile } from 'node:fs/promises'
+import { open, readdir, stat, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { createCodeAssistBackend } from '../../lib/proxy/code-assist-backend.ts'
 import type { CodeAssistBackendOptions } from '../../lib/proxy/code-assist-backend.ts'
@@ -175,6 +175,9 @@ t.test('a gemini-cli credentials file is written back in its own format after a 
   const fake = await fakeFor(t)
   const file = await writeCredentialsFile(t, 'gemini-cli', { tokenUri: fake.tokenUri, expiresInMs: 0 })
   const before = await fileState(file)
+  // An open handle keeps reading the original inode: an atomic rename leaves it untouched, an in-place write would not.
+  const original = await open(file, 'r')
+  t.teardown(() => original.close())
   const backend = createCodeAssistBackend({ codeAssistEndpoint: fake.url, credentialsFile: file, oauthClientId: 'c', oauthClientSecret: 's' })
   await backend.generate(CALL)
   await backend.close()
@@ -187,7 +190,7 @@ t.test('a gemini-cli credentials file is written back in its own format after a 
   t.equal(saved.id_token, 'fake.id.token')
   t.match(saved.scope, /cloud-platform/)
   for (const key of ['token', 'expiry', 'client_id', 'client_secret', 'scopes']) t.notOk(key in saved, `no ${key} added`)
-  t.not(after.ino, before.ino, 'replaced by rename (atomic), not rewritten in place')
+  t.equal(await original.readFile('utf8'), before.text, 'replaced by rename (atomic), not rewritten in place')
   t.equal(after.mode, 0o600, 'file mode kept')
   t.same(after.others, [], 'no temp file left behind')
   t.ok(after.text.endsWith('}\n') && after.text.includes('\n  "'), 'pretty-printed like the original')
