@@ -1,7 +1,7 @@
 import type { Store } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
 import { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from './schemas.ts'
-import { DEFAULT_HASH_CONCURRENCY } from './passwords.ts'
+import { defaultHashConcurrency } from './passwords.ts'
 
 /** What the service reports as it runs; the gateway turns these into Prometheus counters. */
 export type AuthEvent = 'session_created' | 'session_ended' | 'session_expired' | 'login_success' | 'login_failure' | 'login_lockout'
@@ -39,7 +39,7 @@ export interface AuthServiceOptions {
   adminPassword?: string
   /** argon2id parameters for new hashes. Default { memoryCost: 19456, timeCost: 2, parallelism: 1 }. */
   argon2?: Partial<Argon2Params>
-  /** Most argon2 computations at once; the rest queue, leaving libuv threads for file saves. Default 3 (libuv's default pool has 4 threads). */
+  /** Most argon2 computations at once; the rest queue, leaving libuv threads for file saves. Default min(CPU count, 3). */
   argon2Concurrency?: number
   /** Failed-login limits. Default { perUsername: 5, perAddress: 30, windowSeconds: 900 }. */
   loginLimits?: Partial<LoginLimits>
@@ -107,7 +107,7 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     adminUsername,
     adminPassword,
     argon2,
-    argon2Concurrency: positiveInteger(options.argon2Concurrency ?? DEFAULT_HASH_CONCURRENCY, 'argon2Concurrency'),
+    argon2Concurrency: positiveInteger(options.argon2Concurrency ?? defaultHashConcurrency(), 'argon2Concurrency'),
     loginLimits,
     now: options.now ?? (() => new Date()),
     logger,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { hash, verify, parseOptions } from '@node-rs/argon2'
 import type { Algorithm, Options } from '@node-rs/argon2'
 import type { Argon2Params } from './options.ts'
@@ -32,14 +33,15 @@ export function createGate (limit: number): <T>(task: () => Promise<T>) => Promi
 }
 
 /**
- * The default number of argon2 computations in flight: one fewer than libuv's threadpool (4 threads
- * unless UV_THREADPOOL_SIZE says otherwise), which file writes share, so a burst of logins always
- * leaves a thread for the store's saves. Fewer than that left cores idle between two hashes (measured:
- * 2 at once reached 0.83 of raw argon2 throughput on 2 cores, 3 at once reached the figure in the README).
+ * The default number of argon2 computations in flight. They run on libuv's threadpool (4 threads
+ * unless UV_THREADPOOL_SIZE says otherwise), as do file writes: a burst of logins must leave threads
+ * for the store's saves, and more hashes at once than there are cores gains nothing.
  */
-export const DEFAULT_HASH_CONCURRENCY = 3
+export function defaultHashConcurrency (): number {
+  return Math.max(1, Math.min(availableParallelism(), 3))
+}
 
-export function createPasswordHasher (params: Argon2Params, concurrency = DEFAULT_HASH_CONCURRENCY): PasswordHasher {
+export function createPasswordHasher (params: Argon2Params, concurrency = defaultHashConcurrency()): PasswordHasher {
   const options: Options = { algorithm: ARGON2ID, ...params }
   const gate = createGate(concurrency)
   // Made once, at start, with the current parameters, so an unknown username costs exactly what a known one does.

@@ -8,7 +8,8 @@ import { parse, signupBody, loginBody, userUpdateBody, accessLevelBody, searchQu
 import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
 import { publicUser } from '../../lib/auth/user-view.ts'
 import { resolveOptions } from '../../lib/auth/options.ts'
-import { createPasswordHasher, randomPassword, createGate, DEFAULT_HASH_CONCURRENCY } from '../../lib/auth/passwords.ts'
+import { createPasswordHasher, randomPassword, createGate, defaultHashConcurrency } from '../../lib/auth/passwords.ts'
+import { availableParallelism } from 'node:os'
 import { fail, GatehouseError } from '../../lib/errors.ts'
 import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { CHEAP_ARGON2 } from '../support/auth-harness.ts'
@@ -205,8 +206,8 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.same(resolved.argon2, { memoryCost: 19456, timeCost: 2, parallelism: 1 })
   t.same(resolved.loginLimits, { perUsername: 5, perAddress: 30, windowSeconds: 900 })
   t.equal(resolved.maxBodyBytes, 65536)
-  t.equal(resolved.argon2Concurrency, DEFAULT_HASH_CONCURRENCY, 'one fewer argon2 task than libuv has threads, by default')
-  t.equal(DEFAULT_HASH_CONCURRENCY, 3)
+  t.equal(resolved.argon2Concurrency, Math.min(availableParallelism(), 3))
+  t.equal(defaultHashConcurrency(), resolved.argon2Concurrency)
   t.throws(() => resolveOptions({} as never), /options\.store is required/)
   t.throws(() => resolveOptions({ store, adminUsername: 'no spaces' }), /adminUsername/)
   t.throws(() => resolveOptions({ store, adminPassword: 'short' }), /adminPassword must be 8-256/)
