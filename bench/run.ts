@@ -85,7 +85,7 @@ try {
   const bare = await startProcess([join(root, 'bench/bare-hapi.ts')])
   const bareUrl = /listening on (\S+)/.exec(bare.line)?.[1] as string
   const credentials = { client_id: 'bench-client', client_secret: 'bench-secret', refresh_token: 'bench-refresh', token_uri: tokenUri, type: 'authorized_user' }
-  const gateway = await startProcess(['--import', join(root, 'gateway/tracing.ts'), join(root, 'gateway/main.ts')], {
+  const gateway = await startProcess(['--max-semi-space-size=16', '--import', join(root, 'gateway/tracing.ts'), join(root, 'gateway/main.ts')], {
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
