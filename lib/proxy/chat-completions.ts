@@ -10,7 +10,7 @@ import { chatErrorBody, withParam } from './chat-error-body.ts'
 import { toChatCompletion } from './gemini-to-openai.ts'
 import { chatCompletionStream } from './openai-stream.ts'
 import { toGeminiRequest } from './openai-to-gemini.ts'
-import { SSE_HEADERS, eventStream, linkedAbort } from './routes-stream.ts'
+import { SSE_HEADERS, eventStream, openUpstreamStream } from './routes-stream.ts'
 import type { ProxyContext } from './routes.ts'
 
 export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
@@ -39,14 +39,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       return { status: 200, headers: { ...CORS_HEADERS }, body: toChatCompletion(response, meta) }
     }
 
-    const upstream = linkedAbort(req.signal)
-    let events
-    try {
-      events = await backend.stream({ model: model.base, request, signal: upstream.signal, sessionId })
-    } catch (err) {
-      upstream.abort()
-      throw err
-    }
+    const { events, abort } = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
     const chunks = chatCompletionStream(events, {
       ...meta,
       includeUsage: body.stream_options?.include_usage === true,
@@ -55,7 +48,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
-      body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: upstream.abort }),
+      body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort }),
     }
   }
 }

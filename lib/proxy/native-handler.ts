@@ -10,7 +10,7 @@ import { nativeErrorBody } from './native-error-body.ts'
 import { parseNativePath } from './native-path.ts'
 import { countTokensRequest, prepareNativeRequest } from './native-request.ts'
 import { nativeEventStream } from './native-stream.ts'
-import { SSE_HEADERS, eventStream, linkedAbort } from './routes-stream.ts'
+import { SSE_HEADERS, eventStream, openUpstreamStream } from './routes-stream.ts'
 import type { ProxyContext } from './routes.ts'
 
 /** The part of the path after `/v1beta/` (or `/v1/`, @google/genai's default version), still URL-encoded. */
@@ -50,21 +50,14 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
       const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
       return { status: 200, headers: { ...CORS_HEADERS }, body: response }
     }
-    const upstream = linkedAbort(req.signal)
-    let events
-    try {
-      events = await backend.stream({ model: model.base, request, signal: upstream.signal, sessionId })
-    } catch (err) {
-      upstream.abort()
-      throw err
-    }
+    const { events, abort } = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
       body: eventStream(nativeEventStream(events, err => nativeErrorBody(err, ctx.logger).body), {
         keepAliveMs: ctx.keepAliveMs,
         observer: ctx.observer,
-        onStop: upstream.abort,
+        onStop: abort,
       }),
     }
   }

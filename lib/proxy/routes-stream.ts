@@ -2,7 +2,7 @@
 // was sent for a while (long thinking phases trip the 60–100 s idle cut-offs of proxies and hosts),
 // the observer's stream hooks, and cancelling the upstream call when the stream stops early.
 import type { StreamBody } from '../http/contract.ts'
-import type { ProxyObserver } from './backend.ts'
+import type { Backend, GeminiEventStream, ProxyObserver, UpstreamCall } from './backend.ts'
 import { CORS_HEADERS } from './client-auth.ts'
 
 export const KEEPALIVE = ': keepalive\n\n'
@@ -92,4 +92,18 @@ export function linkedAbort (clientSignal: AbortSignal | undefined): { signal: A
   if (clientSignal?.aborted === true) controller.abort(clientSignal.reason)
   else clientSignal?.addEventListener('abort', () => controller.abort(clientSignal.reason), { once: true })
   return { signal: controller.signal, abort: () => { if (!controller.signal.aborted) controller.abort(new Error('stream closed')) } }
+}
+
+/**
+ * Opens an upstream stream that the client's disconnect cancels, and that `abort` cancels when the
+ * stream stops early; a failure to open cancels it at once.
+ */
+export async function openUpstreamStream (backend: Backend, call: Omit<UpstreamCall, 'signal'>, clientSignal: AbortSignal | undefined): Promise<{ events: GeminiEventStream, abort: () => void }> {
+  const upstream = linkedAbort(clientSignal)
+  try {
+    return { events: await backend.stream({ ...call, signal: upstream.signal }), abort: upstream.abort }
+  } catch (err) {
+    upstream.abort()
+    throw err
+  }
 }
