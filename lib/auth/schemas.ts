@@ -72,7 +72,8 @@ export const emptyQuery = Joi.object({})
 export function parse<T> (schema: Joi.ObjectSchema<T>, value: unknown): T {
   // JSON.parse keeps "__proto__" as an own key, and joi drops it silently instead of refusing it.
   if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) throw fail('INVALID_INPUT', '"__proto__" is not allowed')
-  const { value: out, error } = schema.validate(value, { abortEarly: true, convert: true })
+  // abortEarly and convert are joi's defaults; passing them anyway makes joi merge preferences on every call.
+  const { value: out, error } = schema.validate(value)
   if (error !== undefined) {
     const message = error.details[0]?.message ?? 'Invalid input'
     // Unknown keys are echoed by name; keep a hostile 60 KB key out of the answer.
