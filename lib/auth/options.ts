@@ -39,7 +39,7 @@ export interface AuthServiceOptions {
   adminPassword?: string
   /** argon2id parameters for new hashes. Default { memoryCost: 19456, timeCost: 2, parallelism: 1 }. */
   argon2?: Partial<Argon2Params>
-  /** Most argon2 computations at once; the rest queue, leaving libuv threads for file saves. Default min(CPU count, 3). */
+  /** Most argon2 computations at once; the rest queue, leaving libuv threads for file saves. Default min(CPU count + 1, 3). */
   argon2Concurrency?: number
   /** Failed-login limits. Default { perUsername: 5, perAddress: 30, windowSeconds: 900 }. */
   loginLimits?: Partial<LoginLimits>

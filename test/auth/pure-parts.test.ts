@@ -206,7 +206,7 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.same(resolved.argon2, { memoryCost: 19456, timeCost: 2, parallelism: 1 })
   t.same(resolved.loginLimits, { perUsername: 5, perAddress: 30, windowSeconds: 900 })
   t.equal(resolved.maxBodyBytes, 65536)
-  t.equal(resolved.argon2Concurrency, Math.min(availableParallelism(), 3))
+  t.equal(resolved.argon2Concurrency, Math.min(availableParallelism() + 1, 3), 'one more hash in flight than cores, at most 3')
   t.equal(defaultHashConcurrency(), resolved.argon2Concurrency)
   t.throws(() => resolveOptions({} as never), /options\.store is required/)
   t.throws(() => resolveOptions({ store, adminUsername: 'no spaces' }), /adminUsername/)
