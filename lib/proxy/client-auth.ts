@@ -3,7 +3,7 @@
 // (any username, password after the first colon). Any one matching form is enough.
 // Comparison is constant-time on SHA-256 digests, so neither content nor length leaks.
 // With no password configured every proxy route answers 503: there is no default password.
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import type { HandlerRequest, HandlerResponse } from '../http/contract.ts'
 import { fail } from '../errors.ts'
 
@@ -36,7 +36,7 @@ export function preflightResponse (req: HandlerRequest): HandlerResponse {
 }
 
 function digest (value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest()
+  return hash('sha256', value, 'buffer')
 }
 
 /** Every password the request presents, in the order the forms are checked. */
