@@ -145,7 +145,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
         activeStreams.inc()
       },
       streamClosed () { activeStreams.dec() },
-      streamChunk () { streamChunks.inc() },
+      streamChunk (events) { streamChunks.inc(events) },
     },
     auth: event => AUTH_EVENTS[event]?.(),
     store (adapter, operation, seconds, ok) {

@@ -3,7 +3,7 @@
 // errors; Hapi's own refusals (413, 415, 408, unknown paths) are rewritten into the route's error shape.
 import { Readable } from 'node:stream'
 import type { Server, Request, ResponseToolkit, ResponseObject, Lifecycle, RouteDefMethods, HTTP_METHODS } from '@hapi/hapi'
-import type { HandlerRequest, HandlerResponse, Route, StreamBody } from '../lib/http/contract.ts'
+import type { HandlerRequest, HandlerResponse, Route } from '../lib/http/contract.ts'
 import { isStreamBody } from '../lib/http/contract.ts'
 import { fail, isGatehouseError } from '../lib/errors.ts'
 import type { Logger } from './logger.ts'
@@ -150,24 +150,15 @@ function toHandlerRequest (request: Request, body: Buffer | undefined): HandlerR
   }
 }
 
-async function * asBytes (body: StreamBody, logger?: Logger): AsyncGenerator<Buffer> {
-  try {
-    for await (const chunk of body) {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-      if (buf.length > 0) yield buf
-    }
-  } catch (err) {
-    // The status line is long gone: the client sees the response cut short, the log says why.
-    logger?.error({ err }, 'stream failed after its first bytes')
-    throw err
-  }
-}
-
 /** Writes a HandlerResponse through Hapi: JSON bodies serialised here (a bare string is JSON too), streams piped as they come. */
 export function toHapiResponse (h: ResponseToolkit, res: HandlerResponse, logger?: Logger): ResponseObject {
   let response: ResponseObject
   if (isStreamBody(res.body)) {
-    response = h.response(Readable.from(asBytes(res.body, logger), { objectMode: false }))
+    // Strings and byte arrays alike: a non-object-mode Readable takes both as they are.
+    const body = Readable.from(res.body, { objectMode: false })
+    // The status line is long gone by then: the client sees the response cut short, the log says why.
+    body.on('error', err => logger?.error({ err }, 'stream failed after its first bytes'))
+    response = h.response(body)
     // Proxies such as nginx buffer by default; a stream must reach the client chunk by chunk.
     response.header('x-accel-buffering', 'no')
     response.header('cache-control', 'no-cache')

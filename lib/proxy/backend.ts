@@ -74,5 +74,6 @@ export interface ProxyObserver {
   upstreamCall? (model: string, status: number, seconds: number): void
   streamOpened? (): void
   streamClosed? (): void
-  streamChunk? (): void
+  /** Events written to a streaming client, counted per write (events that arrived together go out together). */
+  streamChunk? (events: number): void
 }

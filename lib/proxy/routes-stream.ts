@@ -14,18 +14,28 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-accel-buffering': 'no',
 })
 
-/** `source`, with KEEPALIVE inserted after every `intervalMs` without a chunk. */
+/**
+ * `source`, with KEEPALIVE inserted whenever `intervalMs` pass without a chunk. One timer serves the whole
+ * stream, pushed back after every chunk: a timer and a Promise.race per chunk cost more than the chunk.
+ */
 export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs: number): AsyncGenerator<string> {
   const it = source[Symbol.asyncIterator]()
   let pending: Promise<IteratorResult<string>> | undefined
-  let timer: NodeJS.Timeout | undefined
+  // Set while waiting for the source: the timer resolves the wait with undefined, meaning "send a keep-alive".
+  let wake: ((value: undefined) => void) | undefined
+  const timer = setTimeout(function tick () {
+    wake?.(undefined)
+    timer.refresh()
+  }, intervalMs)
   let finished = false
   try {
     while (true) {
-      pending ??= it.next()
-      const tick = new Promise<undefined>(resolve => { timer = setTimeout(() => resolve(undefined), intervalMs) })
-      const result = await Promise.race([pending, tick])
-      clearTimeout(timer)
+      const next = pending ??= it.next()
+      const result = await new Promise<IteratorResult<string> | undefined>((resolve, reject) => {
+        wake = resolve
+        next.then(resolve, reject)
+      })
+      wake = undefined
       if (result === undefined) {
         yield KEEPALIVE
         continue
@@ -35,6 +45,7 @@ export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs
         finished = true
         return
       }
+      timer.refresh()
       yield result.value
     }
   } finally {
@@ -69,9 +80,7 @@ export function eventStream (source: AsyncIterable<string>, options: EventStream
     let done = false
     try {
       for await (const chunk of withKeepAlive(source, options.keepAliveMs)) {
-        if (chunk !== KEEPALIVE && observer?.streamChunk !== undefined) {
-          for (let n = eventCount(chunk); n > 0; n--) observer.streamChunk()
-        }
+        if (chunk !== KEEPALIVE) observer?.streamChunk?.(eventCount(chunk))
         yield chunk
       }
       done = true

@@ -55,7 +55,7 @@ export async function startProxy (t: Teardown, options: HarnessOptions = {}): Pr
     observer: {
       streamOpened: () => events.push('opened'),
       streamClosed: () => events.push('closed'),
-      streamChunk: () => events.push('chunk'),
+      streamChunk: (n: number) => { for (let i = 0; i < n; i++) events.push('chunk') },
     },
     ...rest,
   })
