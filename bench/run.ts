@@ -2,11 +2,12 @@
 //   accounts: GET /auth/validate vs a bare Hapi route; POST /auth/login vs raw argon2 verifications
 //   proxy:    chat completions vs calling the fake upstream directly (concurrency 1, 16, 64);
 //             streaming (20 chunks) time to first byte and streams/s; the gateway's peak RSS
-// Every server and the load generator run in their own processes. Prints a table, writes bench/results.json.
+// The gateway measured is the built one (dist/), started as the container image starts it. Every server and
+// the load generator run in their own processes. Prints a table, writes bench/results.json.
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { readFile, writeFile, rm } from 'node:fs/promises'
-import { openSync, closeSync } from 'node:fs'
+import { openSync, closeSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
@@ -85,7 +86,10 @@ try {
   const bare = await startProcess([join(root, 'bench/bare-hapi.ts')])
   const bareUrl = /listening on (\S+)/.exec(bare.line)?.[1] as string
   const credentials = { client_id: 'bench-client', client_secret: 'bench-secret', refresh_token: 'bench-refresh', token_uri: tokenUri, type: 'authorized_user' }
-  const gateway = await startProcess(['--max-semi-space-size=16', '--import', join(root, 'gateway/tracing.ts'), join(root, 'gateway/main.ts')], {
+  // The built gateway, started as the container image starts it (Dockerfile CMD): what users deploy.
+  const built = join(root, 'dist/gateway/main.js')
+  if (!existsSync(built)) throw new Error(`${built} is missing: npm run bench builds it first (npm run build)`)
+  const gateway = await startProcess(['--max-semi-space-size=16', '--import', join(root, 'dist/gateway/tracing.js'), built], {
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
