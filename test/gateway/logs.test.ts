@@ -79,6 +79,24 @@ t.test('passwords, tokens and keys never reach the log, whatever the route', asy
   t.ok(urls.some(u => u.startsWith('/v1/api/auth/validate?') && u.includes(`token=${REDACTED}`)))
 })
 
+t.test('every line carries the time it was written, ISO-8601 UTC to the millisecond', async t => {
+  const lines: string[] = []
+  const sink = new Writable({ write (chunk: Buffer, _e, done) { lines.push(chunk.toString()); done() } })
+  const logger = createLogger({ level: 'info', destination: sink })
+  const before = Date.now()
+  logger.info('first')
+  await new Promise(resolve => setTimeout(resolve, 20))
+  logger.info('second')
+  const after = Date.now()
+  await new Promise(resolve => setTimeout(resolve, 20))
+  const times = lines.join('').trim().split('\n').map(l => JSON.parse(l).time as string)
+  t.equal(times.length, 2)
+  for (const time of times) t.match(time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+  const [first, second] = times.map(time => Date.parse(time))
+  t.ok(first >= before && second <= after, 'within the test')
+  t.ok(second - first >= 15, `a later line has a later time (${second - first} ms apart)`)
+})
+
 t.test('secret fields are redacted at any depth in anything logged', async t => {
   const lines: string[] = []
   const sink = new Writable({ write (chunk: Buffer, _e, done) { lines.push(chunk.toString()); done() } })
