@@ -1,0 +1,75 @@
+// npm run bench:ab -- <git ref> [validate|login|chat|stream] : the gateway of this working tree (B) against the
+// one at <ref> (A), under the same load, in alternating short rounds, so drifts of the host's speed hit both
+// alike. Prints the medians of each side (requests/s, gateway CPU per request, p50/p99) and B/A.
+// Both run from source (.ts) as `npm start` runs them; A from a temporary git worktree of <ref>.
+// Environment: AB_ROUNDS (default 7), BENCH_SECONDS per round (default 2), AB_CONNECTIONS (chat/stream, default 64).
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { LoadResult } from './load.ts'
+import { createProcessGroup, root } from './processes.ts'
+import type { Started } from './processes.ts'
+import { accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
+import type { Workload } from './workloads.ts'
+
+const [ref, mode = 'validate'] = process.argv.slice(2)
+const MODES = ['validate', 'login', 'chat', 'stream']
+if (ref === undefined || !MODES.includes(mode)) {
+  console.error(`usage: npm run bench:ab -- <git ref> [${MODES.join('|')}]`)
+  process.exit(2)
+}
+const rounds = Number(process.env.AB_ROUNDS ?? 7)
+const durationMs = Number(process.env.BENCH_SECONDS ?? 2) * 1000
+const connections = Number(process.env.AB_CONNECTIONS ?? 64)
+
+/** User plus system CPU time of a process so far, in microseconds (Linux /proc; clock ticks of 10 ms). */
+function cpuMicros (pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+const worktree = mkdtempSync(join(tmpdir(), 'gatehouse-ab-'))
+execFileSync('git', ['worktree', 'add', '--detach', worktree, ref], { cwd: root, stdio: 'ignore' })
+symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'))
+const processes = createProcessGroup()
+try {
+  const fake = await processes.start([join(root, 'bench/fake-server.ts')])
+  const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)
+  const start = async (dir: string): Promise<Started> => await processes.start(['--max-semi-space-size=16', join(dir, 'gateway/main.ts')], env, dir)
+  const sides: Record<'A' | 'B', Started> = { A: await start(worktree), B: await start(root) }
+  const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'
+    ? (await accountLoads(url))[mode]
+    : chatLoad(url, mode === 'stream', connections)
+  const loads = { A: await workload(sides.A.url), B: await workload(sides.B.url) }
+  const figures = { A: [] as Array<LoadResult & { cpu: number }>, B: [] as Array<LoadResult & { cpu: number }> }
+  for (const side of ['A', 'B'] as const) await processes.load({ ...loads[side], durationMs: 1500, warmupMs: 0 })
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? ['A', 'B'] as const : ['B', 'A'] as const) {
+      const before = cpuMicros(sides[side].child.pid as number)
+      const result = await processes.load({ ...loads[side], durationMs, warmupMs: 0 })
+      figures[side].push({ ...result, cpu: (cpuMicros(sides[side].child.pid as number) - before) / result.requests })
+    }
+    process.stderr.write(`bench:ab: round ${round + 1}/${rounds}\n`)
+  }
+  const summary = (side: 'A' | 'B'): Record<string, number> => ({
+    rps: median(figures[side].map(f => f.rps)),
+    cpu_us_per_request: median(figures[side].map(f => f.cpu)),
+    p50_ms: median(figures[side].map(f => f.p50)),
+    p99_ms: median(figures[side].map(f => f.p99)),
+    errors: figures[side].reduce((n, f) => n + f.errors, 0),
+  })
+  const a = summary('A')
+  const b = summary('B')
+  const fmt = (n: number): string => n >= 100 ? n.toFixed(0) : n.toFixed(2)
+  console.log(`\n${mode}, ${rounds} rounds of ${durationMs / 1000} s each, medians\n| side | ${Object.keys(a).join(' | ')} |\n| --- |${' --- |'.repeat(Object.keys(a).length)}`)
+  console.log(`| A (${ref}) | ${Object.values(a).map(fmt).join(' | ')} |`)
+  console.log(`| B (working tree) | ${Object.values(b).map(fmt).join(' | ')} |`)
+  console.log(`\nB/A requests/s ${(b.rps / a.rps).toFixed(3)}, CPU per request ${(b.cpu_us_per_request / a.cpu_us_per_request).toFixed(3)}`)
+} finally {
+  await processes.stopAll()
+  execFileSync('git', ['worktree', 'remove', '--force', worktree], { cwd: root, stdio: 'ignore' })
+  rmSync(worktree, { recursive: true, force: true })
+}
