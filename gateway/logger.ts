@@ -59,7 +59,7 @@ const PRE_REDACTED = Symbol('gatehouse.log.preRedacted')
 
 /**
  * Marks an entry whose every field the caller has already cleaned (strings through redactString), so the
- * logger passes it through as is. For the one line per request: the generic deep copy would cost as much as
+ * logger passes it through as is. For the one line per request: the generic deep copy costs nearly as much as
  * pino's own formatting. The mark is a symbol key, which pino never prints.
  */
 export function preRedacted<T extends object> (entry: T): T {
