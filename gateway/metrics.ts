@@ -13,7 +13,7 @@ export type AuthObserver = (event: AuthEvent) => void
 
 export interface Metrics {
   registry: Registry
-  /** Records one finished HTTP request. `route` is the template (`unmatched` when none). */
+  /** Records one finished HTTP request. `method` upper-case; `route` the template (`unmatched` when none). */
   observeRequest (method: string, route: string, status: number, seconds: number): void
   /** Given to createProxy({ observer }). */
   proxy: ProxyObserver
@@ -129,8 +129,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
   return {
     registry,
     observeRequest (method, route, status, seconds) {
-      const m = method.toUpperCase()
-      const labels = { method: METHODS.has(m) ? m : 'other', route, status_class: statusClass(status) }
+      const labels = { method: METHODS.has(method) ? method : 'other', route, status_class: statusClass(status) }
       requests.inc(labels)
       requestDuration.observe(labels, seconds)
     },

@@ -6,6 +6,7 @@ import type { Server, Request, ResponseToolkit, ResponseObject, Lifecycle, Route
 import type { HandlerRequest, HandlerResponse, Route } from '../lib/http/contract.ts'
 import { isStreamBody } from '../lib/http/contract.ts'
 import { fail, isGatehouseError } from '../lib/errors.ts'
+import { readBody } from '../lib/http/read-body.ts'
 import type { Logger } from './logger.ts'
 
 export interface MountOptions {
@@ -74,43 +75,6 @@ function routeHandler (route: Route, logger?: Logger): Lifecycle.Method {
     }
     return toHapiResponse(h, res, logger)
   }
-}
-
-/**
- * The whole body, or undefined when empty; PAYLOAD_TOO_LARGE past `maxBytes` (the rest is read and dropped,
- * so the socket stays usable for the 413). Plain stream events: an async iterator costs more per request.
- */
-function readBody (payload: unknown, maxBytes: number): Promise<Buffer | undefined> {
-  if (!(payload instanceof Readable) || payload.readableEnded) return Promise.resolve(undefined)
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let settled = false
-    const settle = (err?: unknown): void => {
-      if (settled) return
-      settled = true
-      payload.off('data', onData)
-      if (err !== undefined) reject(err)
-      else resolve(size === 0 ? undefined : Buffer.concat(chunks, size))
-    }
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length
-      if (size <= maxBytes) {
-        chunks.push(chunk)
-        return
-      }
-      settle(fail('PAYLOAD_TOO_LARGE'))
-      payload.resume()
-    }
-    // A client that hangs up mid-body is not a server fault. These listeners stay, so a late socket error
-    // never goes unhandled; 'close' also comes after a normal end, hence the check before building an error.
-    const cutOff = (): void => { if (!settled) settle(fail('INVALID_INPUT', 'The request body was cut off')) }
-    payload.on('data', onData)
-    payload.once('end', () => settle())
-    payload.on('error', cutOff)
-    payload.once('close', cutOff)
-    if (payload.destroyed) cutOff()
-  })
 }
 
 function toHandlerRequest (request: Request, body: Buffer | undefined): HandlerRequest {

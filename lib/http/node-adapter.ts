@@ -4,6 +4,7 @@ import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { fail } from '../errors.ts'
+import { readBody } from './read-body.ts'
 
 export interface NodeListenerOptions {
   /** Answer for paths no route matches when there is no `next` (default: 404 JSON). */
@@ -42,7 +43,7 @@ export function createNodeListener (routes: readonly Route[], options: NodeListe
 async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const controller = new AbortController()
   res.once('close', () => { if (!res.writableFinished) controller.abort() })
-  const body = await readBody(req, route.maxBytes)
+  const body = await requestBody(req, route.maxBytes)
   const request: HandlerRequest = {
     method: (req.method ?? 'GET').toUpperCase(),
     path: url.pathname,
@@ -63,25 +64,14 @@ async function serve (route: Route, params: Record<string, string>, url: URL, re
 }
 
 /** Raw body bytes, or the value a framework already parsed; 413 past `maxBytes`. */
-async function readBody (req: IncomingMessage & { body?: unknown }, maxBytes: number): Promise<unknown> {
+async function requestBody (req: IncomingMessage & { body?: unknown }, maxBytes: number): Promise<unknown> {
   if (req.body !== undefined) return req.body
-  if (req.readableEnded) return undefined
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume()
     throw fail('PAYLOAD_TOO_LARGE')
   }
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > maxBytes) {
-      req.resume()
-      throw fail('PAYLOAD_TOO_LARGE')
-    }
-    chunks.push(chunk as Buffer)
-  }
-  return size === 0 ? undefined : Buffer.concat(chunks)
+  return await readBody(req, maxBytes)
 }
 
 function firstValues (params: URLSearchParams): Record<string, string> {

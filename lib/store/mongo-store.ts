@@ -20,15 +20,8 @@ export interface MongoStoreOptions {
   logger?: Logger
 }
 
-interface UserDoc {
-  _id: ObjectId
-  username: string
-  usernameKey: string
-  passwordHash: string
-  email: string | null
-  accessLevel: AccessLevel
-  dateJoined: Date
-}
+/** A user as stored: the record, with its id as the document's ObjectId. */
+type UserDoc = Omit<UserRecord, 'id'> & { _id: ObjectId }
 
 interface SessionDoc extends SessionRecord {
   _id?: ObjectId
