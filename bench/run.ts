@@ -15,7 +15,7 @@ import type { Workload } from './workloads.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const durationMs = seconds * 1000
-/** BENCH_ONLY=accounts or proxy runs one part. */
+/** BENCH_ONLY=accounts or proxy runs one part; BENCH_SECONDS sets each figure's duration (default 5). */
 const only = process.env.BENCH_ONLY
 const processes = createProcessGroup()
 const startProcess = processes.start
@@ -48,7 +48,10 @@ try {
   // The built gateway, started as the container image starts it (Dockerfile CMD): what users deploy.
   const built = join(root, 'dist/gateway/main.js')
   if (!existsSync(built)) throw new Error(`${built} is missing: npm run bench builds it first (npm run build)`)
-  const gateway = await startProcess(['--max-semi-space-size=16', '--import', join(root, 'dist/gateway/tracing.js'), built], gatewayEnv(fakeUrl, tokenUri))
+  // GATEWAY_NODE_OPTIONS: extra Node flags for the gateway only (e.g. --max-old-space-size=96), to measure their effect.
+  const nodeOptions = process.env.GATEWAY_NODE_OPTIONS
+  const gateway = await startProcess(['--max-semi-space-size=16', '--import', join(root, 'dist/gateway/tracing.js'), built],
+    { ...gatewayEnv(fakeUrl, tokenUri), ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) })
   const gatewayUrl = gateway.url
 
   // Accounts: one user, one session.
