@@ -94,3 +94,16 @@ t.test('node:http listener works as Express-style middleware: unmatched paths go
   listener({ url: '/elsewhere', method: 'GET', headers: {} } as never, {} as never, () => { nextCalled = true })
   t.ok(nextCalled)
 })
+
+t.test('node:http listener: a chunked body (no content-length) over maxBytes is answered 413, not cut off', async t => {
+  const s = await listen()
+  t.teardown(s.close)
+  async function * chunks (): AsyncGenerator<Uint8Array> {
+    for (let i = 0; i < 20; i++) {
+      yield new TextEncoder().encode('x'.repeat(20))
+      await new Promise(resolve => setTimeout(resolve, 2))
+    }
+  }
+  const res = await fetch(s.url + '/echo', { method: 'POST', body: ReadableStream.from(chunks()), duplex: 'half' } as RequestInit)
+  t.same([res.status, await res.json()], [413, { detail: 'Request body too large' }])
+})
