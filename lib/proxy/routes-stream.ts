@@ -14,39 +14,57 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-accel-buffering': 'no',
 })
 
+/** What a wait on the source ended with, when it was not the source's next result. */
+const FLUSH = Symbol('flush')
+const IDLE = Symbol('idle')
+
 /**
- * `source`, with KEEPALIVE inserted whenever `intervalMs` pass without a chunk. One timer serves the whole
- * stream, pushed back after every chunk: a timer and a Promise.race per chunk cost more than the chunk.
+ * `source`, with the chunks that arrive during one turn of the event loop joined into one (one socket write
+ * instead of several: a chunk's write costs more than its translation), and KEEPALIVE inserted whenever
+ * `intervalMs` pass without a chunk. One timer serves the whole stream, pushed back after every chunk: a timer
+ * per chunk costs more than the chunk.
  */
 export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs: number): AsyncGenerator<string> {
   const it = source[Symbol.asyncIterator]()
   let pending: Promise<IteratorResult<string>> | undefined
-  // Set while waiting for the source: the timer resolves the wait with undefined, meaning "send a keep-alive".
-  let wake: ((value: undefined) => void) | undefined
+  // Set while waiting for the source: the timer ends the wait with IDLE, meaning "send a keep-alive".
+  let wake: ((value: typeof IDLE) => void) | undefined
   const timer = setTimeout(function tick () {
-    wake?.(undefined)
+    wake?.(IDLE)
     timer.refresh()
   }, intervalMs)
+  let buffered = ''
   let finished = false
   try {
     while (true) {
       const next = pending ??= it.next()
-      const result = await new Promise<IteratorResult<string> | undefined>((resolve, reject) => {
+      let flush: NodeJS.Immediate | undefined
+      const result = await new Promise<IteratorResult<string> | typeof IDLE | typeof FLUSH>((resolve, reject) => {
         wake = resolve
+        // Something is waiting to go out: send it once this turn's I/O is handled, unless more comes first.
+        if (buffered !== '') flush = setImmediate(resolve, FLUSH)
         next.then(resolve, reject)
       })
       wake = undefined
-      if (result === undefined) {
+      if (flush !== undefined) clearImmediate(flush)
+      if (result === FLUSH) {
+        const out = buffered
+        buffered = ''
+        yield out
+        continue
+      }
+      if (result === IDLE) {
         yield KEEPALIVE
         continue
       }
       pending = undefined
       if (result.done === true) {
         finished = true
+        if (buffered !== '') yield buffered
         return
       }
       timer.refresh()
-      yield result.value
+      buffered += result.value
     }
   } finally {
     clearTimeout(timer)

@@ -193,11 +193,23 @@ t.test('keep-alive comments fill silences longer than the interval, and stop wit
   t.same(await collect(withKeepAlive(events([]) as unknown as AsyncIterable<string>, 40)), [], 'an empty stream stays empty')
 })
 
-t.test('keep-alive: a consumer that stops early closes the source', async t => {
+t.test('chunks that arrive within one turn of the event loop go out together, later ones on their own', async t => {
+  async function * source (): AsyncGenerator<string> {
+    yield 'a'
+    yield 'b'
+    await new Promise(resolve => setTimeout(resolve, 20))
+    yield 'c'
+    yield 'd'
+  }
+  t.same(await collect(withKeepAlive(source(), 1000)), ['ab', 'cd'])
+})
+
+t.test('keep-alive: a consumer that stops early closes the source once its read in flight settles', async t => {
   let closed = false
   async function * source (): AsyncGenerator<string> {
     try {
       yield 'a'
+      await new Promise(resolve => setTimeout(resolve, 20))
       yield 'b'
     } finally {
       closed = true
@@ -207,6 +219,7 @@ t.test('keep-alive: a consumer that stops early closes the source', async t => {
     t.equal(chunk, 'a')
     break
   }
-  await new Promise(resolve => setImmediate(resolve))
-  t.ok(closed)
+  // The source's read in flight (in the gateway, an upstream read that the stop aborts) settles first.
+  await new Promise(resolve => setTimeout(resolve, 60))
+  t.ok(closed, 'the source ran its finally block')
 })
