@@ -80,23 +80,12 @@ export function createSseParser (): SseParser {
   }
 }
 
-/**
- * The data payloads of a byte stream (UTF-8, decoded across chunk boundaries), grouped by the chunk that
- * completed them: everything one network read brought arrives together, so it can be sent on together.
- * Chunks that complete no event yield nothing.
- */
-export async function * readSseBatches (body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string[]> {
+/** An SseParser over UTF-8 bytes: a character split across two network reads is decoded whole. */
+export function createSseDecoder (): { push: (bytes: Uint8Array) => string[], end: () => string[] } {
   const decoder = new TextDecoder()
   const parser = createSseParser()
-  for await (const chunk of body) {
-    const events = parser.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))
-    if (events.length > 0) yield events
+  return {
+    push: bytes => parser.push(decoder.decode(bytes, { stream: true })),
+    end: () => [...parser.push(decoder.decode()), ...parser.end()],
   }
-  const rest = [...parser.push(decoder.decode()), ...parser.end()]
-  if (rest.length > 0) yield rest
-}
-
-/** The data payload of each event in a byte stream, one at a time. */
-export async function * readSseData (body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
-  for await (const events of readSseBatches(body)) yield * events
 }

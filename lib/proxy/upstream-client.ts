@@ -1,12 +1,14 @@
 // The HTTP client for every upstream call: one keep-alive undici Agent, connect and idle timeouts,
 // cancellation through the caller's signal, one refresh-and-retry on 401, bounded retries with
 // jitter for unary calls, SSE decoding for streams, and upstream errors turned into GatehouseErrors.
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import type { Dispatcher } from 'undici'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fail, isGatehouseError } from '../errors.ts'
 import type { GatehouseError } from '../errors.ts'
-import { readSseBatches } from './sse.ts'
+import { createPushQueue } from './push-queue.ts'
+import type { PushQueue } from './push-queue.ts'
+import { createSseDecoder } from './sse.ts'
 import { errorReasons, parseErrorBody, retryDelaySeconds, upstreamError } from './upstream-errors.ts'
 import { UPSTREAM_DEFAULTS } from './upstream-options.ts'
 import { SILENT_LOGGER } from '../logger.ts'
@@ -45,11 +47,11 @@ export interface UpstreamClient {
   close (): Promise<void>
 }
 
-/** One upstream answer: unary calls (and any non-2xx answer) read whole, a stream's 2xx body left to read. */
+/** One upstream answer: unary calls (and any non-2xx answer) read whole, a stream's 2xx events still arriving. */
 interface Answer {
   statusCode: number
   text?: string
-  body?: Dispatcher.ResponseData['body']
+  events?: AsyncIterable<unknown[]>
 }
 
 /** Model named in the User-Agent of calls that are not about one model (project setup). */
@@ -101,7 +103,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     return Math.min(o.maxRetryDelayMs, o.retryBaseDelayMs * 2 ** attempt * (0.5 + Math.random()))
   }
 
-  /** Sends until an answer is final; resolves with the 2xx answer (a stream's body still unread). */
+  /** Sends until an answer is final; resolves with the 2xx answer (a stream's events still arriving). */
   async function send (req: UpstreamRequest, streaming: boolean): Promise<{ answer: Answer, started: number }> {
     const method = req.method ?? 'POST'
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body)
@@ -116,7 +118,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       const started = performance.now()
       let answer: Answer
       try {
-        answer = streaming ? await openStream(req, method, headers, payload) : await exchange(req, method, headers, payload)
+        answer = await callOnce(req, method, headers, payload, streaming)
       } catch (err) {
         observe(req, 0, started)
         throw err
@@ -143,51 +145,67 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     }
   }
 
-  /** A streaming attempt: a 2xx answer's body is left unread; any other is read whole (its error). */
-  async function openStream (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined): Promise<Answer> {
-    let res: Dispatcher.ResponseData
-    try {
-      res = await request(req.url, { dispatcher: agent, method, headers, body: payload, signal: req.signal })
-    } catch (err) {
-      throw transportError(err, req.signal, 'before it answered')
-    }
-    if (res.statusCode >= 200 && res.statusCode < 300) return { statusCode: res.statusCode, body: res.body }
-    try {
-      return { statusCode: res.statusCode, text: await res.body.text() }
-    } catch (err) {
-      throw transportError(err, req.signal, 'while reading its error answer')
-    }
-  }
-
   /**
-   * A unary attempt, its answer read whole. undici's dispatch() with a handler that only collects the bytes:
-   * request() would also build a body stream and an async resource per call, a measurable share of the
-   * cost of a proxied request. Same Agent, so the same connect, header and body timeouts.
+   * One attempt, through undici's dispatch() with a handler: request() would also build a body stream and an
+   * async resource per call, a measurable share of a proxied request's cost. Same Agent, so the same connect,
+   * header and body timeouts. A unary answer, and any non-2xx one, is read whole; a streaming 2xx answer
+   * resolves at once, its events parsed as they arrive and read through a queue that pauses the socket
+   * while the consumer lags behind.
    */
-  function exchange (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined): Promise<Answer> {
+  function callOnce (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined, streaming: boolean): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const signal = req.signal
       const chunks: Buffer[] = []
       let statusCode = 0
       let controller: Dispatcher.DispatchController | undefined
+      let events: PushQueue<unknown[]> | undefined
+      let sse: ReturnType<typeof createSseDecoder> | undefined
       const onAbort = (): void => controller?.abort(signal?.reason)
       const failed = (err: unknown): void => {
         signal?.removeEventListener('abort', onAbort)
+        if (events !== undefined) {
+          events.fail(transportError(err, signal, 'during the stream'))
+          return
+        }
         const during = statusCode === 0 ? 'before it answered' : statusCode < 300 ? 'while reading its answer' : 'while reading its error answer'
         reject(transportError(err, signal, during))
+      }
+      /** Parsed events to the queue; an error event ends the stream with that error, after the events before it. */
+      const deliver = (data: string[]): void => {
+        const queue = events as PushQueue<unknown[]>
+        if (data.length === 0 || queue.closed) return
+        const parsed = parseEvents(data, req)
+        if (parsed.events.length > 0) queue.push(parsed.events)
+        if (parsed.error !== undefined) {
+          queue.fail(parsed.error)
+          controller?.abort(parsed.error)
+        }
       }
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart (c) {
           controller = c
           if (signal?.aborted === true) c.abort(signal.reason)
         },
-        onResponseStart (_c, status) {
-          if (status >= 200) statusCode = status // 1xx answers are interim
+        onResponseStart (c, status) {
+          if (status < 200) return // 1xx answers are interim
+          statusCode = status
+          if (!streaming || status >= 300) return
+          sse = createSseDecoder()
+          events = createPushQueue({ pause: () => c.pause(), resume: () => c.resume(), cancel: () => c.abort(new Error('stream closed')) })
+          resolve({ statusCode, events })
         },
-        onResponseData (_c, chunk) { chunks.push(chunk) },
+        onResponseData (_c, chunk) {
+          if (sse === undefined) chunks.push(chunk)
+          else deliver(sse.push(chunk))
+        },
         onResponseEnd () {
           signal?.removeEventListener('abort', onAbort)
-          resolve({ statusCode, text: utf8Text(chunks) })
+          if (sse === undefined) {
+            resolve({ statusCode, text: utf8Text(chunks) })
+            return
+          }
+          deliver(sse.end())
+          events?.end()
         },
         onResponseError (_c, err) { failed(err) },
       }
@@ -202,34 +220,25 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     })
   }
 
-  async function * eventBatches (body: Dispatcher.ResponseData['body'], req: UpstreamRequest): AsyncGenerator<unknown[]> {
-    try {
-      for await (const batch of readSseBatches(body)) {
-        const events: unknown[] = []
-        for (const data of batch) {
-          let event: unknown
-          try {
-            event = JSON.parse(data)
-          } catch {
-            logger.warn({ url: String(req.url), chunk: data.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream; skipped')
-            continue
-          }
-          const inner = Array.isArray(event) ? event[0] : event
-          if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
-            // The events that came before the error still reach the client.
-            if (events.length > 0) yield events
-            const code = (inner as { error?: { code?: unknown } }).error?.code
-            throw upstreamError(typeof code === 'number' ? code : 500, data)
-          }
-          events.push(event)
-        }
-        if (events.length > 0) yield events
+  /** The events in a batch of SSE data payloads, up to the first error event (malformed JSON skipped and logged). */
+  function parseEvents (data: string[], req: UpstreamRequest): { events: unknown[], error?: GatehouseError } {
+    const events: unknown[] = []
+    for (const text of data) {
+      let event: unknown
+      try {
+        event = JSON.parse(text)
+      } catch {
+        logger.warn({ url: String(req.url), chunk: text.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream; skipped')
+        continue
       }
-    } catch (err) {
-      throw transportError(err, req.signal, 'during the stream')
-    } finally {
-      if (!body.destroyed) body.destroy()
+      const inner = Array.isArray(event) ? event[0] : event
+      if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
+        const code = (inner as { error?: { code?: unknown } }).error?.code
+        return { events, error: upstreamError(typeof code === 'number' ? code : 500, text) }
+      }
+      events.push(event)
     }
+    return { events }
   }
 
   return {
@@ -248,7 +257,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     async stream (req) {
       const { answer, started } = await send(req, true)
       observe(req, answer.statusCode, started)
-      return eventBatches(answer.body as Dispatcher.ResponseData['body'], req)
+      return answer.events as AsyncIterable<unknown[]>
     },
     async close () {
       // Graceful first; whatever is still open after a second (a stalled stream) is cut.

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createSseParser, readSseData } from '../../lib/proxy/sse.ts'
+import { createSseDecoder, createSseParser } from '../../lib/proxy/sse.ts'
 
 function parseAll (chunks: string[]): string[] {
   const parser = createSseParser()
@@ -31,12 +31,7 @@ t.test('an SSE stream is split into the data of its events', async t => {
 t.test('a UTF-8 character split across byte chunks is decoded whole', async t => {
   const bytes = Buffer.from('data: {"t":"héllo 👋"}\n\n', 'utf8')
   const split = bytes.indexOf(0xf0) + 2
-  async function * body (): AsyncGenerator<Uint8Array> {
-    yield bytes.subarray(0, 9)
-    yield bytes.subarray(9, split)
-    yield bytes.subarray(split)
-  }
-  const events: string[] = []
-  for await (const data of readSseData(body())) events.push(data)
-  t.same(events.map(e => JSON.parse(e)), [{ t: 'héllo 👋' }])
+  const decoder = createSseDecoder()
+  const events = [bytes.subarray(0, 9), bytes.subarray(9, split), bytes.subarray(split)].flatMap(chunk => decoder.push(chunk))
+  t.same([...events, ...decoder.end()].map(e => JSON.parse(e)), [{ t: 'héllo 👋' }])
 })

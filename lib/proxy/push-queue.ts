@@ -1,0 +1,100 @@
+// An async iterable fed by a producer that cannot wait, such as a socket's data callbacks: it keeps what
+// the consumer has not taken yet, asks the producer to pause once `highWater` items wait and to resume
+// when they are taken, and cancels the producer when the consumer stops early.
+
+export interface PushQueueFlow {
+  pause: () => void
+  resume: () => void
+  /** The consumer stopped before the end (return() or break): stop producing. */
+  cancel: () => void
+}
+
+export interface PushQueue<T> extends AsyncIterable<T> {
+  push: (item: T) => void
+  /** No more items: the consumer's next read after the last one is done. */
+  end: () => void
+  /** The consumer's next read after the items already pushed fails with `err`. The first end or failure wins. */
+  fail: (err: unknown) => void
+  /** Whether end, fail or the consumer's return already closed the queue. */
+  readonly closed: boolean
+}
+
+export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQueue<T> {
+  const items: T[] = []
+  let closed = false
+  let failure: { err: unknown } | undefined
+  let paused = false
+  // The consumer's read that found nothing waiting.
+  let waiting: { resolve: (r: IteratorResult<T>) => void, reject: (err: unknown) => void } | undefined
+
+  function settleWaiting (): void {
+    const w = waiting
+    if (w === undefined) return
+    waiting = undefined
+    if (failure === undefined) {
+      w.resolve({ value: undefined, done: true })
+      return
+    }
+    const { err } = failure
+    failure = undefined
+    w.reject(err)
+  }
+
+  const iterator: AsyncIterator<T> = {
+    async next () {
+      if (items.length > 0) {
+        const value = items.shift() as T
+        if (paused && items.length === 0) {
+          paused = false
+          flow.resume()
+        }
+        return { value, done: false }
+      }
+      if (failure !== undefined) {
+        const { err } = failure
+        failure = undefined
+        throw err
+      }
+      if (closed) return { value: undefined, done: true }
+      return await new Promise<IteratorResult<T>>((resolve, reject) => { waiting = { resolve, reject } })
+    },
+    async return () {
+      if (!closed) {
+        closed = true
+        items.length = 0
+        flow.cancel()
+      }
+      return { value: undefined, done: true }
+    },
+  }
+
+  return {
+    push (item) {
+      if (closed) return
+      const w = waiting
+      if (w !== undefined) {
+        waiting = undefined
+        w.resolve({ value: item, done: false })
+        return
+      }
+      items.push(item)
+      if (!paused && items.length >= highWater) {
+        paused = true
+        flow.pause()
+      }
+    },
+    end () {
+      if (closed) return
+      closed = true
+      settleWaiting()
+    },
+    fail (err) {
+      if (closed) return
+      closed = true
+      failure = { err }
+      settleWaiting()
+    },
+    get closed () { return closed },
+    [Symbol.asyncIterator] () { return iterator },
+  }
+}
