@@ -309,3 +309,30 @@ t.test('image bytes are recognised by their magic numbers', async t => {
   t.match(imageMismatch('image/svg+xml', PNG_1X1), /image\/png/)
   t.equal(imageMismatch('image/heif', Buffer.from('\0\0\0\x18ftypheic')), undefined, 'heic and heif are one family')
 })
+
+t.test('text messages: what the quick check lets through is exactly what the role schemas accept', async t => {
+  const rows: Array<[string, Record<string, unknown>, string | null]> = [
+    ['user text', { role: 'user', content: 'hi' }, null],
+    ['empty text', { role: 'system', content: '' }, null],
+    ['developer with a name', { role: 'developer', content: 'x', name: 'ops' }, null],
+    ['name null', { role: 'user', content: 'x', name: null }, null],
+    ['unknown fields pass through', { role: 'user', content: 'x', cache_control: { type: 'ephemeral' } }, null],
+    ['assistant text, tool_calls null', { role: 'assistant', content: 'x', tool_calls: null }, null],
+    ['function message', { role: 'function', content: 'x', name: 'f' }, null],
+    ['empty name', { role: 'user', content: 'x', name: '' }, 'messages[0].name'],
+    ['name a number', { role: 'user', content: 'x', name: 5 }, 'messages[0].name'],
+    ['assistant with a malformed tool call', { role: 'assistant', content: 'x', tool_calls: [{ id: 'a' }] }, 'messages[0].tool_calls[0].function'],
+    ['tool message without its call id', { role: 'tool', content: 'x' }, 'messages[0].tool_call_id'],
+    ['role not a string', { role: ['user'], content: 'x' }, 'messages[0].role'],
+  ]
+  for (const [name, message, param] of rows) {
+    let error: any
+    try {
+      validate({ model: 'gemini-2.5-pro', messages: [message] })
+    } catch (err) {
+      error = err
+    }
+    if (param === null) t.equal(error, undefined, `${name}: accepted`)
+    else t.match(error, { status: 400, param }, `${name}: refused, naming ${param}`)
+  }
+})
