@@ -1,4 +1,4 @@
-// npm run bench:ab -- <git ref> [validate|login|chat|stream] : the gateway of this working tree (B) against the
+// npm run bench:ab -- <git ref> [validate|login|chat|stream|paced] : the gateway of this working tree (B) against the
 // one at <ref> (A), under the same load, in alternating short rounds, so drifts of the host's speed hit both
 // alike. Prints the medians of each side (requests/s, gateway CPU per request, p50/p99) and B/A.
 // Both run from source (.ts) as `npm start` runs them; A from a temporary git worktree of <ref>.
@@ -10,11 +10,11 @@ import { join } from 'node:path'
 import type { LoadResult } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
 import type { Started } from './processes.ts'
-import { accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
+import { PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
 import type { Workload } from './workloads.ts'
 
 const [ref, mode = 'validate'] = process.argv.slice(2)
-const MODES = ['validate', 'login', 'chat', 'stream']
+const MODES = ['validate', 'login', 'chat', 'stream', 'paced']
 if (ref === undefined || !MODES.includes(mode)) {
   console.error(`usage: npm run bench:ab -- <git ref> [${MODES.join('|')}]`)
   process.exit(2)
@@ -42,7 +42,7 @@ try {
   const sides: Record<'A' | 'B', Started> = { A: await start(worktree), B: await start(root) }
   const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'
     ? (await accountLoads(url))[mode]
-    : chatLoad(url, mode === 'stream', connections)
+    : chatLoad(url, mode !== 'chat', connections, mode === 'paced' ? PACED_MODEL : undefined)
   const loads = { A: await workload(sides.A.url), B: await workload(sides.B.url) }
   const figures = { A: [] as Array<LoadResult & { cpu: number }>, B: [] as Array<LoadResult & { cpu: number }> }
   for (const side of ['A', 'B'] as const) await processes.load({ ...loads[side], durationMs: 1500, warmupMs: 0 })
@@ -59,6 +59,7 @@ try {
     cpu_us_per_request: median(figures[side].map(f => f.cpu)),
     p50_ms: median(figures[side].map(f => f.p50)),
     p99_ms: median(figures[side].map(f => f.p99)),
+    ...(mode === 'stream' || mode === 'paced' ? { ttfb_p50_ms: median(figures[side].map(f => f.ttfbP50 ?? NaN)) } : {}),
     errors: figures[side].reduce((n, f) => n + f.errors, 0),
   })
   const a = summary('A')

@@ -26,6 +26,8 @@ export interface ProcessGroup {
   runJson<T> (script: string, spec: unknown): Promise<T>
   /** Runs bench/load.ts once. */
   load (spec: LoadSpec): Promise<LoadResult>
+  /** SIGTERM to one server; resolves once it exited. */
+  stop (started: Started): Promise<void>
   /** SIGTERM to every server started, and their log files removed. */
   stopAll (): Promise<void>
 }
@@ -64,6 +66,12 @@ export function createProcessGroup (): ProcessGroup {
     },
     runJson,
     load: async (spec) => await runJson<LoadResult>('bench/load.ts', spec),
+    async stop ({ child }) {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = new Promise(resolve => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    },
     async stopAll () {
       for (const child of children) child.kill('SIGTERM')
       for (const file of logFiles) await rm(file, { force: true })

@@ -6,6 +6,10 @@ import type { LoadSpec } from './load.ts'
 export type Workload = Omit<LoadSpec, 'durationMs'>
 
 export const PROXY_PASSWORD = 'bench-proxy-password'
+/** The model whose streams the fake paces like a model generating them; every other streams back to back. */
+export const PACED_MODEL = 'gemini-2.5-pro'
+/** Milliseconds between the chunks of a paced stream. */
+export const PACED_CHUNK_MS = 5
 const CREDENTIALS_BODY = JSON.stringify({ username: 'benchuser', password: 'bench password 1' })
 
 /** The gateway's environment: embedded store, the proxy pointed at the fake upstream (its URL and token URI). */
@@ -42,24 +46,24 @@ export async function accountLoads (gatewayUrl: string): Promise<{ validate: Wor
 }
 
 /** Chat completions through the gateway, streaming or not. */
-export function chatLoad (gatewayUrl: string, stream: boolean, connections: number): Workload {
+export function chatLoad (gatewayUrl: string, stream: boolean, connections: number, model = 'gemini-2.5-flash'): Workload {
   return {
     url: `${gatewayUrl}/v1/chat/completions`,
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${PROXY_PASSWORD}` },
-    body: JSON.stringify({ model: 'gemini-2.5-flash', stream, messages: [{ role: 'user', content: 'Hello there' }] }),
+    body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'Hello there' }] }),
     connections,
     stream,
   }
 }
 
 /** The same request sent straight to the fake upstream, as the gateway would send it. */
-export function directLoad (fakeUrl: string, stream: boolean, connections: number): Workload {
+export function directLoad (fakeUrl: string, stream: boolean, connections: number, model = 'gemini-2.5-flash'): Workload {
   return {
     url: stream ? `${fakeUrl}/v1internal:streamGenerateContent?alt=sse` : `${fakeUrl}/v1internal:generateContent`,
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer fake-access-1' },
-    body: JSON.stringify({ model: 'gemini-2.5-flash', project: 'bench-project', user_prompt_id: 'bench', request: { contents: [{ role: 'user', parts: [{ text: 'Hello there' }] }] } }),
+    body: JSON.stringify({ model, project: 'bench-project', user_prompt_id: 'bench', request: { contents: [{ role: 'user', parts: [{ text: 'Hello there' }] }] } }),
     connections,
     stream,
   }

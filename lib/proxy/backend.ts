@@ -37,13 +37,15 @@ export function geminiEventStream (batches: AsyncIterable<GeminiResponse[]>): Ge
   }
 }
 
-/** The batches of a stream's events: as they arrived for a GeminiEventStream, else one event per batch. */
-export async function * eventBatches (events: AsyncIterable<GeminiResponse>): AsyncGenerator<GeminiResponse[]> {
-  if ('batches' in events && typeof events.batches === 'function') {
-    yield * (events as GeminiEventStream).batches()
-    return
-  }
-  for await (const event of events) yield [event]
+/**
+ * The batches of a stream's events: as they arrived for a GeminiEventStream (handed over as they are: one
+ * generator less for every batch to pass through), else one event per batch.
+ */
+export function eventBatches (events: AsyncIterable<GeminiResponse>): AsyncIterable<GeminiResponse[]> {
+  if ('batches' in events && typeof events.batches === 'function') return (events as GeminiEventStream).batches()
+  return (async function * oneByOne () {
+    for await (const event of events) yield [event]
+  })()
 }
 
 export interface ReadyState {

@@ -81,18 +81,15 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
     },
     async stream (call) {
       const body = await envelope(call)
-      const batches = await client.stream({ url: streamUrl, body, model: call.model, auth, signal: call.signal })
-      return geminiEventStream((async function * () {
-        for await (const batch of batches) {
-          const responses: GeminiResponse[] = []
-          for (const event of batch) {
-            // Events without a response (bookkeeping such as credits) carry nothing for the client.
-            if (event === null || typeof event !== 'object' || !('response' in event)) continue
-            responses.push(unwrapCodeAssistResponse(event))
-          }
-          if (responses.length > 0) yield responses
+      return geminiEventStream(await client.stream({ url: streamUrl, body, model: call.model, auth, signal: call.signal }, events => {
+        const responses: GeminiResponse[] = []
+        for (const event of events) {
+          // Events without a response (bookkeeping such as credits) carry nothing for the client.
+          if (event === null || typeof event !== 'object' || !('response' in event)) continue
+          responses.push(unwrapCodeAssistResponse(event))
         }
-      })())
+        return responses
+      }))
     },
     async countTokens (call) {
       const body = { request: { model: `models/${call.model}`, contents: contentsToCount(call.request) } }

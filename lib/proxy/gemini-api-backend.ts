@@ -34,10 +34,7 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
       return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal }))
     },
     async stream (call) {
-      const batches = await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal })
-      return geminiEventStream((async function * () {
-        for await (const batch of batches) yield batch.map(asResponse)
-      })())
+      return geminiEventStream(await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal }, events => events.map(asResponse)))
     },
     async countTokens (call) {
       const nested = call.request.generateContentRequest

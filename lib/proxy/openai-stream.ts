@@ -28,11 +28,10 @@ export const DONE = 'data: [DONE]\n\n'
 
 export async function * chatCompletionStream (events: AsyncIterable<GeminiResponse>, options: ChatStreamOptions): AsyncGenerator<string> {
   const { id, created, model, includeUsage } = options
-  const frame = (choices: unknown[], usage?: OpenAIUsage | null): string => {
-    const chunk: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model, choices }
-    if (includeUsage) chunk.usage = usage ?? null
-    return `data: ${JSON.stringify(chunk)}\n\n`
-  }
+  // The fields every chunk repeats, serialised once per stream.
+  const head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":`
+  const frame = (choices: unknown[], usage?: OpenAIUsage | null): string =>
+    `${head}${JSON.stringify(choices)}${includeUsage ? `,"usage":${JSON.stringify(usage ?? null)}` : ''}}\n\n`
   const states = new Map<number, ChoiceState>([[0, { toolCalls: 0, finished: false }]])
   let usage: OpenAIUsage | undefined
 
@@ -87,9 +86,6 @@ export async function * chatCompletionStream (events: AsyncIterable<GeminiRespon
       index, delta: {}, logprobs: null, finish_reason: mapFinishReason(undefined, s.toolCalls > 0, true) as FinishReason,
     })))
   }
-  if (includeUsage) {
-    const chunk = { id, object: 'chat.completion.chunk', created, model, choices: [], usage: usage ?? toUsage({}) }
-    yield `data: ${JSON.stringify(chunk)}\n\n`
-  }
+  if (includeUsage) yield frame([], usage ?? toUsage({}))
   yield DONE
 }

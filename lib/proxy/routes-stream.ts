@@ -18,13 +18,38 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 const FLUSH = Symbol('flush')
 const IDLE = Symbol('idle')
 
+export interface EventStreamOptions {
+  keepAliveMs: number
+  observer?: ProxyObserver
+  /** Runs when the stream stops before its source is done (the client went away): aborts the upstream call. */
+  onStop?: () => void
+}
+
+/** How many events a chunk of SSE text holds: each ends with a blank line, and JSON data never holds a raw newline. */
+function eventCount (chunk: string): number {
+  let count = 0
+  for (let i = chunk.indexOf('\n\n'); i !== -1; i = chunk.indexOf('\n\n', i + 2)) count++
+  return count
+}
+
 /**
- * `source`, with the chunks that arrive during one turn of the event loop joined into one (one socket write
- * instead of several: a chunk's write costs more than its translation), and KEEPALIVE inserted whenever
- * `intervalMs` pass without a chunk. One timer serves the whole stream, pushed back after every chunk: a timer
- * per chunk costs more than the chunk.
+ * A route's SSE body from `source`: the chunks that arrive during one turn of the event loop joined into
+ * one (one socket write instead of several: a chunk's write costs more than its translation), KEEPALIVE
+ * inserted whenever `keepAliveMs` pass without a chunk, the observer told of each write, and `onStop` run
+ * when the stream stops before its source is done. One generator does all of it (every layer of async
+ * iteration costs each chunk a few promises), with one timer per stream, pushed back after every chunk.
  */
-export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs: number): AsyncGenerator<string> {
+export function eventStream (source: AsyncIterable<string>, options: EventStreamOptions): StreamBody {
+  return sseBody(source, options)
+}
+
+/** `source` with keep-alives inserted and the chunks of one turn joined, as eventStream sends it, without hooks. */
+export function withKeepAlive (source: AsyncIterable<string>, keepAliveMs: number): AsyncGenerator<string> {
+  return sseBody(source, { keepAliveMs })
+}
+
+async function * sseBody (source: AsyncIterable<string>, options: EventStreamOptions): AsyncGenerator<string> {
+  const { observer } = options
   const it = source[Symbol.asyncIterator]()
   let pending: Promise<IteratorResult<string>> | undefined
   // Set while waiting for the source: the timer ends the wait with IDLE, meaning "send a keep-alive".
@@ -32,9 +57,10 @@ export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs
   const timer = setTimeout(function tick () {
     wake?.(IDLE)
     timer.refresh()
-  }, intervalMs)
+  }, options.keepAliveMs)
   let buffered = ''
   let finished = false
+  observer?.streamOpened?.()
   try {
     while (true) {
       const next = pending ??= it.next()
@@ -50,6 +76,7 @@ export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs
       if (result === FLUSH) {
         const out = buffered
         buffered = ''
+        observer?.streamChunk?.(eventCount(out))
         yield out
         continue
       }
@@ -60,7 +87,10 @@ export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs
       pending = undefined
       if (result.done === true) {
         finished = true
-        if (buffered !== '') yield buffered
+        if (buffered !== '') {
+          observer?.streamChunk?.(eventCount(buffered))
+          yield buffered
+        }
         return
       }
       timer.refresh()
@@ -70,44 +100,13 @@ export async function * withKeepAlive (source: AsyncIterable<string>, intervalMs
     clearTimeout(timer)
     if (!finished) {
       // Stopped early: close the source without waiting (it may be blocked on the upstream, which
-      // the caller aborts), and swallow the rejection that abort gives a pending read.
+      // onStop aborts), and swallow the rejection that abort gives a pending read.
       pending?.catch(() => {})
       it.return?.()?.catch(() => {})
+      options.onStop?.()
     }
+    observer?.streamClosed?.()
   }
-}
-
-export interface EventStreamOptions {
-  keepAliveMs: number
-  observer?: ProxyObserver
-  /** Runs when the stream stops before its source is done (the client went away): aborts the upstream call. */
-  onStop: () => void
-}
-
-/** How many events a chunk of SSE text holds: each ends with a blank line, and JSON data never holds a raw newline. */
-function eventCount (chunk: string): number {
-  let count = 0
-  for (let i = chunk.indexOf('\n\n'); i !== -1; i = chunk.indexOf('\n\n', i + 2)) count++
-  return count
-}
-
-export function eventStream (source: AsyncIterable<string>, options: EventStreamOptions): StreamBody {
-  const { observer } = options
-  return (async function * eventStreamBody () {
-    observer?.streamOpened?.()
-    let done = false
-    try {
-      for await (const chunk of withKeepAlive(source, options.keepAliveMs)) {
-        if (chunk !== KEEPALIVE) observer?.streamChunk?.(eventCount(chunk))
-        yield chunk
-      }
-      done = true
-    } finally {
-      // A source that ran to its end has finished with the upstream already: nothing to abort.
-      if (!done) options.onStop()
-      observer?.streamClosed?.()
-    }
-  })()
 }
 
 /**

@@ -41,9 +41,10 @@ export interface UpstreamClient {
    * A streaming call (SSE). Resolves once the upstream answered 200, with its events parsed as JSON
    * (malformed ones skipped and logged), grouped as they arrived: one array per network read that
    * completed any. Never retried once the upstream answered. Breaking out of the iteration closes the
-   * upstream connection.
+   * upstream connection. `toEvents` turns each group into what the caller reads (groups it leaves empty are
+   * dropped): done as the bytes arrive, rather than by one more generator for every group to pass through.
    */
-  stream (req: UpstreamRequest): Promise<AsyncIterable<unknown[]>>
+  stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]): Promise<AsyncIterable<T[]>>
   close (): Promise<void>
 }
 
@@ -53,6 +54,9 @@ interface Answer {
   text?: string
   events?: AsyncIterable<unknown[]>
 }
+
+/** Every event as it is. */
+const AS_IS = (events: unknown[]): unknown[] => events
 
 /** Model named in the User-Agent of calls that are not about one model (project setup). */
 const SETUP_MODEL = 'gemini-2.5-pro'
@@ -104,7 +108,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
   }
 
   /** Sends until an answer is final; resolves with the 2xx answer (a stream's events still arriving). */
-  async function send (req: UpstreamRequest, streaming: boolean): Promise<{ answer: Answer, started: number }> {
+  async function send (req: UpstreamRequest, streaming: boolean, toEvents: (events: unknown[]) => unknown[] = AS_IS): Promise<{ answer: Answer, started: number }> {
     const method = req.method ?? 'POST'
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body)
     let authRetried = false
@@ -118,7 +122,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       const started = performance.now()
       let answer: Answer
       try {
-        answer = await callOnce(req, method, headers, payload, streaming)
+        answer = await callOnce(req, method, headers, payload, streaming, toEvents)
       } catch (err) {
         observe(req, 0, started)
         throw err
@@ -152,7 +156,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
    * resolves at once, its events parsed as they arrive and read through a queue that pauses the socket
    * while the consumer lags behind.
    */
-  function callOnce (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined, streaming: boolean): Promise<Answer> {
+  function callOnce (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined, streaming: boolean, toEvents: (events: unknown[]) => unknown[]): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const signal = req.signal
       const chunks: Buffer[] = []
@@ -175,7 +179,8 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
         const queue = events as PushQueue<unknown[]>
         if (data.length === 0 || queue.closed) return
         const parsed = parseEvents(data, req)
-        if (parsed.events.length > 0) queue.push(parsed.events)
+        const mapped = parsed.events.length > 0 ? toEvents(parsed.events) : parsed.events
+        if (mapped.length > 0) queue.push(mapped)
         if (parsed.error !== undefined) {
           queue.fail(parsed.error)
           controller?.abort(parsed.error)
@@ -254,10 +259,10 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
         throw fail('UPSTREAM_ERROR', 'The upstream answered with a body that is not JSON', { upstreamStatus: answer.statusCode })
       }
     },
-    async stream (req) {
-      const { answer, started } = await send(req, true)
+    async stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]) {
+      const { answer, started } = await send(req, true, toEvents)
       observe(req, answer.statusCode, started)
-      return answer.events as AsyncIterable<unknown[]>
+      return answer.events as AsyncIterable<T[]>
     },
     async close () {
       // Graceful first; whatever is still open after a second (a stalled stream) is cut.

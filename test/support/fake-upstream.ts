@@ -18,6 +18,7 @@
 //
 //   fake.reply(call, ...replies)       one-shot answers for the next requests of that call (FIFO), then the default again
 //   fake.setDefault(call, reply)       replaces the default answer of a call
+//   fake.setDefault(call, reply, model)  ...of a call naming that model only (Code Assist envelope or Gemini API path)
 //   fake.acceptedTokens = new Set(['x'])   when set, Code Assist calls with any other bearer token get 401 (issued tokens are added)
 //   fake.apiKey = 'k'                  when set, Gemini API calls with another x-goog-api-key get 400 API_KEY_INVALID
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
@@ -87,7 +88,7 @@ export interface FakeUpstream {
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
   reply (call: FakeCall, ...replies: FakeReply[]): void
-  setDefault (call: FakeCall, reply: FakeReply): void
+  setDefault (call: FakeCall, reply: FakeReply, model?: string): void
   reset (): void
   close (): Promise<void>
 }
@@ -265,6 +266,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   const sockets = new Set<Socket>()
   const queues = new Map<FakeCall, FakeReply[]>()
   let defaults = defaultReplies()
+  const modelDefaults = new Map<string, FakeReply>()
   let traceCounter = 0
   const waiters: Array<{ call: FakeCall, count: number, resolve: (r: FakeRequest) => void }> = []
 
@@ -286,13 +288,15 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     reply (call, ...replies) {
       queues.set(call, [...(queues.get(call) ?? []), ...replies])
     },
-    setDefault (call, reply) {
-      defaults[call] = reply
+    setDefault (call, reply, model) {
+      if (model === undefined) defaults[call] = reply
+      else modelDefaults.set(`${call} ${model}`, reply)
     },
     reset () {
       fake.requests.length = 0
       queues.clear()
       defaults = defaultReplies()
+      modelDefaults.clear()
       fake.acceptedTokens = undefined
       fake.apiKey = undefined
     },
@@ -313,10 +317,10 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     })
   }
 
-  function nextReply (call: FakeCall): FakeReply {
+  function nextReply (call: FakeCall, model: string | undefined): FakeReply {
     const queue = queues.get(call)
     if (queue !== undefined && queue.length > 0) return queue.shift() as FakeReply
-    return defaults[call]
+    return (model === undefined ? undefined : modelDefaults.get(`${call} ${model}`)) ?? defaults[call]
   }
 
   function authFailure (rec: FakeRequest): FakeReply | undefined {
@@ -360,7 +364,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   }
 
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
-    const reply = authFailure(rec) ?? nextReply(rec.call)
+    const reply = authFailure(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200
