@@ -1,5 +1,6 @@
 // `npm start`: configuration from the environment, then the gateway in the foreground until
-// SIGTERM/SIGINT, which drain it gracefully and exit 0. A bad configuration prints one line and exits 1.
+// SIGTERM/SIGINT, which drain it gracefully and exit 0. A bad configuration prints one line and exits 1;
+// an uncaught exception is logged and exits 1.
 import { loadConfig, ConfigError } from './config.ts'
 import type { GatewayConfig } from './config.ts'
 import { createGateway } from './server.ts'
@@ -40,6 +41,13 @@ async function main (): Promise<void> {
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  // A bug that escapes every handler: logged as a JSON line like the rest, with the lines still batched written
+  // first (the destination writes synchronously), then exit 1 so the orchestrator restarts a clean process.
+  process.on('uncaughtException', (err: unknown) => {
+    gateway.logger.fatal({ err }, 'uncaught exception: exiting')
+    gateway.logger.flush()
+    process.exit(1)
+  })
   await gateway.start()
 }
 

@@ -3,7 +3,7 @@ import http from 'node:http'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { startGateway, spawnGateway, testStore } from '../support/gateway.ts'
+import { startGateway, spawnGateway, testStore, ROOT } from '../support/gateway.ts'
 import { startFakeUpstream, streamReply, geminiResponse } from '../support/fake-upstream.ts'
 import { authClient } from '../support/auth-client.ts'
 import type { Route, HandlerResponse } from '../../lib/http/contract.ts'
@@ -154,4 +154,21 @@ t.test('npm start on SIGINT stops cleanly too', async t => {
   t.teardown(() => gw.stop('SIGKILL'))
   await (await fetch(gw.url + '/health')).text()
   t.same(await gw.stop('SIGINT'), { code: 0, signal: null })
+})
+
+t.test('npm start on an uncaught exception: it is logged as JSON after every line batched before it, and the process exits 1', async t => {
+  const gw = await spawnGateway({ LOG_LEVEL: 'info', AUTH_ADMIN_PASSWORD: 'admin-password' }, { nodeArgs: ['--import', path.join(ROOT, 'test/support/crash-on-sigusr2.ts')] })
+  t.teardown(async () => { await gw.stop('SIGKILL') })
+  const res = await fetch(`${gw.url}/health`)
+  t.equal(res.status, 200)
+  await res.arrayBuffer()
+  gw.child.kill('SIGUSR2')
+  const { code } = await gw.exited
+  t.equal(code, 1, 'exit code 1')
+  const logs = gw.logs()
+  const request = logs.findIndex(l => l.msg === 'request' && l.route === '/health')
+  const crash = logs.findIndex(l => l.msg === 'uncaught exception: exiting')
+  t.ok(request >= 0, 'the request line, still batched when the exception came, was written')
+  t.ok(crash > request, 'the crash line comes after it')
+  t.match(logs[crash], { level: 'fatal', err: { type: 'Error', message: 'boom: a bug nobody caught' } })
 })

@@ -77,6 +77,8 @@ export interface SpawnOptions {
   /** How long to wait for the URL. Default 20000 ms. */
   startTimeoutMs?: number
   cwd?: string
+  /** Node options before the gateway's own, e.g. ['--import', script]. */
+  nodeArgs?: string[]
 }
 
 /**
@@ -84,7 +86,7 @@ export interface SpawnOptions {
  * plus `env`, and waits until it prints its URL. Rejects with the output if it exits first.
  */
 export async function spawnGateway (env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<SpawnedGateway> {
-  const child = spawn(NODE, ['--import', path.join(ROOT, 'gateway/tracing.ts'), path.join(ROOT, 'gateway/main.ts')], {
+  const child = spawn(NODE, [...(options.nodeArgs ?? []), '--import', path.join(ROOT, 'gateway/tracing.ts'), path.join(ROOT, 'gateway/main.ts')], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
