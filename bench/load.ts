@@ -18,6 +18,8 @@ export interface LoadSpec {
 
 export interface LoadResult {
   requests: number
+  /** Every request answered, warm-up included: for sums over the server's whole run (CPU, profiles). */
+  allRequests: number
   errors: number
   rps: number
   p50: number
@@ -39,6 +41,7 @@ async function run (spec: LoadSpec): Promise<LoadResult> {
   const latencies: number[] = []
   const ttfbs: number[] = []
   let errors = 0
+  let answered = 0
   let recording = false
   let stop = false
 
@@ -51,6 +54,7 @@ async function run (spec: LoadSpec): Promise<LoadResult> {
         if (first === 0 && (chunk as Buffer).length > 0) first = performance.now()
       }
       const end = performance.now()
+      answered++
       if (!recording) return
       if (statusCode >= 400) { errors++; return }
       latencies.push(end - start)
@@ -79,6 +83,7 @@ async function run (spec: LoadSpec): Promise<LoadResult> {
   ttfbs.sort((a, b) => a - b)
   const result: LoadResult = {
     requests: latencies.length,
+    allRequests: answered,
     errors,
     rps: latencies.length / (elapsed / 1000),
     p50: percentile(latencies, 0.5),
