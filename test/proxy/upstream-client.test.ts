@@ -260,3 +260,21 @@ t.test('the observer hears of every upstream HTTP call with model, status and du
   t.same(observed.map(([model, status]) => [model, status]), [['gemini-2.5-flash', 500], ['gemini-2.5-flash', 200], ['gemini-2.5-flash', 200]])
   t.ok(observed.every(([, , s]) => s >= 0 && s < 5))
 })
+
+t.test('a reader that stops reading stops the upstream too: its stream waits instead of being buffered whole', async t => {
+  const { fake, backend } = await setup(t)
+  // 400 events of 64 KiB: 25 MiB, far more than the sockets on the way can hold.
+  const big = 'x'.repeat(64 * 1024)
+  fake.reply('streamGenerateContent', streamReply(Array.from({ length: 400 }, (_, i) => geminiResponse({ text: `${i} ${big}`, finishReason: i === 399 ? 'STOP' : undefined }))))
+  const events = await backend.stream(CALL)
+  const it = events[Symbol.asyncIterator]()
+  const first = await it.next()
+  t.match(texts([first.value as GeminiResponse])[0], /^0 x/)
+  const upstream = await fake.waitFor('streamGenerateContent')
+  const state = await Promise.race([upstream.closed, new Promise(resolve => setTimeout(resolve, 500, 'still sending'))])
+  t.equal(state, 'still sending', 'half a second without reads: the upstream has not been able to send everything')
+  let count = 1
+  for (let next = await it.next(); next.done !== true; next = await it.next()) count++
+  t.equal(count, 400, 'once read again, every event arrives')
+  t.equal(await upstream.closed, 'finished')
+})
