@@ -44,9 +44,15 @@ async function main (): Promise<void> {
   // A bug that escapes every handler: logged as a JSON line like the rest, with the lines still batched written
   // first (the destination writes synchronously), then exit 1 so the orchestrator restarts a clean process.
   process.on('uncaughtException', (err: unknown) => {
-    gateway.logger.fatal({ err }, 'uncaught exception: exiting')
-    gateway.logger.flush()
-    process.exit(1)
+    try {
+      gateway.logger.fatal({ err }, 'uncaught exception: exiting')
+      gateway.logger.flush()
+    } catch {
+      // The log itself is what broke (stdout gone, say): the error still reaches stderr.
+      process.stderr.write(`uncaught exception: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`)
+    } finally {
+      process.exit(1)
+    }
   })
   await gateway.start()
 }

@@ -24,20 +24,20 @@ export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQu
   let closed = false
   let failure: { err: unknown } | undefined
   let paused = false
-  // The consumer's read that found nothing waiting.
-  let waiting: { resolve: (r: IteratorResult<T>) => void, reject: (err: unknown) => void } | undefined
+  // Reads that found nothing waiting, oldest first (a for-await loop has one at a time; nothing else is assumed).
+  const waiting: Array<{ resolve: (r: IteratorResult<T>) => void, reject: (err: unknown) => void }> = []
 
+  /** The queue closed: the first waiting read gets the failure, if any; every other one is done. */
   function settleWaiting (): void {
-    const w = waiting
-    if (w === undefined) return
-    waiting = undefined
-    if (failure === undefined) {
-      w.resolve({ value: undefined, done: true })
-      return
+    for (const w of waiting.splice(0)) {
+      if (failure === undefined) {
+        w.resolve({ value: undefined, done: true })
+        continue
+      }
+      const { err } = failure
+      failure = undefined
+      w.reject(err)
     }
-    const { err } = failure
-    failure = undefined
-    w.reject(err)
   }
 
   const iterator: AsyncIterator<T> = {
@@ -56,12 +56,14 @@ export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQu
         throw err
       }
       if (closed) return { value: undefined, done: true }
-      return await new Promise<IteratorResult<T>>((resolve, reject) => { waiting = { resolve, reject } })
+      return await new Promise<IteratorResult<T>>((resolve, reject) => { waiting.push({ resolve, reject }) })
     },
     async return () {
       if (!closed) {
         closed = true
         items.length = 0
+        failure = undefined
+        settleWaiting()
         flow.cancel()
       }
       return { value: undefined, done: true }
@@ -71,9 +73,8 @@ export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQu
   return {
     push (item) {
       if (closed) return
-      const w = waiting
+      const w = waiting.shift()
       if (w !== undefined) {
-        waiting = undefined
         w.resolve({ value: item, done: false })
         return
       }

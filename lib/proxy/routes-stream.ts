@@ -52,34 +52,54 @@ async function * sseBody (source: AsyncIterable<string>, options: EventStreamOpt
   const { observer } = options
   const it = source[Symbol.asyncIterator]()
   let pending: Promise<IteratorResult<string>> | undefined
-  // Set while waiting for the source: the timer ends the wait with IDLE, meaning "send a keep-alive".
-  let wake: ((value: typeof IDLE) => void) | undefined
+  // Set while waiting for the source: the timers end the wait early (IDLE: send a keep-alive; FLUSH: send what waits).
+  let wake: ((value: typeof IDLE | typeof FLUSH) => void) | undefined
   const timer = setTimeout(function tick () {
     wake?.(IDLE)
     timer.refresh()
   }, options.keepAliveMs)
   let buffered = ''
+  // Armed when text starts waiting and kept until it fires, so a source that answers quickly every time cannot
+  // postpone the write: whatever waits goes out at the end of the turn in which it began to wait.
+  let flushTimer: NodeJS.Immediate | undefined
+  let flushDue = false
+  const flushNow = (): void => {
+    flushTimer = undefined
+    flushDue = true
+    wake?.(FLUSH)
+  }
+  const takeBuffered = (): string => {
+    const out = buffered
+    buffered = ''
+    flushDue = false
+    if (flushTimer !== undefined) clearImmediate(flushTimer)
+    flushTimer = undefined
+    observer?.streamChunk?.(eventCount(out))
+    return out
+  }
   let finished = false
   observer?.streamOpened?.()
   try {
     while (true) {
-      const next = pending ??= it.next()
-      let flush: NodeJS.Immediate | undefined
-      const result = await new Promise<IteratorResult<string> | typeof IDLE | typeof FLUSH>((resolve, reject) => {
-        wake = resolve
-        // Something is waiting to go out: send it once this turn's I/O is handled, unless more comes first.
-        if (buffered !== '') flush = setImmediate(resolve, FLUSH)
-        next.then(resolve, reject)
-      })
-      wake = undefined
-      if (flush !== undefined) clearImmediate(flush)
-      if (result === FLUSH) {
-        const out = buffered
-        buffered = ''
-        observer?.streamChunk?.(eventCount(out))
-        yield out
+      if (flushDue) {
+        yield takeBuffered()
         continue
       }
+      const next = pending ??= it.next()
+      let result: IteratorResult<string> | typeof IDLE | typeof FLUSH
+      try {
+        result = await new Promise<IteratorResult<string> | typeof IDLE | typeof FLUSH>((resolve, reject) => {
+          wake = resolve
+          next.then(resolve, reject)
+        })
+      } catch (err) {
+        // The source failed: what it gave before still goes out first.
+        if (buffered !== '') yield takeBuffered()
+        throw err
+      } finally {
+        wake = undefined
+      }
+      if (result === FLUSH) continue
       if (result === IDLE) {
         yield KEEPALIVE
         continue
@@ -87,17 +107,16 @@ async function * sseBody (source: AsyncIterable<string>, options: EventStreamOpt
       pending = undefined
       if (result.done === true) {
         finished = true
-        if (buffered !== '') {
-          observer?.streamChunk?.(eventCount(buffered))
-          yield buffered
-        }
+        if (buffered !== '') yield takeBuffered()
         return
       }
       timer.refresh()
       buffered += result.value
+      flushTimer ??= setImmediate(flushNow)
     }
   } finally {
     clearTimeout(timer)
+    if (flushTimer !== undefined) clearImmediate(flushTimer)
     if (!finished) {
       // Stopped early: close the source without waiting (it may be blocked on the upstream, which
       // onStop aborts), and swallow the rejection that abort gives a pending read.

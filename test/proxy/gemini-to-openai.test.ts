@@ -223,3 +223,26 @@ t.test('keep-alive: a consumer that stops early closes the source once its read 
   await new Promise(resolve => setTimeout(resolve, 60))
   t.ok(closed, 'the source ran its finally block')
 })
+
+t.test('a source that answers within every turn still has its chunks sent turn by turn, not held to its end', async t => {
+  async function * quick (): AsyncGenerator<string> {
+    for (let i = 0; i < 200; i++) {
+      await new Promise(resolve => setImmediate(resolve))
+      yield 'x'
+    }
+  }
+  const out = await collect(withKeepAlive(quick(), 1000))
+  t.equal(out.join(''), 'x'.repeat(200), 'every chunk, in order')
+  t.ok(out.length > 20, `sent as it came (${out.length} writes), not as one`)
+})
+
+t.test('a source that fails still has what it gave before sent first', async t => {
+  async function * failing (): AsyncGenerator<string> {
+    yield 'a'
+    throw new Error('source broke')
+  }
+  const out: string[] = []
+  const err = await (async () => { for await (const chunk of withKeepAlive(failing(), 1000)) out.push(chunk) })().catch(e => e)
+  t.same(out, ['a'])
+  t.equal(err.message, 'source broke')
+})

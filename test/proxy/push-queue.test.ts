@@ -69,3 +69,18 @@ t.test('a reader that stops early cancels the producer, and later pushes are dro
   queue.push(3)
   t.same(await queue[Symbol.asyncIterator]().next(), { value: undefined, done: true })
 })
+
+t.test('reads in flight are settled whatever ends the queue: items in order, then done', async t => {
+  const queue = createPushQueue<number>(recordingFlow().flow)
+  const it = queue[Symbol.asyncIterator]()
+  const [a, b, c] = [it.next(), it.next(), it.next()]
+  queue.push(1)
+  queue.push(2)
+  queue.end()
+  t.same(await Promise.all([a, b, c]), [{ value: 1, done: false }, { value: 2, done: false }, { value: undefined, done: true }])
+  const stopped = createPushQueue<number>(recordingFlow().flow)
+  const sit = stopped[Symbol.asyncIterator]()
+  const waiting = sit.next()
+  await sit.return?.()
+  t.same(await waiting, { value: undefined, done: true }, 'a read waiting when the reader stops is done, not left hanging')
+})
