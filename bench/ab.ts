@@ -2,7 +2,9 @@
 // one at <ref> (A), under the same load, in alternating short rounds, so drifts of the host's speed hit both
 // alike. Prints the medians of each side (requests/s, gateway CPU per request, p50/p99) and B/A.
 // Both run from source (.ts) as `npm start` runs them; A from a temporary git worktree of <ref>.
-// Environment: AB_ROUNDS (default 7), BENCH_SECONDS per round (default 2), AB_CONNECTIONS (chat/stream, default 64).
+// Environment: AB_ROUNDS (default 7), BENCH_SECONDS per round (default 2), AB_CONNECTIONS (chat/stream, default 64),
+// AB_FLAGS_A / AB_FLAGS_B: Node flags of each side (default --max-semi-space-size=16, as npm start); with <ref> HEAD
+// and a clean tree, that compares flags on the same code. Each side's peak RSS is printed too.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -38,8 +40,9 @@ const processes = createProcessGroup()
 try {
   const fake = await processes.start([join(root, 'bench/fake-server.ts')])
   const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)
-  const start = async (dir: string): Promise<Started> => await processes.start(['--max-semi-space-size=16', join(dir, 'gateway/main.ts')], env, dir)
-  const sides: Record<'A' | 'B', Started> = { A: await start(worktree), B: await start(root) }
+  const flags = (side: 'A' | 'B'): string[] => (process.env[`AB_FLAGS_${side}`] ?? '--max-semi-space-size=16').split(' ').filter(f => f !== '')
+  const start = async (dir: string, side: 'A' | 'B'): Promise<Started> => await processes.start([...flags(side), join(dir, 'gateway/main.ts')], env, dir)
+  const sides: Record<'A' | 'B', Started> = { A: await start(worktree, 'A'), B: await start(root, 'B') }
   const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'
     ? (await accountLoads(url))[mode]
     : chatLoad(url, mode !== 'chat', connections, mode === 'paced' ? PACED_MODEL : undefined)
@@ -61,13 +64,14 @@ try {
     p99_ms: median(figures[side].map(f => f.p99)),
     ...(mode === 'stream' || mode === 'paced' ? { ttfb_p50_ms: median(figures[side].map(f => f.ttfbP50 ?? NaN)) } : {}),
     errors: figures[side].reduce((n, f) => n + f.errors, 0),
+    peak_rss_mb: Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${sides[side].child.pid as number}/status`, 'utf8'))?.[1] ?? NaN) / 1024,
   })
   const a = summary('A')
   const b = summary('B')
   const fmt = (n: number): string => n >= 100 ? n.toFixed(0) : n.toFixed(2)
   console.log(`\n${mode}, ${rounds} rounds of ${durationMs / 1000} s each, medians\n| side | ${Object.keys(a).join(' | ')} |\n| --- |${' --- |'.repeat(Object.keys(a).length)}`)
-  console.log(`| A (${ref}) | ${Object.values(a).map(fmt).join(' | ')} |`)
-  console.log(`| B (working tree) | ${Object.values(b).map(fmt).join(' | ')} |`)
+  console.log(`| A (${ref} ${flags('A').join(' ')}) | ${Object.values(a).map(fmt).join(' | ')} |`)
+  console.log(`| B (working tree ${flags('B').join(' ')}) | ${Object.values(b).map(fmt).join(' | ')} |`)
   console.log(`\nB/A requests/s ${(b.rps / a.rps).toFixed(3)}, CPU per request ${(b.cpu_us_per_request / a.cpu_us_per_request).toFixed(3)}`)
 } finally {
   await processes.stopAll()
