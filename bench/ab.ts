@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import type { LoadResult } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
 import type { Started } from './processes.ts'
-import { PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
+import { GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
 import type { Workload } from './workloads.ts'
 
 const [ref, mode = 'validate'] = process.argv.slice(2)
@@ -40,7 +40,7 @@ const processes = createProcessGroup()
 try {
   const fake = await processes.start([join(root, 'bench/fake-server.ts')])
   const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)
-  const flags = (side: 'A' | 'B'): string[] => (process.env[`AB_FLAGS_${side}`] ?? '--max-semi-space-size=16').split(' ').filter(f => f !== '')
+  const flags = (side: 'A' | 'B'): string[] => process.env[`AB_FLAGS_${side}`]?.split(' ').filter(f => f !== '') ?? GATEWAY_NODE_FLAGS
   const start = async (dir: string, side: 'A' | 'B'): Promise<Started> => await processes.start([...flags(side), join(dir, 'gateway/main.ts')], env, dir)
   const sides: Record<'A' | 'B', Started> = { A: await start(worktree, 'A'), B: await start(root, 'B') }
   const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'

@@ -5,14 +5,14 @@ import { execFileSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createProcessGroup, root } from './processes.ts'
-import { accountLoads } from './workloads.ts'
+import { GATEWAY_NODE_FLAGS, accountLoads } from './workloads.ts'
 
 const dir = '/tmp/gatehouse-profile'
 rmSync(dir, { recursive: true, force: true })
 const processes = createProcessGroup()
 let requests = 0
 try {
-  const gateway = await processes.start(['--max-semi-space-size=16', '--cpu-prof', `--cpu-prof-dir=${dir}`, join(root, 'dist/gateway/main.js')],
+  const gateway = await processes.start([...GATEWAY_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(root, 'dist/gateway/main.js')],
     { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', AUTH_ADMIN_PASSWORD: 'bench-admin-password' })
   const { validate } = await accountLoads(gateway.url)
   const result = await processes.load({ ...validate, durationMs: Number(process.env.BENCH_SECONDS ?? 5) * 1000, warmupMs: 1000 })

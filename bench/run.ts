@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LoadResult } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
-import { PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv } from './workloads.ts'
+import { GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv } from './workloads.ts'
 import type { Workload } from './workloads.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -51,7 +51,7 @@ try {
   if (!existsSync(built)) throw new Error(`${built} is missing: npm run bench builds it first (npm run build)`)
   // GATEWAY_NODE_OPTIONS: extra Node flags for the gateway only (e.g. --max-old-space-size=96), to measure their effect.
   const nodeOptions = process.env.GATEWAY_NODE_OPTIONS
-  const gateway = await startProcess(['--max-semi-space-size=16', '--import', join(root, 'dist/gateway/tracing.js'), built],
+  const gateway = await startProcess([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), built],
     { ...gatewayEnv(fakeUrl, tokenUri), ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) })
   const gatewayUrl = gateway.url
 

@@ -6,6 +6,8 @@ import type { LoadSpec } from './load.ts'
 export type Workload = Omit<LoadSpec, 'durationMs'>
 
 export const PROXY_PASSWORD = 'bench-proxy-password'
+/** The Node flags the gateway runs with, as `npm start` and the image's CMD give them. */
+export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=16']
 /** The model whose streams the fake paces like a model generating them; every other streams back to back. */
 export const PACED_MODEL = 'gemini-2.5-pro'
 /** Milliseconds between the chunks of a paced stream. */

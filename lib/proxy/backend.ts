@@ -19,9 +19,9 @@ export interface UpstreamCall {
 }
 
 /**
- * The events of a streamed answer. Iterating gives them one at a time; batches() gives them as they
- * arrived, every event of one upstream read together, so a route can send them with one write.
- * Read it one way, once.
+ * The events of a streamed answer as the built-in backends give them. Iterating gives them one at a time;
+ * batches() gives them as they arrived, every event of one upstream read together, so a route can send them
+ * with one write. Read it one way, once. A Backend may return any AsyncIterable<GeminiResponse> instead.
  */
 export interface GeminiEventStream extends AsyncIterable<GeminiResponse> {
   batches (): AsyncIterable<GeminiResponse[]>
@@ -62,8 +62,9 @@ export interface Backend {
    * streamGenerateContent. Resolves once the upstream answered 200 (so errors are known before any byte is
    * sent to the client) with the events, each one GeminiResponse; rejects like generate otherwise.
    * Iteration throws GatehouseError UPSTREAM_ERROR/UPSTREAM_TIMEOUT if the upstream fails mid-stream.
+   * The built-in backends return a GeminiEventStream, whose batches the routes write one write each.
    */
-  stream (call: UpstreamCall): Promise<GeminiEventStream>
+  stream (call: UpstreamCall): Promise<AsyncIterable<GeminiResponse>>
   /** countTokens for `{contents}`; answers `{totalTokens}`. */
   countTokens (call: UpstreamCall): Promise<{ totalTokens: number } & Record<string, unknown>>
   /** Readiness: credentials usable and project resolved (may trigger discovery once). */

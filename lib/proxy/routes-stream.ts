@@ -1,8 +1,7 @@
 // How the proxy routes send server-sent events: headers, a keep-alive comment whenever nothing
 // was sent for a while (long thinking phases trip the 60–100 s idle cut-offs of proxies and hosts),
 // the observer's stream hooks, and cancelling the upstream call when the stream stops early.
-import type { StreamBody } from '../http/contract.ts'
-import type { Backend, GeminiEventStream, ProxyObserver, UpstreamCall } from './backend.ts'
+import type { Backend, GeminiResponse, ProxyObserver, UpstreamCall } from './backend.ts'
 import { CORS_HEADERS } from './client-auth.ts'
 
 export const KEEPALIVE = ': keepalive\n\n'
@@ -39,16 +38,7 @@ function eventCount (chunk: string): number {
  * when the stream stops before its source is done. One generator does all of it (every layer of async
  * iteration costs each chunk a few promises), with one timer per stream, pushed back after every chunk.
  */
-export function eventStream (source: AsyncIterable<string>, options: EventStreamOptions): StreamBody {
-  return sseBody(source, options)
-}
-
-/** `source` with keep-alives inserted and the chunks of one turn joined, as eventStream sends it, without hooks. */
-export function withKeepAlive (source: AsyncIterable<string>, keepAliveMs: number): AsyncGenerator<string> {
-  return sseBody(source, { keepAliveMs })
-}
-
-async function * sseBody (source: AsyncIterable<string>, options: EventStreamOptions): AsyncGenerator<string> {
+export async function * eventStream (source: AsyncIterable<string>, options: EventStreamOptions): AsyncGenerator<string> {
   const { observer } = options
   const it = source[Symbol.asyncIterator]()
   let pending: Promise<IteratorResult<string>> | undefined
@@ -143,7 +133,7 @@ export function linkedAbort (clientSignal: AbortSignal | undefined): { signal: A
  * Opens an upstream stream that the client's disconnect cancels, and that `abort` cancels when the
  * stream stops early; a failure to open cancels it at once.
  */
-export async function openUpstreamStream (backend: Backend, call: Omit<UpstreamCall, 'signal'>, clientSignal: AbortSignal | undefined): Promise<{ events: GeminiEventStream, abort: () => void }> {
+export async function openUpstreamStream (backend: Backend, call: Omit<UpstreamCall, 'signal'>, clientSignal: AbortSignal | undefined): Promise<{ events: AsyncIterable<GeminiResponse>, abort: () => void }> {
   const upstream = linkedAbort(clientSignal)
   try {
     return { events: await backend.stream({ ...call, signal: upstream.signal }), abort: upstream.abort }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { mapFinishReason, toChatCompletion, toUsage } from '../../lib/proxy/gemini-to-openai.ts'
 import { chatCompletionStream } from '../../lib/proxy/openai-stream.ts'
-import { KEEPALIVE, withKeepAlive } from '../../lib/proxy/routes-stream.ts'
+import { KEEPALIVE, eventStream } from '../../lib/proxy/routes-stream.ts'
 import { nativeEventStream } from '../../lib/proxy/native-stream.ts'
 import { thoughtSignatureOf } from '../../lib/proxy/tool-call-ids.ts'
 import { fail } from '../../lib/errors.ts'
@@ -185,12 +185,12 @@ t.test('keep-alive comments fill silences longer than the interval, and stop wit
     await new Promise(resolve => setTimeout(resolve, 130))
     yield 'b'
   }
-  const out = await collect(withKeepAlive(slow(), 40))
+  const out = await collect(eventStream(slow(), { keepAliveMs: 40 }))
   t.equal(out[0], 'a')
   t.equal(out.at(-1), 'b')
   const beats = out.filter(c => c === KEEPALIVE).length
   t.ok(beats >= 2 && beats <= 3, `2–3 keep-alives in 130 ms at 40 ms (got ${beats})`)
-  t.same(await collect(withKeepAlive(events([]) as unknown as AsyncIterable<string>, 40)), [], 'an empty stream stays empty')
+  t.same(await collect(eventStream(events([]) as unknown as AsyncIterable<string>, { keepAliveMs: 40 })), [], 'an empty stream stays empty')
 })
 
 t.test('chunks that arrive within one turn of the event loop go out together, later ones on their own', async t => {
@@ -201,7 +201,7 @@ t.test('chunks that arrive within one turn of the event loop go out together, la
     yield 'c'
     yield 'd'
   }
-  t.same(await collect(withKeepAlive(source(), 1000)), ['ab', 'cd'])
+  t.same(await collect(eventStream(source(), { keepAliveMs: 1000 })), ['ab', 'cd'])
 })
 
 t.test('keep-alive: a consumer that stops early closes the source once its read in flight settles', async t => {
@@ -215,7 +215,7 @@ t.test('keep-alive: a consumer that stops early closes the source once its read 
       closed = true
     }
   }
-  for await (const chunk of withKeepAlive(source(), 1000)) {
+  for await (const chunk of eventStream(source(), { keepAliveMs: 1000 })) {
     t.equal(chunk, 'a')
     break
   }
@@ -231,7 +231,7 @@ t.test('a source that answers within every turn still has its chunks sent turn b
       yield 'x'
     }
   }
-  const out = await collect(withKeepAlive(quick(), 1000))
+  const out = await collect(eventStream(quick(), { keepAliveMs: 1000 }))
   t.equal(out.join(''), 'x'.repeat(200), 'every chunk, in order')
   t.ok(out.length > 20, `sent as it came (${out.length} writes), not as one`)
 })
@@ -242,7 +242,7 @@ t.test('a source that fails still has what it gave before sent first', async t =
     throw new Error('source broke')
   }
   const out: string[] = []
-  const err = await (async () => { for await (const chunk of withKeepAlive(failing(), 1000)) out.push(chunk) })().catch(e => e)
+  const err = await (async () => { for await (const chunk of eventStream(failing(), { keepAliveMs: 1000 })) out.push(chunk) })().catch(e => e)
   t.same(out, ['a'])
   t.equal(err.message, 'source broke')
 })
