@@ -4,7 +4,8 @@
 // Both run from source (.ts) as `npm start` runs them; A from a temporary git worktree of <ref>.
 // Environment: AB_ROUNDS (default 7), BENCH_SECONDS per round (default 2), AB_CONNECTIONS (chat/stream, default 64),
 // AB_FLAGS_A / AB_FLAGS_B: Node flags of each side (default --max-semi-space-size=16, as npm start); with <ref> HEAD
-// and a clean tree, that compares flags on the same code. Each side's peak RSS is printed too.
+// and a clean tree, that compares flags on the same code. Each side's peak RSS is printed too. Each side runs in its
+// own memory cgroup of BENCH_MEMORY_LIMIT_MIB (default 512, the chart's limit; 0 for none), as run.ts does.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,6 +13,7 @@ import { join } from 'node:path'
 import type { LoadResult } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
 import type { Started } from './processes.ts'
+import { benchMemoryLimit } from './memory-limit.ts'
 import { GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
 import type { Workload } from './workloads.ts'
 
@@ -37,11 +39,15 @@ const worktree = mkdtempSync(join(tmpdir(), 'gatehouse-ab-'))
 execFileSync('git', ['worktree', 'add', '--detach', worktree, ref], { cwd: root, stdio: 'ignore' })
 symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'))
 const processes = createProcessGroup()
+const cleanups: Array<() => void> = []
 try {
   const fake = await processes.start([join(root, 'bench/fake-server.ts')])
   const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)
   const flags = (side: 'A' | 'B'): string[] => process.env[`AB_FLAGS_${side}`]?.split(' ').filter(f => f !== '') ?? GATEWAY_NODE_FLAGS
-  const start = async (dir: string, side: 'A' | 'B'): Promise<Started> => await processes.start([...flags(side), join(dir, 'gateway/main.ts')], env, dir)
+  const limits = { A: benchMemoryLimit('A'), B: benchMemoryLimit('B') }
+  cleanups.push(() => { limits.A.limit?.remove(); limits.B.limit?.remove() })
+  process.stderr.write(`bench:ab: ${limits.A.description}\n`)
+  const start = async (dir: string, side: 'A' | 'B'): Promise<Started> => await processes.start([...flags(side), join(dir, 'gateway/main.ts')], env, dir, limits[side].limit)
   const sides: Record<'A' | 'B', Started> = { A: await start(worktree, 'A'), B: await start(root, 'B') }
   const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'
     ? (await accountLoads(url))[mode]
@@ -75,6 +81,7 @@ try {
   console.log(`\nB/A requests/s ${(b.rps / a.rps).toFixed(3)}, CPU per request ${(b.cpu_us_per_request / a.cpu_us_per_request).toFixed(3)}`)
 } finally {
   await processes.stopAll()
+  for (const cleanup of cleanups) cleanup()
   execFileSync('git', ['worktree', 'remove', '--force', worktree], { cwd: root, stdio: 'ignore' })
   rmSync(worktree, { recursive: true, force: true })
 }

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import type { LoadResult, LoadSpec } from './load.ts'
+import { inMemoryLimit } from './memory-limit.ts'
+import type { MemoryLimit } from './memory-limit.ts'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -20,15 +22,15 @@ export interface Started {
 }
 
 export interface ProcessGroup {
-  /** Starts `node args…` in `cwd` (default the repository) and waits up to 30 s for its URL. */
-  start (args: string[], env?: Record<string, string>, cwd?: string): Promise<Started>
+  /** Starts `node args…` in `cwd` (default the repository), inside `memoryLimit` if given, and waits up to 30 s for its URL. */
+  start (args: string[], env?: Record<string, string>, cwd?: string, memoryLimit?: MemoryLimit): Promise<Started>
   /** Runs a script with one JSON argument; resolves with the JSON line it prints. */
   runJson<T> (script: string, spec: unknown): Promise<T>
   /** Runs bench/load.ts once. */
   load (spec: LoadSpec): Promise<LoadResult>
   /** SIGTERM to one server; resolves once it exited. */
   stop (started: Started): Promise<void>
-  /** SIGTERM to every server started, and their log files removed. */
+  /** SIGTERM to every server started (waiting up to 10 s for them to exit), and their log files removed. */
   stopAll (): Promise<void>
 }
 
@@ -46,10 +48,11 @@ export function createProcessGroup (): ProcessGroup {
   }
 
   return {
-    async start (args, env = {}, cwd = root) {
+    async start (args, env = {}, cwd = root, memoryLimit) {
       const logFile = join(tmpdir(), `gatehouse-bench-${process.pid}-${children.length}.log`)
       const fd = openSync(logFile, 'w')
-      const child = spawn(node, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] })
+      const [command, ...rest] = inMemoryLimit(memoryLimit, [node, ...args])
+      const child = spawn(command, rest, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] })
       closeSync(fd)
       children.push(child)
       logFiles.push(logFile)
@@ -73,7 +76,11 @@ export function createProcessGroup (): ProcessGroup {
       await exited
     },
     async stopAll () {
-      for (const child of children) child.kill('SIGTERM')
+      const running = children.filter(child => child.exitCode === null && child.signalCode === null)
+      const exited = running.map(child => new Promise(resolve => child.once('exit', resolve)))
+      for (const child of running) child.kill('SIGTERM')
+      // Waited for, so a memory cgroup they ran in can be removed; a server that hangs is not waited on for ever.
+      await Promise.race([Promise.all(exited), new Promise(resolve => setTimeout(resolve, 10_000).unref())])
       for (const file of logFiles) await rm(file, { force: true })
     },
   }
