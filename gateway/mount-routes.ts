@@ -7,6 +7,7 @@ import type { HandlerRequest, HandlerResponse, Route } from '../lib/http/contrac
 import { isStreamBody } from '../lib/http/contract.ts'
 import { fail, isGatehouseError } from '../lib/errors.ts'
 import { readBody } from '../lib/http/read-body.ts'
+import { declaredBodyBytes } from '../lib/http/body-budget.ts'
 import type { Logger } from './logger.ts'
 
 export interface MountOptions {
@@ -65,23 +66,36 @@ export function mountRoutes (server: Server, routes: readonly Route[], options: 
 function routeHandler (route: Route, logger?: Logger): Lifecycle.Method {
   return async (request: Request, h: ResponseToolkit) => {
     let res: HandlerResponse
+    const signal = clientGone(request)
+    let release: (() => void) | undefined
     try {
-      const body = await readBody(request.payload, route.maxBytes)
-      res = await route.handler(toHandlerRequest(request, body))
+      const bytes = request.payload === undefined ? undefined : declaredBodyBytes(request.headers, route.maxBytes)
+      // Reserved before reading, so a body that does not fit stays in the client's socket, not in memory.
+      if (route.bodyBudget !== undefined && bytes !== undefined) release = await route.bodyBudget.reserve(bytes, signal)
+      const length = Number(request.headers['content-length'])
+      const body = await readBody(request.payload, route.maxBytes, Number.isFinite(length) ? length : undefined)
+      res = await route.handler(toHandlerRequest(request, body, signal))
     } catch (err) {
       // Catalogue errors are answers (the service logs its own operational trouble); anything else is a bug.
       if (!isGatehouseError(err)) logger?.error({ err, route: route.path, method: request.method.toUpperCase() }, 'handler failed')
       res = route.errorResponse(err)
+    } finally {
+      release?.()
     }
     return toHapiResponse(h, res, logger)
   }
 }
 
-function toHandlerRequest (request: Request, body: Buffer | undefined): HandlerRequest {
+/** Aborted when the client leaves before its response is complete. */
+function clientGone (request: Request): AbortSignal {
   const controller = new AbortController()
   const raw = request.raw
   // 'close' also fires after a normal end; only an unfinished response means the client left.
   raw.res.once('close', () => { if (!raw.res.writableFinished) controller.abort(new Error('client disconnected')) })
+  return controller.signal
+}
+
+function toHandlerRequest (request: Request, body: Buffer | undefined, signal: AbortSignal): HandlerRequest {
   const headers: Record<string, string | undefined> = {}
   const given = request.headers as Record<string, string | string[] | undefined>
   for (const name in given) {
@@ -110,7 +124,7 @@ function toHandlerRequest (request: Request, body: Buffer | undefined): HandlerR
     headers,
     body,
     remoteAddress: request.info.remoteAddress,
-    signal: controller.signal,
+    signal,
   }
 }
 

@@ -43,6 +43,7 @@ export const ERRORS = {
   UPSTREAM_TIMEOUT: { status: 504, message: 'Upstream timed out' },
   // gateway
   REQUEST_TIMEOUT: { status: 408, message: 'Request body not received in time' },
+  SERVER_BUSY: { status: 503, message: 'The gateway is holding as many large request bodies as its memory allows; retry shortly' },
   // proxy upstream: the client went away, so the upstream call was cancelled (nginx's 499)
   CLIENT_CLOSED_REQUEST: { status: 499, message: 'The client closed the request' },
 } as const satisfies Record<string, { status: number, message: string }>

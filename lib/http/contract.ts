@@ -1,5 +1,6 @@
 // The handler contract: the seam between the library and any host server
 // (the Hapi gateway, node:http, Express, Fastify, fetch-style runtimes).
+import type { BodyBudget } from './body-budget.ts'
 
 /** A plain request, as any host can build it. */
 export interface HandlerRequest {
@@ -47,6 +48,12 @@ export interface Route {
   surface: Surface
   /** Largest accepted request body in bytes; beyond it the host answers 413 through errorResponse. */
   maxBytes: number
+  /**
+   * Shared by the routes that take large bodies: hosts reserve a body's declared size here before reading it
+   * and give it back once the handler has answered (see lib/http/body-budget.ts). Hosts that read bodies
+   * themselves (a framework's body parser) cannot, and are then not protected by it.
+   */
+  bodyBudget?: BodyBudget
   /** Turns any error (a GatehouseError or a host's own) into this route's error response. */
   errorResponse: (err: unknown) => HandlerResponse
 }

@@ -1,3 +1,4 @@
+import { declaredBodyBytes } from './body-budget.ts'
 import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
@@ -24,13 +25,17 @@ export function createFetchHandler (routes: readonly Route[], options: FetchHand
       return toResponse(response)
     }
     const { route, params } = found
+    let release: (() => void) | undefined
     try {
+      const headers = Object.fromEntries(request.headers)
+      const bytes = route.bodyBudget === undefined || request.body === null ? undefined : declaredBodyBytes(headers, route.maxBytes)
+      if (bytes !== undefined && bytes <= route.maxBytes) release = await route.bodyBudget!.reserve(bytes, request.signal)
       const handlerRequest: HandlerRequest = {
         method,
         path: url.pathname,
         params,
         query: Object.fromEntries([...url.searchParams].reverse()),
-        headers: Object.fromEntries(request.headers),
+        headers,
         body: await readBody(request, route.maxBytes),
         remoteAddress: options.remoteAddress?.(request),
         signal: request.signal
@@ -38,6 +43,8 @@ export function createFetchHandler (routes: readonly Route[], options: FetchHand
       return toResponse(await route.handler(handlerRequest))
     } catch (err) {
       return toResponse(route.errorResponse(err))
+    } finally {
+      release?.()
     }
   }
 }

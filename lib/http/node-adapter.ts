@@ -5,6 +5,7 @@ import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { fail } from '../errors.ts'
 import { readBody } from './read-body.ts'
+import { declaredBodyBytes } from './body-budget.ts'
 
 export interface NodeListenerOptions {
   /** Answer for paths no route matches when there is no `next` (default: 404 JSON). */
@@ -43,7 +44,14 @@ export function createNodeListener (routes: readonly Route[], options: NodeListe
 async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const controller = new AbortController()
   res.once('close', () => { if (!res.writableFinished) controller.abort() })
-  const body = await requestBody(req, route.maxBytes)
+  const release = await reserveBody(route, req, controller.signal)
+  let body: unknown
+  try {
+    body = await requestBody(req, route.maxBytes)
+  } catch (err) {
+    release?.()
+    throw err
+  }
   const request: HandlerRequest = {
     method: (req.method ?? 'GET').toUpperCase(),
     path: url.pathname,
@@ -59,8 +67,18 @@ async function serve (route: Route, params: Record<string, string>, url: URL, re
     response = await route.handler(request)
   } catch (err) {
     response = route.errorResponse(err)
+  } finally {
+    release?.()
   }
   await send(res, response, controller.signal)
+}
+
+/** The body's share of the route's budget, when it has one and the body is still to be read here. */
+async function reserveBody (route: Route, req: IncomingMessage & { body?: unknown }, signal: AbortSignal): Promise<(() => void) | undefined> {
+  if (route.bodyBudget === undefined || req.body !== undefined) return undefined
+  const bytes = declaredBodyBytes(req.headers, route.maxBytes)
+  if (bytes === undefined || bytes > route.maxBytes) return undefined
+  return await route.bodyBudget.reserve(bytes, signal)
 }
 
 /** Raw body bytes, or the value a framework already parsed; 413 past `maxBytes`. */
@@ -71,7 +89,7 @@ async function requestBody (req: IncomingMessage & { body?: unknown }, maxBytes:
     req.resume()
     throw fail('PAYLOAD_TOO_LARGE')
   }
-  return await readBody(req, maxBytes)
+  return await readBody(req, maxBytes, Number.isFinite(declared) ? declared : undefined)
 }
 
 function firstValues (params: URLSearchParams): Record<string, string> {

@@ -11,6 +11,7 @@ import { createImageFetcher } from './image-fetch.ts'
 import type { ImageFetchOptions } from './image-fetch.ts'
 import { createModelCatalog, DEFAULT_MODELS } from './model-catalog.ts'
 import { proxyRoutes } from './routes.ts'
+import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
 import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
@@ -35,6 +36,13 @@ export interface ProxyOptions {
   imageFetch?: ImageFetchOptions | false
   /** Largest request body in bytes (413 beyond). Default 26214400 (25 MiB: room for inline images). */
   maxBodyBytes?: number
+  /**
+   * Request-body bytes the proxy routes hold at once, across all requests: a request that does not fit waits
+   * (up to 30 s, then 503 with Retry-After). Hosts reserve through Route.bodyBudget before reading a body.
+   * Default a sixteenth of the container's memory limit (else of the machine's memory), at least maxBodyBytes;
+   * `false` for no limit.
+   */
+  maxBodyBytesInFlight?: number | false
   /** Chat request limits. Default 2048 messages, 1000 parts per message, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
   /** Logger. Default none. Passwords and tokens are never logged. */
@@ -57,6 +65,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     ? createUnconfiguredBackend()
     : createBackend({ logger: options.logger, observer: options.observer, ...options.upstream }))
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch)
+  const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
+  const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const routes = proxyRoutes({
     checkAuth: createClientAuth(options.password),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
@@ -66,7 +76,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     maxImageUrls: fetcher?.maxPerRequest,
     safetySettings: options.safetySettings ?? DEFAULT_SAFETY_SETTINGS,
     keepAliveMs: options.keepAliveMs ?? 15000,
-    maxBodyBytes: options.maxBodyBytes ?? 25 * 1024 * 1024,
+    maxBodyBytes,
+    bodyBudget: inFlight === false ? undefined : createBodyBudget({ bytes: inFlight }),
     logger: options.logger,
     observer: options.observer,
   })

@@ -28,8 +28,8 @@ export function textToParts (text: string): GeminiPart[] {
     let image: GeminiPart
     try {
       const data = parseDataUrl(m[1])
-      if (imageMismatch(data.mimeType, data.bytes) !== undefined) continue
-      image = { inlineData: { mimeType: canonicalImageType(data.mimeType), data: data.bytes.toString('base64') } }
+      if (imageMismatch(data.mimeType, data.head) !== undefined) continue
+      image = { inlineData: { mimeType: canonicalImageType(data.mimeType), data: data.base64 } }
     } catch {
       // Not a usable image: it stays text, as the client wrote it.
       continue
@@ -51,9 +51,9 @@ function imageFromDataUrl (url: string, param: string): GeminiPart {
   } catch (err) {
     throw invalidParam(`Invalid image data URL: ${(err as Error).message}`, param)
   }
-  const mismatch = imageMismatch(data.mimeType, data.bytes)
+  const mismatch = imageMismatch(data.mimeType, data.head)
   if (mismatch !== undefined) throw invalidParam(`Invalid image: ${mismatch}`, param)
-  return { inlineData: { mimeType: canonicalImageType(data.mimeType), data: data.bytes.toString('base64') } }
+  return { inlineData: { mimeType: canonicalImageType(data.mimeType), data: data.base64 } }
 }
 
 const AUDIO_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mp3', mpeg: 'audio/mpeg', flac: 'audio/flac', ogg: 'audio/ogg', aac: 'audio/aac', aiff: 'audio/aiff', webm: 'audio/webm', pcm16: 'audio/pcm' }
@@ -63,7 +63,8 @@ const FILE_TYPES: Record<string, string> = { pdf: 'application/pdf', txt: 'text/
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 function base64Bytes (data: string, param: string, what: string): string {
-  const compact = data.replace(/\s+/g, '')
+  // A copy only when there is whitespace to take out: audio and files can be megabytes.
+  const compact = /\s/.test(data) ? data.replace(/\s+/g, '') : data
   if (compact === '' || !BASE64.test(compact) || compact.replace(/=+$/, '').length % 4 === 1) throw invalidParam(`The ${what} is not base64`, param)
   return compact
 }
@@ -101,7 +102,7 @@ async function partToGemini (part: ContentPart, ctx: ContentContext, param: stri
       if (/^data:/i.test(fileData)) {
         try {
           const data = parseDataUrl(fileData)
-          return [{ inlineData: { mimeType: data.mimeType, data: data.bytes.toString('base64') } }]
+          return [{ inlineData: { mimeType: data.mimeType, data: data.base64 } }]
         } catch (err) {
           throw invalidParam(`Invalid file data URL: ${(err as Error).message}`, `${fileParam}.file_data`)
         }

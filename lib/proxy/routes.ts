@@ -1,5 +1,6 @@
 // The proxy's route table: chat-completions routes answer in the OpenAI error shape, native routes
 // in Google's. Every route checks the proxy password except CORS preflights.
+import type { BodyBudget } from '../http/body-budget.ts'
 import type { Handler, HandlerRequest, Route } from '../http/contract.ts'
 import type { Backend, ProxyObserver } from './backend.ts'
 import { createChatCompletionsHandler } from './chat-completions.ts'
@@ -25,6 +26,8 @@ export interface ProxyContext {
   safetySettings: readonly SafetySetting[]
   keepAliveMs: number
   maxBodyBytes: number
+  /** Shared by the routes that take bodies; none means no limit. */
+  bodyBudget?: BodyBudget
   logger?: Logger
   observer?: ProxyObserver
 }
@@ -42,9 +45,9 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
   const chatError = createChatErrorResponse(ctx.logger)
   const nativeError = createNativeErrorResponse(ctx.logger)
   const chat = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, errorResponse: chatError })
+    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, errorResponse: chatError })
   const native = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, errorResponse: nativeError })
+    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   const nativeHandler = createNativeHandler(ctx)
 

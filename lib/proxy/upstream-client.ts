@@ -110,7 +110,9 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
   /** Sends until an answer is final; resolves with the 2xx answer (a stream's events still arriving). */
   async function send (req: UpstreamRequest, streaming: boolean, toEvents: (events: unknown[]) => unknown[] = AS_IS): Promise<{ answer: Answer, started: number }> {
     const method = req.method ?? 'POST'
-    const payload = req.body === undefined ? undefined : JSON.stringify(req.body)
+    // Bytes, not the JSON text: undici would copy a string into a Buffer and the text would live on beside it
+    // through the call and its retries (a request with a 20 MB image would be held twice).
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body))
     let authRetried = false
     let attempt = 0
     for (;;) {
@@ -156,7 +158,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
    * resolves at once, its events parsed as they arrive and read through a queue that pauses the socket
    * while the consumer lags behind.
    */
-  function callOnce (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: string | undefined, streaming: boolean, toEvents: (events: unknown[]) => unknown[]): Promise<Answer> {
+  function callOnce (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: Buffer | undefined, streaming: boolean, toEvents: (events: unknown[]) => unknown[]): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const signal = req.signal
       const chunks: Buffer[] = []

@@ -290,9 +290,17 @@ t.test('unsigned calls in the active loop get the placeholder signature on Gemin
 
 t.test('data URLs are parsed per RFC 2397', async t => {
   t.match(parseDataUrl('data:image/png;charset=binary;base64,iVBO'), { mimeType: 'image/png', params: { charset: 'binary' } })
-  t.equal(parseDataUrl('data:text/plain,hello%20world').bytes.toString(), 'hello world')
+  t.equal(parseDataUrl('data:text/plain,hello%20world').head.toString(), 'hello world')
+  t.equal(parseDataUrl('data:text/plain,hello%20world').base64, Buffer.from('hello world').toString('base64'))
   t.equal(parseDataUrl('DATA:Image/PNG;BASE64,aGk=').mimeType, 'image/png')
-  t.equal(parseDataUrl('data:image/png;base64,aG k=').bytes.toString(), 'hi', 'whitespace in base64 is ignored')
+  t.equal(parseDataUrl('data:image/png;base64,aG k=').base64, 'aGk=', 'whitespace in base64 is ignored')
+  t.equal(parseDataUrl('data:image/png;base64,aGk%3D').base64, 'aGk=', 'percent-encoded base64 is decoded')
+  t.equal(parseDataUrl('data:image/png;base64,-_8').base64, '+/8=', 'URL-safe base64 goes on in the standard alphabet, padded')
+  t.equal(parseDataUrl('data:image/png;base64,aGk').base64, 'aGk=', 'missing padding is added')
+  const big = Buffer.alloc(3 * 1024 * 1024, 7).toString('base64')
+  const parsed = parseDataUrl(`data:image/png;base64,${big}`)
+  t.equal(parsed.base64, big, 'clean base64 passes through unchanged')
+  t.same(parsed.head, Buffer.alloc(48, 7), 'only the head is decoded')
   for (const bad of ['data:,x', 'data:image/png;base64', 'data:image;base64,aGk=', 'data:image/png;foo;base64,aGk=', 'https://x']) {
     t.throws(() => parseDataUrl(bad), bad)
   }

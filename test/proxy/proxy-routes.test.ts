@@ -138,3 +138,21 @@ t.test('the route table: every route has a surface, a body limit and its surface
   const crash = proxy.routes[0].errorResponse(new TypeError('boom at line 3'))
   t.match(crash, { status: 500, body: { error: { message: 'Internal error', type: 'api_error' } } }, 'internals are not leaked')
 })
+
+t.test('every proxy route shares one budget of request-body bytes in flight (at least the largest body), unless turned off', async t => {
+  const proxy = createProxy({ password: 'pw', maxBodyBytes: 1234 })
+  t.teardown(() => proxy.close())
+  const budget = proxy.routes[0].bodyBudget
+  t.ok(budget !== undefined && budget.capacity >= 1234)
+  t.ok(proxy.routes.every(r => r.bodyBudget === budget), 'one budget for all')
+  const sized = createProxy({ password: 'pw', maxBodyBytesInFlight: 5000 })
+  t.teardown(() => sized.close())
+  t.equal(sized.routes[0].bodyBudget?.capacity, 5000)
+  const unlimited = createProxy({ password: 'pw', maxBodyBytesInFlight: false })
+  t.teardown(() => unlimited.close())
+  t.ok(unlimited.routes.every(r => r.bodyBudget === undefined))
+  const busy = proxy.routes[0].errorResponse(new (await import('../../lib/errors.ts')).GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
+  t.match(busy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { type: 'api_error' } } }, 'a request that waited too long gets a 503 the SDKs retry')
+  const nativeBusy = proxy.routes[8].errorResponse(new (await import('../../lib/errors.ts')).GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
+  t.match(nativeBusy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { code: 503, status: 'UNAVAILABLE' } } })
+})
