@@ -17,7 +17,7 @@ export interface BodyBudget {
   readonly waiting: number
   /**
    * Reserves `bytes` (capped at the capacity, so any allowed body can be admitted alone), waiting while they do
-   * not fit or others wait before it. Resolves with the function that gives them back (call it once the request
+   * not fit or others wait before it; small bodies (see smallBytes) pass at once, uncounted. Resolves with the function that gives them back (call it once the request
    * no longer holds its body). Rejects with SERVER_BUSY after the wait limit, CLIENT_CLOSED_REQUEST when `signal`
    * aborts.
    */
@@ -29,6 +29,12 @@ export interface BodyBudgetOptions {
   bytes: number
   /** Longest wait for room before a 503, in ms. Default 30 000. */
   maxWaitMs?: number
+  /**
+   * Bodies up to this size are neither counted nor kept waiting. Default 1 MiB. The budget is reserved before
+   * the handler checks the client's password, so whoever holds it with large bodies (sent slowly, say) must
+   * not stall the ordinary small requests queued behind a large one; only large requests wait.
+   */
+  smallBytes?: number
 }
 
 /**
@@ -44,9 +50,12 @@ export function defaultBodyBudgetBytes (largestBody: number): number {
 
 interface Waiter { bytes: number, admit: () => void }
 
+const NOTHING_TO_GIVE_BACK = (): void => {}
+
 export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
   const capacity = options.bytes
   const maxWaitMs = options.maxWaitMs ?? 30_000
+  const smallBytes = options.smallBytes ?? 1024 * 1024
   let reserved = 0
   const queue: Waiter[] = []
 
@@ -75,6 +84,7 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
     reserve (requested, signal) {
       const bytes = Math.min(Math.max(0, requested), capacity)
       if (signal?.aborted === true) return Promise.reject(fail('CLIENT_CLOSED_REQUEST'))
+      if (bytes <= smallBytes) return Promise.resolve(NOTHING_TO_GIVE_BACK)
       if (queue.length === 0 && reserved + bytes <= capacity) {
         reserved += bytes
         return Promise.resolve(releaser(bytes))

@@ -17,7 +17,7 @@ const settled = async (p: Promise<unknown>): Promise<boolean> => {
 }
 
 t.test('bodies that fit are admitted at once; one that does not waits until room is given back', async t => {
-  const budget = createBodyBudget({ bytes: 100 })
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 0 })
   const releaseA = await budget.reserve(60)
   const b = budget.reserve(60)
   t.equal(await settled(b), false, 'the second waits while the first holds 60 of 100')
@@ -31,7 +31,7 @@ t.test('bodies that fit are admitted at once; one that does not waits until room
 })
 
 t.test('waiting requests are admitted first come, first served: a small one does not pass a large one that waits', async t => {
-  const budget = createBodyBudget({ bytes: 100 })
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 0 })
   const release = await budget.reserve(90)
   const order: string[] = []
   const large = budget.reserve(80).then(r => { order.push('large'); return r })
@@ -43,8 +43,19 @@ t.test('waiting requests are admitted first come, first served: a small one does
   t.same(order, ['large', 'small'])
 })
 
+t.test('small bodies are neither counted nor kept waiting, so large ones cannot stall ordinary requests', async t => {
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 10 })
+  const release = await budget.reserve(100)
+  const large = budget.reserve(50)
+  t.equal(await settled(budget.reserve(10)), true, 'a small body passes although the budget is full and a large one waits')
+  t.equal(budget.reserved, 100, 'and is not counted')
+  release()
+  ;(await large)()
+  t.equal(createBodyBudget({ bytes: 100 * 1024 * 1024 }).capacity, 100 * 1024 * 1024)
+})
+
 t.test('a body larger than the whole budget is admitted alone, never refused for its size', async t => {
-  const budget = createBodyBudget({ bytes: 100 })
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 0 })
   const release = await budget.reserve(500)
   t.equal(budget.reserved, 100, 'it takes the whole budget')
   t.equal(await settled(budget.reserve(1)), false, 'and nothing else fits beside it')
@@ -52,7 +63,7 @@ t.test('a body larger than the whole budget is admitted alone, never refused for
 })
 
 t.test('a request that waits too long gets a 503 with Retry-After, and the ones behind it move up', async t => {
-  const budget = createBodyBudget({ bytes: 100, maxWaitMs: 20 })
+  const budget = createBodyBudget({ bytes: 100, maxWaitMs: 20, smallBytes: 0 })
   const release = await budget.reserve(100)
   const err = await budget.reserve(50).catch(e => e)
   t.ok(isGatehouseError(err))
@@ -63,7 +74,7 @@ t.test('a request that waits too long gets a 503 with Retry-After, and the ones 
 })
 
 t.test('a client that leaves while waiting gives up its place (CLIENT_CLOSED_REQUEST) and frees the queue', async t => {
-  const budget = createBodyBudget({ bytes: 100 })
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 0 })
   const release = await budget.reserve(100)
   const controller = new AbortController()
   const gone = budget.reserve(80, controller.signal).catch(e => e)
@@ -101,7 +112,7 @@ function holdingRoutes (): { routes: Route[], started: number[], open: () => voi
   const started: number[] = []
   let open!: () => void
   const gate = new Promise<void>(resolve => { open = resolve })
-  const bodyBudget = createBodyBudget({ bytes: 100 })
+  const bodyBudget = createBodyBudget({ bytes: 100, smallBytes: 0 })
   const routes: Route[] = [{
     method: 'POST',
     path: '/hold',
