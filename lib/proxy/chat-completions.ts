@@ -9,7 +9,7 @@ import { CORS_HEADERS } from './client-auth.ts'
 import { chatErrorBody, withParam } from './chat-error-body.ts'
 import { toChatCompletion } from './gemini-to-openai.ts'
 import { chatCompletionStream } from './openai-stream.ts'
-import { toGeminiRequest } from './openai-to-gemini.ts'
+import { imageUrlCount, toGeminiRequest } from './openai-to-gemini.ts'
 import { SSE_HEADERS, eventStream, openUpstreamStream } from './routes-stream.ts'
 import type { ProxyContext } from './routes.ts'
 
@@ -23,23 +23,34 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     } catch (err) {
       throw isGatehouseError(err) ? withParam(err, 'model') : err
     }
-    const request = await toGeminiRequest(body, model, {
-      safetySettings: ctx.safetySettings,
-      fetchImage: ctx.fetchImage,
-      maxImageUrls: ctx.maxImageUrls,
-      signal: req.signal,
-      onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
-    })
+    // Fetched images are held like a large body until the upstream has the request: they count against the
+    // same budget, and those of one request may total no more than a request body may hold.
+    const imageUrls = ctx.fetchImage === undefined ? 0 : imageUrlCount(body)
+    const releaseImages = imageUrls > 0 && ctx.bodyBudget !== undefined
+      ? await ctx.bodyBudget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal)
+      : undefined
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
     const sessionId = req.headers['x-session-id']
     const backend = ctx.backend
-
-    if (body.stream !== true) {
-      const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
-      return { status: 200, headers: { ...CORS_HEADERS }, body: toChatCompletion(response, meta) }
+    let upstream
+    try {
+      const request = await toGeminiRequest(body, model, {
+        safetySettings: ctx.safetySettings,
+        fetchImage: ctx.fetchImage,
+        maxImageUrls: ctx.maxImageUrls,
+        maxImageBytes: ctx.maxBodyBytes,
+        signal: req.signal,
+        onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
+      })
+      if (body.stream !== true) {
+        const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
+        return { status: 200, headers: { ...CORS_HEADERS }, body: toChatCompletion(response, meta) }
+      }
+      upstream = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
+    } finally {
+      releaseImages?.()
     }
-
-    const { events, abort } = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
+    const { events, abort } = upstream
     const chunks = chatCompletionStream(events, {
       ...meta,
       includeUsage: body.stream_options?.include_usage === true,

@@ -74,6 +74,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     validateChat: createChatRequestValidator(options.chatLimits),
     fetchImage: fetcher?.fetch,
     maxImageUrls: fetcher?.maxPerRequest,
+    maxImageBytes: fetcher?.maxBytes,
     safetySettings: options.safetySettings ?? DEFAULT_SAFETY_SETTINGS,
     keepAliveMs: options.keepAliveMs ?? 15000,
     maxBodyBytes,

@@ -31,9 +31,19 @@ export interface FetchedImage {
   bytes: Buffer
 }
 
+/** What the images of one request may still take, in bytes, shared by its concurrent fetches. */
+export interface ImageAllowance {
+  remaining: number
+  /** The allowance it started with, for the error message. */
+  readonly total: number
+}
+
 export interface ImageFetcher {
   readonly maxPerRequest: number
-  fetch (url: string, signal?: AbortSignal): Promise<FetchedImage>
+  /** Largest single image, in bytes. */
+  readonly maxBytes: number
+  /** Fetches one image; with an allowance, its bytes are counted against it as they arrive (400 past it). */
+  fetch (url: string, signal?: AbortSignal, allowance?: ImageAllowance): Promise<FetchedImage>
   close (): Promise<void>
 }
 
@@ -65,7 +75,8 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
 
   return {
     maxPerRequest: options.maxPerRequest ?? 16,
-    async fetch (rawUrl, signal) {
+    maxBytes,
+    async fetch (rawUrl, signal, allowance) {
       let url: URL
       try {
         url = new URL(rawUrl)
@@ -97,11 +108,17 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
         if (res.statusCode < 200 || res.statusCode > 299) await refuse(`the server answered ${res.statusCode}`)
         if (!type.startsWith('image/')) await refuse(`content type "${type || 'none'}" is not an image`)
         if (Number.isFinite(declaredLength) && declaredLength > maxBytes) await refuse(`larger than ${maxBytes} bytes`)
+        const overAllowance = `the images of this request total more than ${allowance?.total ?? 0} bytes`
+        if (allowance !== undefined && Number.isFinite(declaredLength) && declaredLength > allowance.remaining) await refuse(overAllowance)
         const chunks: Buffer[] = []
         let size = 0
         for await (const chunk of res.body) {
           size += (chunk as Buffer).length
           if (size > maxBytes) await refuse(`larger than ${maxBytes} bytes`)
+          if (allowance !== undefined) {
+            allowance.remaining -= (chunk as Buffer).length
+            if (allowance.remaining < 0) await refuse(overAllowance)
+          }
           chunks.push(chunk as Buffer)
         }
         const bytes = Buffer.concat(chunks)

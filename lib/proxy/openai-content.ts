@@ -7,13 +7,15 @@ import { canonicalImageType, imageMismatch } from './openai-image-bytes.ts'
 import type { ContentPart } from './chat-request-schema.ts'
 import { invalidParam, withParam } from './chat-error-body.ts'
 import { isGatehouseError } from '../errors.ts'
-import type { FetchedImage } from './image-fetch.ts'
+import type { FetchedImage, ImageAllowance } from './image-fetch.ts'
 
 export type GeminiPart = Record<string, unknown>
 
 export interface ContentContext {
   /** Fetches http(s) image URLs; without it such parts are a 400. */
-  fetchImage?: (url: string, signal?: AbortSignal) => Promise<FetchedImage>
+  fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
+  /** Shared by the image fetches of one request (see toGeminiRequest's maxImageBytes). */
+  imageAllowance?: ImageAllowance
   signal?: AbortSignal
 }
 
@@ -82,7 +84,7 @@ async function partToGemini (part: ContentPart, ctx: ContentContext, param: stri
       if (!/^https?:\/\//i.test(url)) throw invalidParam('Image URLs must be http(s) or data: URLs', urlParam)
       if (ctx.fetchImage === undefined) throw invalidParam('Image URLs are not fetched by this proxy; send the image as a data: URL', urlParam)
       try {
-        const image = await ctx.fetchImage(url, ctx.signal)
+        const image = await ctx.fetchImage(url, ctx.signal, ctx.imageAllowance)
         return [{ inlineData: { mimeType: image.mimeType, data: image.bytes.toString('base64') } }]
       } catch (err) {
         if (isGatehouseError(err)) throw withParam(err, urlParam)

@@ -19,6 +19,8 @@ export interface TranslateOptions extends ContentContext {
   safetySettings: readonly SafetySetting[]
   /** Most http(s) image URLs one request may make the proxy fetch. Default unlimited. */
   maxImageUrls?: number
+  /** Most bytes the fetched images of one request may total (a 400 beyond). Default unlimited. */
+  maxImageBytes?: number
   /** Told when googleSearch is left out because function tools are present. */
   onSearchDropped?: () => void
 }
@@ -52,7 +54,8 @@ export function generationConfigOf (body: ChatRequest, model: ModelName): Record
   return config
 }
 
-function imageUrlCount (body: ChatRequest): number {
+/** How many http(s) image URLs the request asks the proxy to fetch. */
+export function imageUrlCount (body: ChatRequest): number {
   let count = 0
   for (const m of body.messages) {
     if (!Array.isArray(m.content)) continue
@@ -70,7 +73,8 @@ export async function toGeminiRequest (body: ChatRequest, model: ModelName, opti
   }
   // Families that validate thought signatures get placeholders for calls whose signature was lost.
   const placeholderSignatures = model.family === 'gemini-3' || model.family === 'other'
-  const { contents, systemInstruction } = await convertMessages(body.messages, { ...options, placeholderSignatures })
+  const imageAllowance = options.maxImageBytes === undefined ? undefined : { remaining: options.maxImageBytes, total: options.maxImageBytes }
+  const { contents, systemInstruction } = await convertMessages(body.messages, { ...options, imageAllowance, placeholderSignatures })
   const request: GeminiRequest = { contents }
   if (systemInstruction !== undefined) request.systemInstruction = systemInstruction
 

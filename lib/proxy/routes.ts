@@ -9,7 +9,7 @@ import type { ChatRequest } from './chat-request-schema.ts'
 import { CORS_HEADERS, preflightResponse } from './client-auth.ts'
 import type { Logger } from '../logger.ts'
 import { fail } from '../errors.ts'
-import type { FetchedImage } from './image-fetch.ts'
+import type { FetchedImage, ImageAllowance } from './image-fetch.ts'
 import type { ModelCatalog } from './model-catalog.ts'
 import { createNativeErrorResponse } from './native-error-body.ts'
 import { createNativeHandler } from './native-handler.ts'
@@ -21,8 +21,10 @@ export interface ProxyContext {
   catalog: ModelCatalog
   backend: Backend
   validateChat: (body: unknown) => ChatRequest
-  fetchImage?: (url: string, signal?: AbortSignal) => Promise<FetchedImage>
+  fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
   maxImageUrls?: number
+  /** Largest single fetched image, in bytes. */
+  maxImageBytes?: number
   safetySettings: readonly SafetySetting[]
   keepAliveMs: number
   maxBodyBytes: number

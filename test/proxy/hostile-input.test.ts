@@ -131,6 +131,32 @@ t.test('http(s) image URLs are fetched; closed ports, silent servers, non-images
   t.equal(h.fake.calls('generateContent').length, 1, 'only the good image reached the upstream')
 })
 
+t.test('the images fetched for one request may total no more than a request body may hold', async t => {
+  const h = await startProxy(t, { maxBodyBytes: 6000, imageFetch: { timeoutMs: 1000, maxBytes: 4000, allowPrivateNetworks: true } })
+  const image = await startImageServer(t, Buffer.concat([PNG_1X1, Buffer.alloc(2500)]), 'image/png')
+  const one = await chat(h.url, JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: image } }] }] }))
+  t.equal(one.status, 200, 'one image of about 2.6 KB is within 6000 bytes')
+  const parts = Array.from({ length: 3 }, () => ({ type: 'image_url', image_url: { url: image } }))
+  const three = await chat(h.url, JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: parts }] }))
+  t.equal(three.status, 400, 'three of them are not, although each is under the 4000-byte limit of one image')
+  t.match(three.json, { error: { type: 'invalid_request_error', message: /the images of this request total more than 6000 bytes/ } })
+  t.equal(h.fake.calls('generateContent').length, 1, 'the refused request never reached the upstream')
+})
+
+t.test('requests with image URLs take their share of the body budget while their images are fetched', async t => {
+  const silent = await startSilentServer(t)
+  // Above 1 MiB: smaller reservations are not counted (see lib/http/body-budget.ts).
+  const MiB = 1024 * 1024
+  const h = await startProxy(t, { maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, imageFetch: { timeoutMs: 400, maxBytes: 2 * MiB, allowPrivateNetworks: true } })
+  const budget = h.proxy.routes[0].bodyBudget!
+  const pending = chat(h.url, userWith({ type: 'image_url', image_url: { url: `${silent}/slow.png` } }))
+  const deadline = Date.now() + 2000
+  while (budget.reserved === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 5))
+  t.equal(budget.reserved, 2 * MiB, 'the request holds one image\'s worth while it fetches')
+  t.equal((await pending).status, 400)
+  t.equal(budget.reserved, 0, 'and gives it back once it has answered')
+})
+
 t.test('one request cannot make the proxy fetch more image URLs than the limit', async t => {
   const h = await startProxy(t, { imageFetch: { timeoutMs: 500, maxPerRequest: 2 } })
   const parts = Array.from({ length: 3 }, (_, i) => ({ type: 'image_url', image_url: { url: `http://127.0.0.1:9/${i}.png` } }))
