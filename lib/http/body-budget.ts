@@ -15,6 +15,8 @@ export interface BodyBudget {
   readonly reserved: number
   /** Requests waiting for room. */
   readonly waiting: number
+  /** Bodies up to this size are not counted (see BodyBudgetOptions.smallBytes). */
+  readonly smallBytes: number
   /**
    * Reserves `bytes` (capped at the capacity, so any allowed body can be admitted alone), waiting while they do
    * not fit or others wait before it; small bodies (see smallBytes) pass at once, uncounted. Resolves with the function that gives them back (call it once the request
@@ -79,6 +81,7 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
 
   return {
     capacity,
+    smallBytes,
     get reserved () { return reserved },
     get waiting () { return queue.length },
     reserve (requested, signal) {

@@ -24,10 +24,12 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       throw isGatehouseError(err) ? withParam(err, 'model') : err
     }
     // Fetched images are held like a large body until the upstream has the request: they count against the
-    // same budget, and those of one request may total no more than a request body may hold.
+    // same budget, and those of one request may total no more than a request body may hold. Not when the body
+    // itself was counted: this request would then wait for room that it holds itself.
     const imageUrls = ctx.fetchImage === undefined ? 0 : imageUrlCount(body)
-    const releaseImages = imageUrls > 0 && ctx.bodyBudget !== undefined
-      ? await ctx.bodyBudget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal)
+    const budget = ctx.bodyBudget
+    const releaseImages = imageUrls > 0 && budget !== undefined && bodyBytes(req.body) <= budget.smallBytes
+      ? await budget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal)
       : undefined
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
     const sessionId = req.headers['x-session-id']
@@ -62,4 +64,10 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort }),
     }
   }
+}
+
+/** The size of a body as the host gave it (bytes or text); 0 for a value a host parsed already. */
+function bodyBytes (body: unknown): number {
+  if (typeof body === 'string') return Buffer.byteLength(body)
+  return body instanceof Uint8Array ? body.byteLength : 0
 }

@@ -157,6 +157,19 @@ t.test('requests with image URLs take their share of the body budget while their
   t.equal(budget.reserved, 0, 'and gives it back once it has answered')
 })
 
+t.test('a request with a large body and an image URL is not kept waiting for room it holds itself', async t => {
+  const MiB = 1024 * 1024
+  const h = await startProxy(t, { maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, imageFetch: { timeoutMs: 1000, maxBytes: 2 * MiB, allowPrivateNetworks: true } })
+  const image = await startImageServer(t, PNG_1X1, 'image/png')
+  const res = await chat(h.url, JSON.stringify({
+    model: 'gemini-2.5-pro',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(2 * MiB) }, { type: 'image_url', image_url: { url: image } }] }],
+  }))
+  t.equal(res.status, 200)
+  t.ok(res.ms < 5000, `answered in ${res.ms} ms`)
+  t.equal(h.proxy.routes[0].bodyBudget!.reserved, 0)
+})
+
 t.test('one request cannot make the proxy fetch more image URLs than the limit', async t => {
   const h = await startProxy(t, { imageFetch: { timeoutMs: 500, maxPerRequest: 2 } })
   const parts = Array.from({ length: 3 }, (_, i) => ({ type: 'image_url', image_url: { url: `http://127.0.0.1:9/${i}.png` } }))
