@@ -2,12 +2,21 @@
 //   GATEWAY_NODE_OPTIONS="--import ./bench/memory-peaks.ts" BENCH_ONLY=proxy npm run bench
 // it samples process.memoryUsage() and V8's heap spaces every 50 ms and, on exit, writes the highest value of
 // each, in MiB, to $MEMORY_PEAKS_FILE (default /tmp/gatehouse-memory-peaks.json).
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { getHeapSpaceStatistics } from 'node:v8'
 
 const peaks: Record<string, number> = {}
 function sample (): void {
-  for (const [name, bytes] of Object.entries(process.memoryUsage())) peaks[name] = Math.max(peaks[name] ?? 0, bytes)
+  const usage = process.memoryUsage()
+  if (usage.rss > (peaks.rss ?? 0)) {
+    // At the RSS peak, how much of it is file pages (the node binary's code and data) and how much anonymous
+    // memory (V8's heap, buffers, malloc): Linux only.
+    try {
+      const status = readFileSync('/proc/self/status', 'utf8')
+      for (const field of ['RssFile', 'RssAnon']) peaks[`at rss peak: ${field}`] = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024
+    } catch {}
+  }
+  for (const [name, bytes] of Object.entries(usage)) peaks[name] = Math.max(peaks[name] ?? 0, bytes)
   for (const space of getHeapSpaceStatistics()) {
     const name = `heap ${space.space_name}`
     peaks[name] = Math.max(peaks[name] ?? 0, space.space_size)
