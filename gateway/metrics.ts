@@ -5,6 +5,7 @@ import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom
 import type { AuthEvent } from '../lib/auth/options.ts'
 import type { ProxyObserver } from '../lib/proxy/backend.ts'
 import type { StoreObserver } from '../lib/store/instrument-store.ts'
+import type { BodyBudget } from '../lib/http/body-budget.ts'
 
 export type { ProxyObserver }
 
@@ -21,6 +22,8 @@ export interface Metrics {
   auth: AuthObserver
   /** Given to instrumentStore(store, observer). */
   store: StoreObserver
+  /** Reports the proxy routes' budget of request bodies in flight (capacity, reserved bytes, waiting requests). */
+  watchBodyBudget (budget: BodyBudget): void
   /** The Prometheus text exposition. */
   render (): Promise<{ contentType: string, body: string }>
 }
@@ -108,6 +111,26 @@ export function createMetrics (options: MetricsOptions): Metrics {
   })
 
   // Zero-valued series from the start, so dashboards and alerts see them before the first event.
+  let bodyBudget: BodyBudget | undefined
+  // Read on each scrape: whether large requests are waiting for memory (and for how much) is what an operator
+  // needs to size the pod's memory limit.
+  new Gauge({
+    name: 'gatehouse_body_budget_bytes',
+    help: 'Budget of large request bodies held in memory at once: its capacity, and the bytes reserved now',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect () {
+      this.set({ state: 'capacity' }, bodyBudget?.capacity ?? 0)
+      this.set({ state: 'reserved' }, bodyBudget?.reserved ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'gatehouse_body_budget_waiting_requests',
+    help: 'Requests waiting for room in the body budget before their body is read',
+    registers: [registry],
+    collect () { this.set(bodyBudget?.waiting ?? 0) },
+  })
+
   for (const event of ['created', 'ended', 'expired']) sessions.inc({ event }, 0)
   for (const result of ['success', 'failure', 'lockout']) logins.inc({ result }, 0)
 
@@ -150,6 +173,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
     store (adapter, operation, seconds, ok) {
       storeDuration.observe({ adapter, operation, outcome: ok ? 'ok' : 'error' }, seconds)
     },
+    watchBodyBudget (budget) { bodyBudget = budget },
     async render () {
       return { contentType: registry.contentType, body: await registry.metrics() }
     },

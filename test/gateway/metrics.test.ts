@@ -143,6 +143,15 @@ t.test('upstream calls are counted by model base name and status; streams by chu
   for (const model of labelValues(text, 'model')) t.ok(/^gemini-|^other$/.test(model), `model label ${model} is bounded`)
 })
 
+t.test('the budget of large request bodies is reported: capacity, bytes reserved, requests waiting', async t => {
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'pw', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: 'http://127.0.0.1:9' })
+  t.teardown(gw.close)
+  const text = await scrape(gw.url + '/metrics')
+  t.ok((sample(text, 'gatehouse_body_budget_bytes', { state: 'capacity' }) ?? 0) >= 25 * 1024 * 1024, 'at least the largest body')
+  t.equal(sample(text, 'gatehouse_body_budget_bytes', { state: 'reserved' }), 0)
+  t.equal(sample(text, 'gatehouse_body_budget_waiting_requests'), 0)
+})
+
 t.test('with METRICS_PORT set, /metrics is served on that port only', async t => {
   const gw = await startGateway({ ...ADMIN, METRICS_PORT: '0' })
   t.teardown(gw.close)
