@@ -110,7 +110,6 @@ export function createMetrics (options: MetricsOptions): Metrics {
     registers: [registry],
   })
 
-  // Zero-valued series from the start, so dashboards and alerts see them before the first event.
   let bodyBudget: BodyBudget | undefined
   // Read on each scrape: whether large requests are waiting for memory (and for how much) is what an operator
   // needs to size the pod's memory limit.
@@ -131,6 +130,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
     collect () { this.set(bodyBudget?.waiting ?? 0) },
   })
 
+  // Zero-valued series from the start, so dashboards and alerts see them before the first event.
   for (const event of ['created', 'ended', 'expired']) sessions.inc({ event }, 0)
   for (const result of ['success', 'failure', 'lockout']) logins.inc({ result }, 0)
 

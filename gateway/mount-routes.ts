@@ -7,7 +7,7 @@ import type { HandlerRequest, HandlerResponse, Route } from '../lib/http/contrac
 import { isStreamBody } from '../lib/http/contract.ts'
 import { fail, isGatehouseError } from '../lib/errors.ts'
 import { readBody } from '../lib/http/read-body.ts'
-import { declaredBodyBytes } from '../lib/http/body-budget.ts'
+import { reserveBody } from '../lib/http/body-budget.ts'
 import type { Logger } from './logger.ts'
 
 export interface MountOptions {
@@ -69,9 +69,8 @@ function routeHandler (route: Route, logger?: Logger): Lifecycle.Method {
     const signal = clientGone(request)
     let release: (() => void) | undefined
     try {
-      const bytes = request.payload === undefined ? undefined : declaredBodyBytes(request.headers, route.maxBytes)
       // Reserved before reading, so a body that does not fit stays in the client's socket, not in memory.
-      if (route.bodyBudget !== undefined && bytes !== undefined) release = await route.bodyBudget.reserve(bytes, signal)
+      if (request.payload !== undefined) release = await reserveBody(route, request.headers, signal)
       const length = Number(request.headers['content-length'])
       const body = await readBody(request.payload, route.maxBytes, Number.isFinite(length) ? length : undefined)
       res = await route.handler(toHandlerRequest(request, body, signal))

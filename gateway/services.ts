@@ -68,8 +68,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     logger,
     observer: metrics.proxy,
   })
-  const budget = proxy.routes.find(route => route.bodyBudget !== undefined)?.bodyBudget
-  if (budget !== undefined) metrics.watchBodyBudget(budget)
+  if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: the proxy routes answer 503')
 
   const readiness: ReadinessCheck[] = []

@@ -29,6 +29,8 @@ export { createFetchHandler } from './http/fetch-adapter.ts'
 export type { FetchHandlerOptions } from './http/fetch-adapter.ts'
 export { readJsonBody } from './http/json-body.ts'
 export type { Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface } from './http/contract.ts'
+export { reserveBody } from './http/body-budget.ts'
+export type { BodyBudget } from './http/body-budget.ts'
 
 // Logging and errors
 export { SILENT_LOGGER } from './logger.ts'

@@ -7,6 +7,7 @@
 import { constrainedMemory } from 'node:process'
 import { totalmem } from 'node:os'
 import { fail } from '../errors.ts'
+import type { Route } from './contract.ts'
 
 export interface BodyBudget {
   /** Bytes the budget holds. */
@@ -19,9 +20,9 @@ export interface BodyBudget {
   readonly smallBytes: number
   /**
    * Reserves `bytes` (capped at the capacity, so any allowed body can be admitted alone), waiting while they do
-   * not fit or others wait before it; small bodies (see smallBytes) pass at once, uncounted. Resolves with the function that gives them back (call it once the request
-   * no longer holds its body). Rejects with SERVER_BUSY after the wait limit, CLIENT_CLOSED_REQUEST when `signal`
-   * aborts.
+   * not fit or others wait before it; small bodies (see smallBytes) pass at once, uncounted. Resolves with the
+   * function that gives them back (call it once the request no longer holds its body). Rejects with SERVER_BUSY
+   * after the wait limit, CLIENT_CLOSED_REQUEST when `signal` aborts.
    */
   reserve (bytes: number, signal?: AbortSignal): Promise<() => void>
 }
@@ -41,8 +42,9 @@ export interface BodyBudgetOptions {
 
 /**
  * The default budget: a sixteenth of the memory the process may use (the container's limit when there is one,
- * else the machine's), and never less than the largest body a route accepts. 32 MiB in a 512 MiB pod: one body of the
- * largest size at a time, with the smaller ones beside it (measured: each 24 MB body in flight took 60-90 MB).
+ * else the machine's), and never less than the largest body a route accepts. 32 MiB in a 512 MiB pod: one body
+ * of the largest size at a time, with the smaller ones beside it (measured: each 24 MB body in flight took
+ * 60-90 MB).
  */
 export function defaultBodyBudgetBytes (largestBody: number): number {
   const limit = constrainedMemory()
@@ -117,6 +119,18 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
       })
     },
   }
+}
+
+/**
+ * What a host does before reading a body it is about to read itself: reserve the body's declared size in the
+ * route's budget. Resolves with the function that gives it back once the handler has answered, or undefined
+ * when there is nothing to reserve (no budget, no body, or one over the limit, which is a 413 anyway).
+ */
+export async function reserveBody (route: Route, headers: Record<string, unknown>, signal?: AbortSignal): Promise<(() => void) | undefined> {
+  if (route.bodyBudget === undefined) return undefined
+  const bytes = declaredBodyBytes(headers, route.maxBytes)
+  if (bytes === undefined || bytes > route.maxBytes) return undefined
+  return await route.bodyBudget.reserve(bytes, signal)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { declaredBodyBytes } from './body-budget.ts'
+import { reserveBody } from './body-budget.ts'
 import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
@@ -28,8 +28,7 @@ export function createFetchHandler (routes: readonly Route[], options: FetchHand
     let release: (() => void) | undefined
     try {
       const headers = Object.fromEntries(request.headers)
-      const bytes = route.bodyBudget === undefined || request.body === null ? undefined : declaredBodyBytes(headers, route.maxBytes)
-      if (bytes !== undefined && bytes <= route.maxBytes) release = await route.bodyBudget!.reserve(bytes, request.signal)
+      if (request.body !== null) release = await reserveBody(route, headers, request.signal)
       const handlerRequest: HandlerRequest = {
         method,
         path: url.pathname,

@@ -5,7 +5,7 @@ import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { fail } from '../errors.ts'
 import { readBody } from './read-body.ts'
-import { declaredBodyBytes } from './body-budget.ts'
+import { reserveBody } from './body-budget.ts'
 
 export interface NodeListenerOptions {
   /** Answer for paths no route matches when there is no `next` (default: 404 JSON). */
@@ -41,10 +41,11 @@ export function createNodeListener (routes: readonly Route[], options: NodeListe
   }
 }
 
-async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> {
   const controller = new AbortController()
   res.once('close', () => { if (!res.writableFinished) controller.abort() })
-  const release = await reserveBody(route, req, controller.signal)
+  // A body a framework has parsed already is in memory whatever the budget says.
+  const release = req.body === undefined ? await reserveBody(route, req.headers, controller.signal) : undefined
   let body: unknown
   try {
     body = await requestBody(req, route.maxBytes)
@@ -71,14 +72,6 @@ async function serve (route: Route, params: Record<string, string>, url: URL, re
     release?.()
   }
   await send(res, response, controller.signal)
-}
-
-/** The body's share of the route's budget, when it has one and the body is still to be read here. */
-async function reserveBody (route: Route, req: IncomingMessage & { body?: unknown }, signal: AbortSignal): Promise<(() => void) | undefined> {
-  if (route.bodyBudget === undefined || req.body !== undefined) return undefined
-  const bytes = declaredBodyBytes(req.headers, route.maxBytes)
-  if (bytes === undefined || bytes > route.maxBytes) return undefined
-  return await route.bodyBudget.reserve(bytes, signal)
 }
 
 /** Raw body bytes, or the value a framework already parsed; 413 past `maxBytes`. */

@@ -12,6 +12,7 @@ import type { ImageFetchOptions } from './image-fetch.ts'
 import { createModelCatalog, DEFAULT_MODELS } from './model-catalog.ts'
 import { proxyRoutes } from './routes.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
+import type { BodyBudget } from '../http/body-budget.ts'
 import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
@@ -53,6 +54,8 @@ export interface ProxyOptions {
 
 export interface Proxy {
   routes: Route[]
+  /** The budget the routes share (undefined with `maxBodyBytesInFlight: false`), for metrics. */
+  bodyBudget?: BodyBudget
   /** Ready when the upstream credentials are usable and the project is resolved. */
   ready (): Promise<ReadyState>
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
@@ -67,6 +70,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch)
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
+  const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
   const routes = proxyRoutes({
     checkAuth: createClientAuth(options.password),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
@@ -78,12 +82,13 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     safetySettings: options.safetySettings ?? DEFAULT_SAFETY_SETTINGS,
     keepAliveMs: options.keepAliveMs ?? 15000,
     maxBodyBytes,
-    bodyBudget: inFlight === false ? undefined : createBodyBudget({ bytes: inFlight }),
+    bodyBudget,
     logger: options.logger,
     observer: options.observer,
   })
   return {
     routes,
+    bodyBudget,
     ready: () => backend.ready(),
     async close () {
       await fetcher?.close()

@@ -2,7 +2,7 @@
 // Text keeps the reference's Markdown round trip: `![alt](data:image/...;base64,...)` inside text
 // (what this proxy itself emits for generated images) becomes inlineData again. Parts that cannot be
 // used are a 400 naming the part, never silently dropped.
-import { parseDataUrl } from './openai-data-url.ts'
+import { isBase64, parseDataUrl } from './openai-data-url.ts'
 import { canonicalImageType, imageMismatch } from './openai-image-bytes.ts'
 import type { ContentPart } from './chat-request-schema.ts'
 import { invalidParam, withParam } from './chat-error-body.ts'
@@ -67,7 +67,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 function base64Bytes (data: string, param: string, what: string): string {
   // A copy only when there is whitespace to take out: audio and files can be megabytes.
   const compact = /\s/.test(data) ? data.replace(/\s+/g, '') : data
-  if (compact === '' || !BASE64.test(compact) || compact.replace(/=+$/, '').length % 4 === 1) throw invalidParam(`The ${what} is not base64`, param)
+  if (compact === '' || !isBase64(compact, BASE64)) throw invalidParam(`The ${what} is not base64`, param)
   return compact
 }
 

@@ -32,16 +32,16 @@ export function parseDataUrl (url: string): DataUrl {
   const mimeType = (header.shift() ?? '').toLowerCase()
   if (mimeType === '') throw new Error('the data URL has no media type')
   if (!MEDIA_TYPE.test(mimeType)) throw new Error(`the data URL media type "${mimeType}" is not valid`)
-  let isBase64 = false
+  let markedBase64 = false
   const params: Record<string, string> = {}
   header.forEach((p, i) => {
-    if (p.toLowerCase() === 'base64' && i === header.length - 1) { isBase64 = true; return }
+    if (p.toLowerCase() === 'base64' && i === header.length - 1) { markedBase64 = true; return }
     const eq = p.indexOf('=')
     if (eq <= 0) throw new Error(`the data URL parameter "${p}" is not valid`)
     params[p.slice(0, eq).toLowerCase()] = p.slice(eq + 1)
   })
   const data = url.slice(comma + 1)
-  if (!isBase64) {
+  if (!markedBase64) {
     let bytes: Buffer
     try {
       bytes = Buffer.from(decodeURIComponent(data), 'latin1')
@@ -54,11 +54,19 @@ export function parseDataUrl (url: string): DataUrl {
   if (text.includes('%')) {
     try { text = decodeURIComponent(text) } catch { /* keep as is: refused below */ }
   }
-  if (!BASE64.test(text) || (text.length - trailingPadding(text)) % 4 === 1) throw new Error('the data URL is marked base64 but its data is not base64')
+  if (!isBase64(text, BASE64)) throw new Error('the data URL is marked base64 but its data is not base64')
   if (text.includes('-') || text.includes('_')) text = text.replaceAll('-', '+').replaceAll('_', '/')
   const unpadded = text.length % 4
   if (unpadded !== 0) text += '='.repeat(4 - unpadded)
   return { mimeType, params, base64: text, head: Buffer.from(text.slice(0, (HEAD_BYTES / 3) * 4), 'base64') }
+}
+
+/**
+ * Whether `text` is base64 in `alphabet` (a pattern of the whole string) with a length base64 can have,
+ * checked without copying it: inline images, audio and files can be megabytes.
+ */
+export function isBase64 (text: string, alphabet: RegExp): boolean {
+  return alphabet.test(text) && (text.length - trailingPadding(text)) % 4 !== 1
 }
 
 /** How many `=` end `text` (counted, not sliced off: a slice would copy a large string). */
