@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
 import type { Started } from './processes.ts'
@@ -33,7 +34,6 @@ function cpuMicros (pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const worktree = mkdtempSync(join(tmpdir(), 'gatehouse-ab-'))
 execFileSync('git', ['worktree', 'add', '--detach', worktree, ref], { cwd: root, stdio: 'ignore' })

@@ -5,11 +5,11 @@
 // write dearer (the load generator is more often asleep and must be woken), so the rate falls faster than the
 // CPU time alone says.
 import { join } from 'node:path'
+import { median } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
 
 const spins = (process.argv[2] ?? '0,5,10,15,30').split(',').map(Number)
 const rounds = 3
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const processes = createProcessGroup()
 try {
   const bare = await processes.start([join(root, 'bench/bare-hapi.ts')])
@@ -20,7 +20,16 @@ try {
     const rates: number[] = []
     for (let round = 0; round < rounds; round++) {
       const load = async (url: string): Promise<number> => (await processes.load({ url: `${url}/bare`, connections: 16, durationMs: 1000, warmupMs: 1000 })).rps
-      const [base, measured] = round % 2 === 0 ? [await load(bare.url), await load(slow.url)] : (([m, b]) => [b, m])([await load(slow.url), await load(bare.url)])
+      // The order alternates, as in npm run bench, so a drift of the host's speed hits both alike.
+      let base: number
+      let measured: number
+      if (round % 2 === 0) {
+        base = await load(bare.url)
+        measured = await load(slow.url)
+      } else {
+        measured = await load(slow.url)
+        base = await load(bare.url)
+      }
       ratios.push(measured / base)
       rates.push(measured)
     }

@@ -35,6 +35,11 @@ function percentile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 }
 
+/** The median of figures from several rounds (the benchmarks' way of smoothing the host's drift). */
+export function median (xs: number[]): number {
+  return percentile([...xs].sort((a, b) => a - b), 0.5)
+}
+
 async function run (spec: LoadSpec): Promise<LoadResult> {
   const url = new URL(spec.url)
   const pool = new Pool(url.origin, { connections: spec.connections, pipelining: 1 })

@@ -12,6 +12,7 @@ import type { ChildProcess } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
 import { createProcessGroup, root } from './processes.ts'
@@ -30,7 +31,6 @@ const runJson = processes.runJson
 
 function log (message: string): void { process.stderr.write(`bench: ${message}\n`) }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** Runs one load for `durationMs` after `warmupMs` (each load is a fresh generator process with new connections). */
 type Runner<T> = (durationMs: number, warmupMs: number) => Promise<T>
