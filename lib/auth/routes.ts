@@ -11,7 +11,7 @@ import { createAuthErrorResponse } from './error-body.ts'
 import { publicUser } from './user-view.ts'
 import {
   USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody, logoutQuery,
-  searchQuery, sessionQuery, signupBody, targetParams, updateQuery, userUpdateBody, usernameQuery,
+  searchQuery, parseSessionQuery, signupBody, targetParams, updateQuery, userUpdateBody, usernameQuery,
 } from './schemas.ts'
 
 export interface AuthRouteDeps {
@@ -93,7 +93,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
 
     route('GET', '/auth/validate', async (req) => {
       const device = deviceOf(req)
-      const query = parse(sessionQuery, req.query)
+      const query = parseSessionQuery(req.query)
       await sessions.authenticate(query.user_id, query.token, device)
       // Only the digest is stored, so the live token the client sent is the one answered.
       return ok({ access_token: query.token, token_type: 'bearer' })

@@ -4,7 +4,7 @@ import t from 'tap'
 import { createHash } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
 import { newToken, tokenDigest, isTokenShaped, newUserId } from '../../lib/auth/tokens.ts'
-import { parse, signupBody, loginBody, userUpdateBody, accessLevelBody, searchQuery, listQuery, sessionQuery, usernameQuery } from '../../lib/auth/schemas.ts'
+import { parse, parseSessionQuery, signupBody, loginBody, userUpdateBody, accessLevelBody, searchQuery, listQuery, sessionQuery, usernameQuery } from '../../lib/auth/schemas.ts'
 import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
 import { publicUser } from '../../lib/auth/user-view.ts'
 import { resolveOptions } from '../../lib/auth/options.ts'
@@ -145,6 +145,37 @@ t.test('query input: ids are 24-hex, limits bounded, search fragments 1-32 chara
   for (const [schema, input, expected] of table) t.match(outcome(schema, input), expected, JSON.stringify(input))
   t.same(parse(listQuery, { user_id: id }), { user_id: id, limit: 100, offset: 0 }, 'list defaults: limit 100, offset 0')
   t.same(parse(searchQuery, { query: 'a' }), { query: 'a', limit: 20 }, 'search default limit 20')
+})
+
+t.test('the session query without joi answers exactly what joi answers', async t => {
+  const id = '0123456789abcdef01234567'
+  const inputs: Array<Record<string, unknown>> = [
+    { user_id: id, token: 't' },
+    { user_id: id },
+    { user_id: id, token: '' },
+    { user_id: id, token: 'x'.repeat(256) },
+    { user_id: id, token: 'x'.repeat(257) },
+    { user_id: id.toUpperCase(), token: 't' },
+    { user_id: id.slice(1), token: 't' },
+    { user_id: id + '0', token: 't' },
+    { user_id: 'g'.repeat(24) },
+    { user_id: id, token: 't', extra: '1' },
+    { user_id: id, extra: '1' },
+    { token: 't' },
+    {},
+    { user_id: { $ne: null }, token: 't' },
+    { user_id: id, token: { $ne: null } },
+    { user_id: id, token: 5 },
+    { user_id: id, token: undefined },
+    { user_id: [id], token: 't' },
+    JSON.parse(`{"user_id":"${id}","__proto__":"x"}`),
+  ]
+  const answer = (run: () => unknown): unknown => {
+    try { return { value: run() } } catch (err) { return { status: (err as { status?: number }).status, message: (err as Error).message } }
+  }
+  for (const input of inputs) {
+    t.strictSame(answer(() => parseSessionQuery(input)), answer(() => parse(sessionQuery, input)), JSON.stringify(input))
+  }
 })
 
 t.test('the auth error mapper answers {detail} with the catalogue status', async t => {
