@@ -1,25 +1,25 @@
-// A reference for streaming: the least any proxy does. Each request's body is sent on to the fake's
-// stream endpoint (argv[2]) with undici, and the answer's bytes piped back untouched: no parsing, no
-// translation, no logging. What it reaches against calling the fake directly bounds what the gateway,
+// A reference for the proxy rows: the least any proxy does. Each request is sent on to the fake upstream
+// (argv[2]) at the same path with undici, and the answer's bytes piped back untouched: no parsing, no
+// translation, no logging, no metrics. What it reaches against calling the fake directly bounds what the gateway,
 // which does all of those, can reach on the same machine.
 import { createServer } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { Agent, request } from 'undici'
 
-const target = new URL('/v1internal:streamGenerateContent?alt=sse', process.argv[2])
+const upstream = process.argv[2]
 const agent = new Agent()
 const server = createServer((req, res) => {
   void (async () => {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
-    const upstream = await request(target, {
+    const answer = await request(new URL(req.url ?? '/', upstream), {
       dispatcher: agent,
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: String(req.headers.authorization ?? '') },
       body: Buffer.concat(chunks),
     })
-    res.writeHead(upstream.statusCode, { 'content-type': 'text/event-stream' })
-    await pipeline(upstream.body, res)
+    res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') })
+    await pipeline(answer.body, res)
   })().catch(() => res.destroy())
 })
 server.listen(0, '127.0.0.1', () => {

@@ -3,8 +3,9 @@
 // median over the rounds, each ratio the median of the rounds' ratios.
 //   accounts: GET /auth/validate vs a bare Hapi route; POST /auth/login vs raw argon2 verifications
 //   proxy:    chat completions vs calling the fake upstream directly (concurrency 1, 16, 64);
-//             streaming (20 chunks, back to back and paced) time to first byte and streams/s, with a bare byte
-//             relay as a reference for the first; the gateway's peak RSS during the proxy part and overall
+//             streaming (20 chunks, back to back and paced) time to first byte and streams/s; in every proxy row a
+//             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here; the gateway's
+//             peak RSS during the proxy part and overall
 // The gateway measured is the built one (dist/), started as the container image starts it, under the chart's
 // default memory limit where a cgroup can be made (bench/memory-limit.ts). Every server and the load generator
 // run in their own processes. Prints a table, writes bench/results.json.
@@ -125,30 +126,36 @@ try {
   const proxyPeakMeasurable = (only === undefined || only === 'proxy') && await resetPeakRss(gateway.child)
 
   if (only === undefined || only === 'proxy') {
+  // The least any proxy process costs on this machine, measured beside each proxy row: see bench/relay.ts. Same
+  // Node flags as the gateway, no memory limit.
+  const relay = await startProcess([...GATEWAY_NODE_FLAGS, join(root, 'bench/relay.ts'), fakeUrl])
+  const viaRelay = (load: Workload): Workload => ({ ...load, url: load.url.replace(fakeUrl, relay.url) })
+  const p50 = (r: LoadResult): number => r.p50
+  const ttfb = (r: LoadResult): number => r.ttfbP50 ?? NaN
+  /** Median over rounds of what `pick` adds to the direct figure of the same round. */
+  const added = (measured: LoadResult[], direct: LoadResult[], pick: (r: LoadResult) => number): number => median(measured.map((r, i) => pick(r) - pick(direct[i])))
+
   for (const connections of [1, 16, 64]) {
-    log(`proxy: chat completions vs direct fake, concurrency ${connections}`)
-    const [direct, proxied] = await interleaved<[LoadResult, LoadResult]>(loadRunner(directLoad(fakeUrl, false, connections)), loadRunner(chatLoad(gatewayUrl, false, connections)))
+    log(`proxy: chat completions vs direct fake, concurrency ${connections} (and through a bare relay)`)
+    const direct = directLoad(fakeUrl, false, connections)
+    const [directs, relayed, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult]>(loadRunner(direct), loadRunner(viaRelay(direct)), loadRunner(chatLoad(gatewayUrl, false, connections)))
     const targets: Record<string, string> = connections === 1 ? { added_p50_ms: '<= 0.5' } : connections === 64 ? { rps: '>= 0.15', p99_ms: '< 20' } : {}
-    row(`POST /v1/chat/completions c=${connections}`, 'POST fake v1internal:generateContent directly',
-      { rps: medianOf(proxied, r => r.rps), p50_ms: medianOf(proxied, r => r.p50), p99_ms: medianOf(proxied, r => r.p99), baseline_rps: medianOf(direct, r => r.rps), baseline_p50_ms: medianOf(direct, r => r.p50), baseline_p99_ms: medianOf(direct, r => r.p99), added_p50_ms: median(proxied.map((r, i) => r.p50 - direct[i].p50)), errors: errorsOf(proxied) },
-      { rps: ratioOf(proxied, direct, r => r.rps) }, targets)
+    row(`POST /v1/chat/completions c=${connections}`, 'POST fake v1internal:generateContent directly; a bare relay for reference',
+      { rps: medianOf(proxied, r => r.rps), p50_ms: medianOf(proxied, p50), p99_ms: medianOf(proxied, r => r.p99), baseline_rps: medianOf(directs, r => r.rps), baseline_p50_ms: medianOf(directs, p50), baseline_p99_ms: medianOf(directs, r => r.p99), added_p50_ms: added(proxied, directs, p50), relay_rps: medianOf(relayed, r => r.rps), relay_p99_ms: medianOf(relayed, r => r.p99), relay_added_p50_ms: added(relayed, directs, p50), errors: errorsOf(proxied) },
+      { rps: ratioOf(proxied, directs, r => r.rps), relay_rps: ratioOf(relayed, directs, r => r.rps) }, targets)
   }
 
-  log('proxy: streaming, 20 chunks back to back, concurrency 64: direct, through a bare byte relay, through the gateway')
-  const relay = await startProcess([join(root, 'bench/relay.ts'), fakeUrl])
-  const [directStream, relayed, proxiedStream] = await interleaved<[LoadResult, LoadResult, LoadResult]>(
-    loadRunner(directLoad(fakeUrl, true, 64)), loadRunner({ ...directLoad(fakeUrl, true, 64), url: `${relay.url}/relay` }), loadRunner(chatLoad(gatewayUrl, true, 64)))
+  for (const paced of [false, true]) {
+    const model = paced ? PACED_MODEL : undefined
+    const name = paced ? `chunks ${PACED_CHUNK_MS} ms apart` : 'chunks back to back'
+    log(`proxy: streaming, 20 ${name}, concurrency 64: direct, through a bare relay, through the gateway`)
+    const direct = directLoad(fakeUrl, true, 64, model)
+    const [directs, relayed, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult]>(loadRunner(direct), loadRunner(viaRelay(direct)), loadRunner(chatLoad(gatewayUrl, true, 64, model)))
+    row(`streaming chat completions c=64, ${name}`, 'streamGenerateContent on the fake directly; a bare relay for reference',
+      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), errors: errorsOf(proxied) },
+      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps) }, { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1' })
+  }
   await processes.stop(relay)
-  const ttfb = (r: LoadResult): number => r.ttfbP50 ?? NaN
-  row('streaming chat completions c=64, chunks back to back', 'streamGenerateContent on the fake directly; a bare byte relay for reference',
-    { streams_per_s: medianOf(proxiedStream, r => r.rps), ttfb_p50_ms: medianOf(proxiedStream, ttfb), baseline_streams_per_s: medianOf(directStream, r => r.rps), baseline_ttfb_p50_ms: medianOf(directStream, ttfb), added_ttfb_p50_ms: median(proxiedStream.map((r, i) => ttfb(r) - ttfb(directStream[i]))), relay_streams_per_s: medianOf(relayed, r => r.rps), errors: errorsOf(proxiedStream) },
-    { streams_per_s: ratioOf(proxiedStream, directStream, r => r.rps), relay_streams_per_s: ratioOf(relayed, directStream, r => r.rps) }, { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1' })
-
-  log(`proxy: streaming, 20 chunks ${PACED_CHUNK_MS} ms apart, concurrency 64`)
-  const [directPaced, proxiedPaced] = await interleaved<[LoadResult, LoadResult]>(loadRunner(directLoad(fakeUrl, true, 64, PACED_MODEL)), loadRunner(chatLoad(gatewayUrl, true, 64, PACED_MODEL)))
-  row(`streaming chat completions c=64, chunks ${PACED_CHUNK_MS} ms apart`, 'streamGenerateContent on the fake directly',
-    { streams_per_s: medianOf(proxiedPaced, r => r.rps), ttfb_p50_ms: medianOf(proxiedPaced, ttfb), p50_ms: medianOf(proxiedPaced, r => r.p50), baseline_streams_per_s: medianOf(directPaced, r => r.rps), baseline_ttfb_p50_ms: medianOf(directPaced, ttfb), baseline_p50_ms: medianOf(directPaced, r => r.p50), added_ttfb_p50_ms: median(proxiedPaced.map((r, i) => ttfb(r) - ttfb(directPaced[i]))), errors: errorsOf(proxiedPaced) },
-    { streams_per_s: ratioOf(proxiedPaced, directPaced, r => r.rps) }, { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1' })
   }
 
   const memoryNote = memory.limit !== undefined ? `in a ${memory.limit.mib} MiB memory cgroup, as the chart's default limit` : 'no memory limit'
