@@ -1,14 +1,14 @@
-// node bench/profile.ts [validate|chat|stream] [connections]: the built gateway (npm run build first) under one load
+// node bench/profile.ts [validate|chat|stream|paced] [connections]: the built gateway (npm run build first) under one load
 // of `npm run bench` with the CPU profiler on, then its profile summed per request by bench/profile-summary.ts.
-// Defaults: validate with 16 connections; chat and stream with 64, against the fake upstream.
+// Defaults: validate with 16 connections; chat and streams (back to back, or paced) with 64, against the fake upstream.
 // BENCH_SECONDS sets the load's duration (default 5); the profile is left in /tmp/gatehouse-profile.
 import { execFileSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createProcessGroup, root } from './processes.ts'
-import { GATEWAY_NODE_FLAGS, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
+import { GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
 
-const MODES = ['validate', 'chat', 'stream']
+const MODES = ['validate', 'chat', 'stream', 'paced']
 const [mode = 'validate', connectionsArg] = process.argv.slice(2)
 if (!MODES.includes(mode)) {
   console.error(`usage: node bench/profile.ts [${MODES.join('|')}] [connections]`)
@@ -25,7 +25,7 @@ try {
   const connections = Number(connectionsArg ?? (mode === 'validate' ? 16 : 64))
   const load = mode === 'validate'
     ? { ...(await accountLoads(gateway.url)).validate, connections }
-    : chatLoad(gateway.url, mode === 'stream', connections)
+    : chatLoad(gateway.url, mode !== 'chat', connections, mode === 'paced' ? PACED_MODEL : undefined)
   const result = await processes.load({ ...load, durationMs: Number(process.env.BENCH_SECONDS ?? 5) * 1000, warmupMs: 1000 })
   requests = result.allRequests
   console.log(`${mode}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms; ${requests} requests in the profile`)
