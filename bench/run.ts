@@ -1,7 +1,8 @@
 // npm run bench: every figure is a ratio against a baseline measured in the same run on the same machine, in
 // alternating rounds (BENCH_ROUNDS, default 5, over BENCH_SECONDS, default 5, per figure); each figure is the
 // median over the rounds, each ratio the median of the rounds' ratios.
-//   accounts: GET /auth/validate vs a bare Hapi route; POST /auth/login vs raw argon2 verifications
+//   accounts: GET /auth/validate vs a bare Hapi route, with the gateway's own floor beside it (bench/floor-gateway.ts);
+//             POST /auth/login vs raw argon2 verifications
 //   proxy:    chat completions vs calling the fake upstream directly (concurrency 1, 16, 64);
 //             streaming (20 chunks, back to back and paced) time to first byte and streams/s; in every proxy row a
 //             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here; the gateway's
@@ -107,11 +108,17 @@ try {
   const accounts = await accountLoads(gatewayUrl)
 
   if (only === undefined || only === 'accounts') {
-  log(`accounts: validate vs bare Hapi route (${seconds}s each in ${roundCount} alternating rounds, 16 connections)`)
-  const [bare, validate] = await interleaved<[LoadResult, LoadResult]>(loadRunner({ url: `${bareUrl}/bare`, connections: 16 }), loadRunner(accounts.validate))
-  row('GET /v1/api/auth/validate', 'bare Hapi route, constant JSON',
-    { rps: medianOf(validate, r => r.rps), p50_ms: medianOf(validate, r => r.p50), p99_ms: medianOf(validate, r => r.p99), baseline_rps: medianOf(bare, r => r.rps), baseline_p50_ms: medianOf(bare, r => r.p50), baseline_p99_ms: medianOf(bare, r => r.p99), errors: errorsOf(validate) },
-    { rps: ratioOf(validate, bare, r => r.rps) }, { rps: '>= 0.6' })
+  log(`accounts: validate vs bare Hapi route, and the gateway's floor (${seconds}s each in ${roundCount} alternating rounds, 16 connections)`)
+  // The gateway's per-request layer alone (bench/floor-gateway.ts), in a cgroup of its own like the gateway's.
+  const floorMemory = benchMemoryLimit('-floor')
+  const floor = await startProcess([...GATEWAY_NODE_FLAGS, join(root, 'bench/floor-gateway.ts')], gatewayEnv(fakeUrl, tokenUri), root, floorMemory.limit)
+  const [bare, floored, validate] = await interleaved<[LoadResult, LoadResult, LoadResult]>(
+    loadRunner({ url: `${bareUrl}/bare`, connections: 16 }), loadRunner({ ...accounts.validate, url: `${floor.url}/floor` }), loadRunner(accounts.validate))
+  await processes.stop(floor)
+  floorMemory.limit?.remove()
+  row('GET /v1/api/auth/validate', 'bare Hapi route, constant JSON; the gateway answering the same JSON with no handler work, for reference',
+    { rps: medianOf(validate, r => r.rps), p50_ms: medianOf(validate, r => r.p50), p99_ms: medianOf(validate, r => r.p99), baseline_rps: medianOf(bare, r => r.rps), baseline_p50_ms: medianOf(bare, r => r.p50), baseline_p99_ms: medianOf(bare, r => r.p99), floor_rps: medianOf(floored, r => r.rps), errors: errorsOf(validate) },
+    { rps: ratioOf(validate, bare, r => r.rps), floor_rps: ratioOf(floored, bare, r => r.rps) }, { rps: '>= 0.6' })
 
   log('accounts: login vs raw argon2 verifications (8 concurrent)')
   const argonRunner: Runner<{ rps: number }> = async (durationMs) => await runJson<{ rps: number }>('bench/argon2-rate.ts', { connections: 8, durationMs })
