@@ -172,8 +172,8 @@ async function startMetricsServer (host: string, port: number, metrics: Metrics,
   return server
 }
 
-// Kept on the request itself: a WeakMap of every live request made each young-generation collection walk its
-// entries, which cost a validate request more than the rest of its id handling.
+// Kept on the request itself rather than in a WeakMap keyed by it: a WeakMap entry costs more to add than the id
+// (a UUID included), and young-generation collections must walk every live one.
 const REQUEST_ID_KEY = Symbol('gatehouse.requestId')
 type WithRequestId = http.IncomingMessage & { [REQUEST_ID_KEY]?: string }
 
