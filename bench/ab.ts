@@ -3,6 +3,7 @@
 // alike. Prints the medians of each side (requests/s, gateway CPU per request, p50/p99) and B/A.
 // Both run from source (.ts) as `npm start` runs them; A from a temporary git worktree of <ref>.
 // Environment: AB_ROUNDS (default 7), BENCH_SECONDS per round (default 2), AB_CONNECTIONS (chat/stream, default 64),
+// AB_ENV_A / AB_ENV_B: extra environment of each side, as NAME=value pairs separated by spaces (LOG_LEVEL=warn, say).
 // AB_FLAGS_A / AB_FLAGS_B: Node flags of each side (default --max-semi-space-size=16, as npm start); with <ref> HEAD
 // and a clean tree, that compares flags on the same code. Each side's peak RSS is printed too. Each side runs in its
 // own memory cgroup of BENCH_MEMORY_LIMIT_MIB (default 512, the chart's limit; 0 for none), as run.ts does.
@@ -47,7 +48,9 @@ try {
   const limits = { A: benchMemoryLimit('A'), B: benchMemoryLimit('B') }
   cleanups.push(() => { limits.A.limit?.remove(); limits.B.limit?.remove() })
   process.stderr.write(`bench:ab: ${limits.A.description}\n`)
-  const start = async (dir: string, side: 'A' | 'B'): Promise<Started> => await processes.start([...flags(side), join(dir, 'gateway/main.ts')], env, dir, limits[side].limit)
+  const sideEnv = (side: 'A' | 'B'): Record<string, string> => Object.fromEntries((process.env[`AB_ENV_${side}`] ?? '').split(' ')
+    .filter(pair => pair.includes('=')).map(pair => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+  const start = async (dir: string, side: 'A' | 'B'): Promise<Started> => await processes.start([...flags(side), join(dir, 'gateway/main.ts')], { ...env, ...sideEnv(side) }, dir, limits[side].limit)
   const sides: Record<'A' | 'B', Started> = { A: await start(worktree, 'A'), B: await start(root, 'B') }
   const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'
     ? (await accountLoads(url))[mode]
@@ -76,8 +79,8 @@ try {
   const b = summary('B')
   const fmt = (n: number): string => n >= 100 ? n.toFixed(0) : n.toFixed(2)
   console.log(`\n${mode}, ${rounds} rounds of ${durationMs / 1000} s each, medians\n| side | ${Object.keys(a).join(' | ')} |\n| --- |${' --- |'.repeat(Object.keys(a).length)}`)
-  console.log(`| A (${ref} ${flags('A').join(' ')}) | ${Object.values(a).map(fmt).join(' | ')} |`)
-  console.log(`| B (working tree ${flags('B').join(' ')}) | ${Object.values(b).map(fmt).join(' | ')} |`)
+  console.log(`| A (${ref} ${[...flags('A'), process.env.AB_ENV_A ?? ''].join(' ').trim()}) | ${Object.values(a).map(fmt).join(' | ')} |`)
+  console.log(`| B (working tree ${[...flags('B'), process.env.AB_ENV_B ?? ''].join(' ').trim()}) | ${Object.values(b).map(fmt).join(' | ')} |`)
   console.log(`\nB/A requests/s ${(b.rps / a.rps).toFixed(3)}, CPU per request ${(b.cpu_us_per_request / a.cpu_us_per_request).toFixed(3)}`)
 } finally {
   await processes.stopAll()
