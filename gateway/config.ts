@@ -1,4 +1,4 @@
-// The gateway's configuration: the environment (contract.md) validated once with joi, then frozen.
+// The gateway's configuration: the environment (docs/configuration.md, "Rules of the environment") validated once with joi, then frozen.
 // Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
 import Joi from 'joi'
 

@@ -1,4 +1,4 @@
-// Health probes: /health (the seed's shape), /livez (the event loop answers), /readyz (every
+// Health probes (docs/model-proxy.md, "Health and readiness"): /health, /livez (the event loop answers), /readyz (every
 // readiness check passes and the gateway is not shutting down; 503 names the failing checks).
 import type { HandlerResponse, Route } from '../lib/http/contract.ts'
 import { isGatehouseError } from '../lib/errors.ts'

@@ -20,7 +20,7 @@ export interface AuthRouteDeps {
   sessions: Sessions
 }
 
-/** The device a session is bound to: the user-agent header, required where the seed lists it. */
+/** The device a session is bound to: the user-agent header, on the routes that require it (docs/accounts.md, "Routes"). */
 function deviceOf (req: HandlerRequest): string {
   const device = req.headers['user-agent']
   if (device === undefined || device.trim() === '') throw fail('USER_AGENT_REQUIRED')

@@ -1,4 +1,4 @@
-// createAuthService: the accounts-and-sessions service of seed 000, as a route table any host mounts.
+// createAuthService: the accounts-and-sessions service (docs/accounts.md), as a route table any host mounts.
 import type { Route } from '../http/contract.ts'
 import type { AuthServiceOptions } from './options.ts'
 import type { SystemUserResult } from './accounts.ts'

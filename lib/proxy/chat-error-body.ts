@@ -2,7 +2,7 @@
 // with the status and `type` the official OpenAI SDKs turn into their error classes
 // (400 BadRequestError, 401 AuthenticationError, 403 PermissionDeniedError, 404 NotFoundError,
 // 429 RateLimitError with Retry-After, 5xx InternalServerError).
-// Upstream failures follow proxy-upstream.md §6.5: the upstream's own message is kept; an upstream
+// Upstream failures follow docs/errors.md, "Upstream failures": the upstream's own message is kept; an upstream
 // 5xx becomes 502 (503 stays 503); an upstream 401 that survived a token refresh is a 503.
 // `code` is the HTTP status, except `model_not_found` for unknown models, as OpenAI does.
 import type { HandlerResponse } from '../http/contract.ts'

@@ -1,4 +1,4 @@
-// The proxy password (proxy-upstream.md §3): accepted as `?key=`, `x-goog-api-key`,
+// The proxy password (docs/model-proxy.md, "Password"): accepted as `?key=`, `x-goog-api-key`,
 // `x-vendor-api-key`, `Authorization: Bearer` (scheme in any case) or `Authorization: Basic`
 // (any username, password after the first colon). Any one matching form is enough.
 // Comparison is constant-time on SHA-256 digests, so neither content nor length leaks.

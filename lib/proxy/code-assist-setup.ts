@@ -1,5 +1,5 @@
-// Which Code Assist project the calls run under, found the way gemini-cli finds it (proxy-upstream.md
-// §1.7): loadCodeAssist (with the configured project, if any), a validation link when the account must
+// Which Code Assist project the calls run under, found the way gemini-cli finds it (docs/upstream-protocol.md,
+// "Project discovery"): loadCodeAssist (with the configured project, if any), a validation link when the account must
 // be verified, otherwise onboardUser for the default tier (free tier without a project) and polling of
 // the long-running operation, capped. One discovery at a time per credential; the result is cached.
 import { setTimeout as sleep } from 'node:timers/promises'

@@ -1,4 +1,4 @@
-// Gemini GenerateContentResponse → chat-completions objects (proxy-upstream.md §6.1, §6.2).
+// Gemini GenerateContentResponse → chat-completions objects (docs/chat-completions.md, "Responses" and "Finish reasons").
 import type { GeminiResponse } from './backend.ts'
 import { newToolCallId } from './tool-call-ids.ts'
 
@@ -59,7 +59,7 @@ const CONTENT_FILTER = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls'
 
 /**
- * §6.2. `final` says whether this is the candidate's last word: OTHER, unspecified or absent reasons
+ * docs/chat-completions.md, "Finish reasons". `final` says whether this is the candidate's last word: OTHER, unspecified or absent reasons
  * stay null mid-stream and become `stop` at the end.
  */
 export function mapFinishReason (reason: unknown, hasToolCalls: boolean, final: boolean): FinishReason | null {
@@ -75,7 +75,7 @@ function count (value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0
 }
 
-/** §6.1 usage; undefined when the upstream sent no usageMetadata. */
+/** Usage (docs/chat-completions.md, "Usage"); undefined when the upstream sent no usageMetadata. */
 export function toUsage (usage: Record<string, unknown> | undefined | null): OpenAIUsage | undefined {
   if (usage === undefined || usage === null) return undefined
   const prompt = count(usage.promptTokenCount)

@@ -5,7 +5,7 @@
 
 export type ThinkingVariant = 'default' | 'none' | 'max'
 
-/** Model families that decide thinking budgets (proxy-upstream.md §4.4). */
+/** Model families that decide variants and thinking budgets (docs/model-proxy.md, "Families"). */
 export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'image' | 'legacy' | 'other'
 
 export interface ModelName {
@@ -32,7 +32,7 @@ export function modelFamily (base: string): ModelFamily {
   return 'other'
 }
 
-/** `lm-` is the seed's neutral spelling of `gemini-`. */
+/** `lm-` is accepted for `gemini-` (docs/model-proxy.md, "Names in requests"). */
 export function normaliseModelId (id: string): string {
   let name = id.trim()
   while (name.startsWith('models/')) name = name.slice('models/'.length)

@@ -1,4 +1,4 @@
-// Thinking configuration per model family (proxy-upstream.md §4.4 and §5.4).
+// Thinking configuration per model family (docs/model-proxy.md, "Thinking").
 // Gemini 3 takes a thinkingLevel instead of a budget (the two cannot be combined). Where the table
 // has no value for a family the budget is left out: a null budget is never sent.
 import type { ModelName, ModelFamily, ThinkingVariant } from './model-name.ts'

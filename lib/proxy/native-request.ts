@@ -1,4 +1,4 @@
-// Edits to a native generateContent body before it goes upstream (proxy-upstream.md §7.2, Target):
+// Edits to a native generateContent body before it goes upstream (docs/model-proxy.md, "Native requests"):
 //  - the client's safetySettings are kept; the defaults are used only when it sent none
 //  - a top-level thinkingConfig (as the reference README shows) is moved into generationConfig
 //  - thinking follows the model variant, but the client's includeThoughts, budget or level win;

@@ -1,4 +1,4 @@
-// OpenAI message content → Gemini parts (proxy-upstream.md §5.3).
+// OpenAI message content → Gemini parts (docs/chat-completions.md, "Content parts").
 // Text keeps the reference's Markdown round trip: `![alt](data:image/...;base64,...)` inside text
 // (what this proxy itself emits for generated images) becomes inlineData again. Parts that cannot be
 // used are a 400 naming the part, never silently dropped.

@@ -1,4 +1,4 @@
-// OpenAI messages → Gemini contents and systemInstruction (proxy-upstream.md §5.2, §5.6).
+// OpenAI messages → Gemini contents and systemInstruction (docs/chat-completions.md, "Messages" and "Tools").
 //  - system and developer messages, in order, joined by blank lines → systemInstruction
 //  - user → user turn; assistant → model turn (text first, then one functionCall per tool call)
 //  - tool results (and the legacy `function` role) → functionResponse parts in one user turn,

@@ -1,4 +1,4 @@
-// Gemini stream events → chat-completions chunks as SSE lines (proxy-upstream.md §6.3, §6.4).
+// Gemini stream events → chat-completions chunks as SSE lines (docs/chat-completions.md, "Streaming").
 // The first chunk carries the role; `created` is fixed per stream; events without candidates
 // send nothing (their usage is remembered); a failure after the stream started is an error event
 // followed by [DONE], never a made-up `stop`. The chunks of events that arrived together are

@@ -1,4 +1,4 @@
-// A validated chat-completions request → a Gemini GenerateContentRequest (proxy-upstream.md §5).
+// A validated chat-completions request → a Gemini GenerateContentRequest (docs/chat-completions.md).
 //
 // Search grounding and function tools: the upstream rejects googleSearch together with
 // functionDeclarations on 2.x models, so the proxy follows ONE rule on every model and both routes:
@@ -25,7 +25,7 @@ export interface TranslateOptions extends ContentContext {
   onSearchDropped?: () => void
 }
 
-/** §5.4: OpenAI sampling and output parameters → generationConfig. */
+/** OpenAI sampling and output parameters → generationConfig (docs/chat-completions.md, "Parameters"). */
 export function generationConfigOf (body: ChatRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
   const set = (key: string, value: unknown): void => { if (value !== undefined && value !== null) config[key] = value }

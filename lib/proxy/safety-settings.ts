@@ -1,4 +1,4 @@
-// Safety settings sent when the client gives none (proxy-upstream.md §5.5): every category at
+// Safety settings sent when the client gives none (docs/model-proxy.md, "Safety settings"): every category at
 // BLOCK_NONE, as the reference and gemini-cli do. Configurable through createProxy's `safetySettings`.
 
 export interface SafetySetting {

@@ -1,4 +1,4 @@
-// OpenAI `tools` / `tool_choice` → Gemini `tools` / `toolConfig` (proxy-upstream.md §5.6).
+// OpenAI `tools` / `tool_choice` → Gemini `tools` / `toolConfig` (docs/chat-completions.md, "Tools").
 // Parameters go upstream as `parametersJsonSchema`, which takes full JSON Schema, so client schemas
 // need no reduction to the OpenAPI subset.
 

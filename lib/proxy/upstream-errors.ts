@@ -96,7 +96,7 @@ export function upstreamError (status: number, text: string): GatehouseError {
     const links = helpLinks(body)
     if (links.length > 0) message = `${message} (${links.join('; ')})`
   }
-  // Gemini 3 previews answer 404 until the account has preview access (proxy-upstream.md D27).
+  // Gemini 3 previews answer 404 until the account has preview access (docs/upstream-protocol.md, "Upstream errors").
   if (status === 404) message = `${message} The model may not exist or may not be enabled for this account (Gemini 3 previews need preview access).`
   const delay = retryDelaySeconds(body)
   return fail(code, message, {

@@ -5,7 +5,7 @@ import {
 import type { K8sObject } from './render.ts'
 import { CREDENTIALS_JSON, VALUE_SETS } from './value-sets.ts'
 
-// Variables the gateway reads (contract.md); the chart must not invent others.
+// Variables the gateway reads (the README's configuration table, docs/configuration.md); the chart must not invent others.
 const CONTRACT_ENV = new Set([
   'HOST', 'PORT', 'MONGODB_URL', 'MONGODB_DB', 'AUTH_DATA_FILE', 'DEBUG', 'AUTH_ADMIN_USERNAME', 'AUTH_ADMIN_PASSWORD',
   'AUTH_SESSION_TTL_SECONDS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',

@@ -4,7 +4,7 @@ import { spawnGateway, NODE, ROOT } from '../support/gateway.ts'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 
-t.test('with no environment every default of contract.md applies', async t => {
+t.test('with no environment every default of the README configuration table applies', async t => {
   const c = loadConfig({})
   t.match(c, {
     host: '0.0.0.0',

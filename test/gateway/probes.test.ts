@@ -10,7 +10,7 @@ async function get (url: string): Promise<{ status: number, body: any }> {
   return { status: res.status, body: await res.json() }
 }
 
-t.test('/health answers the seed shape and /livez answers while the event loop turns', async t => {
+t.test('/health answers the documented shape and /livez answers while the event loop turns', async t => {
   const gw = await startGateway(ADMIN)
   t.teardown(gw.close)
   t.same(await get(gw.url + '/health'), { status: 200, body: { status: 'healthy', service: 'gatehouse' } })

@@ -77,7 +77,7 @@ t.test('reasoning_effort maps to a budget or level, and a -nothinking/-maxthinki
   }
 })
 
-t.test('the default catalog lists every seed model, the current ones and their variants', async t => {
+t.test('the default catalog lists every originally specified model, the current ones and their variants', async t => {
   const catalog = createModelCatalog()
   for (const id of ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-1.5-pro', 'gemini-1.5-flash', 'gemini-1.0-pro', 'gemini-2.5-flash-lite',
     'gemini-3-pro-preview', 'gemini-3-flash-preview', 'gemini-2.5-flash-image-preview']) {
