@@ -25,6 +25,7 @@ t.test('the packed library installs, type-checks and serves sign-up and login in
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, tarball)], { cwd: dir, env, maxBuffer: 1 << 24 })
   const files = await readdir(join(dir, 'node_modules/gatehouse/dist/lib'))
   t.ok(files.includes('index.js') && files.includes('index.d.ts'), 'the package ships JS and type declarations')
+  t.ok((await readdir(join(dir, 'node_modules/gatehouse/docs'))).includes('errors.md'), 'the package ships docs/, which its README links to')
 
   // A consumer's TypeScript sees the public API with its types.
   await writeFile(join(dir, 'consumer.ts'), [
