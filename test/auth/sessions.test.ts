@@ -81,15 +81,22 @@ t.test('validate answers 401 for a missing, unknown, malformed or someone else\'
   }
 })
 
-t.test('validate answers 400 for a user_id that is not a 24-hex id', async t => {
+t.test('a user_id that cannot exist is answered like an unknown session: 401 on validate, "No active sessions" on logout', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
   const u = await h.newUser()
-  for (const id of ['', 'short', 'z'.repeat(24), '{"$ne":null}']) {
-    const res = await h.validate(id, u.token)
-    t.equal(res.status, 400, id)
-    t.type(res.body.detail, 'string')
+  for (const id of ['', 'short', 'z'.repeat(24), '{"$ne":null}', 'x'.repeat(2000)]) {
+    for (const token of [u.token, newToken(), 'not-a-token']) {
+      const res = await h.validate(id, token)
+      t.equal(res.status, 401, `validate ${id.slice(0, 30)}`)
+      t.same(res.body, { detail: token === u.token ? 'Invalid token' : 'No active sessions' }, 'as for a well-formed id that is not the token\'s')
+      const out = await h.logout(id, token)
+      t.equal(out.status, 400, `logout ${id.slice(0, 30)}`)
+      t.same(out.body, { detail: 'No active sessions' })
+    }
   }
+  t.equal((await h.validate(u.userId, u.token)).status, 200, 'the real session is untouched')
+  t.equal((await h.validate(u.userId.toUpperCase(), u.token)).status, 200, 'an upper-case id is the same id')
 })
 
 t.test('logout ends the named session and answers "Session forcefully expired"', async t => {
