@@ -63,7 +63,8 @@ t.test('validate with a header token works, and answers that token', async t => 
   const h = await startAuthHarness()
   t.teardown(h.close)
   const u = await h.newUser()
-  for (const headers of [{ token: u.token }, { authorization: `Bearer ${u.token}` }, { authorization: `bearer   ${u.token}  ` }]) {
+  const forms: Array<Record<string, string>> = [{ token: u.token }, { authorization: `Bearer ${u.token}` }, { authorization: `bearer   ${u.token}  ` }]
+  for (const headers of forms) {
     const res = await h.call('GET', '/auth/validate', { query: { user_id: u.userId }, headers: { 'user-agent': u.device, ...headers } })
     t.equal(res.status, 200, JSON.stringify(Object.keys(headers)))
     t.same(res.body, { access_token: u.token, token_type: 'bearer' })
@@ -130,7 +131,8 @@ t.test('logout without a token in any form is a 400', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
   const u = await h.newUser()
-  for (const headers of [{}, { token: '' }, { authorization: 'Bearer' }, { authorization: 'Basic dXNlcjpwYXNz' }]) {
+  const none: Array<Record<string, string>> = [{}, { token: '' }, { authorization: 'Bearer' }, { authorization: 'Basic dXNlcjpwYXNz' }]
+  for (const headers of none) {
     const res = await h.call('POST', '/auth/logout', { query: { user_id: u.userId }, headers })
     t.equal(res.status, 400, JSON.stringify(headers))
     t.match(res.body.detail, /token.*required/)
