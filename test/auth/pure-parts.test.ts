@@ -256,6 +256,9 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   const resolved = resolveOptions({ store })
   t.equal(resolved.basePath, '/v1/api')
   t.equal(resolved.sessionTtlMs, 3600 * 1000)
+  t.equal(resolved.reauthMs, 600 * 1000)
+  t.equal(resolved.queryTokens, true)
+  t.equal(resolveOptions({ store, reauthSeconds: 0 }).reauthMs, 0, 'reauthSeconds 0: always ask for the current password')
   t.equal(resolved.adminUsername, 'system')
   t.equal(resolved.adminPassword, undefined)
   t.same(resolved.argon2, { memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -271,6 +274,9 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.throws(() => resolveOptions({ store, basePath: 'v1' }), /basePath/)
   t.throws(() => resolveOptions({ store, loginLimits: { perUsername: 1.5 } }), /perUsername/)
   t.throws(() => resolveOptions({ store, argon2Concurrency: 0 }), /argon2Concurrency/)
+  t.throws(() => resolveOptions({ store, reauthSeconds: -1 }), /reauthSeconds must be a whole number of seconds, 0 or more/)
+  t.throws(() => resolveOptions({ store, reauthSeconds: 0.5 }), /reauthSeconds/)
+  t.throws(() => resolveOptions({ store, queryTokens: 'no' as never }), /queryTokens must be true or false/)
 })
 
 t.test('an onEvent hook that throws does not break the service', async t => {
