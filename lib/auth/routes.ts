@@ -57,12 +57,11 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
   /** The request's session token, from the query (where the seed put it), the token header or Authorization: Bearer. */
   const tokenOf = (req: HandlerRequest, queryToken?: string): string | undefined => requestToken(req, queryToken, options.queryTokens)
 
-  /** The caller's live session, and a 403 unless their level, read from the store now, is hush. */
+  /** The caller's live session (of an enabled user), and a 403 unless their level, read from the store now, is hush. */
   async function requireHush (adminId: string, token: string | undefined, device: string): Promise<SessionRecord> {
     const session = await sessions.authenticate(adminId, token, device)
     const admin = await users.findById(adminId)
     if (admin === null) throw fail('SESSION_NOT_FOUND')
-    if (admin.disabled === true) throw fail('ACCOUNT_DISABLED')
     if (admin.accessLevel !== 'hush') throw fail('INSUFFICIENT_PERMISSIONS')
     return session
   }
