@@ -24,6 +24,10 @@ export interface GatewayConfig {
   readonly authAdminPassword?: string
   /** Session lifetime in seconds. Default 3600 (AUTH_SESSION_TTL_SECONDS). */
   readonly authSessionTtlSeconds: number
+  /** A session younger than this may change password, email or username without current_password; 0: never. Default 600 (AUTH_REAUTH_SECONDS). */
+  readonly authReauthSeconds: number
+  /** Session tokens accepted in the query string; header forms always are. Default true (AUTH_QUERY_TOKENS). */
+  readonly authQueryTokens: boolean
   /** Password every proxy client presents; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
   readonly proxyPassword?: string
   /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
@@ -89,6 +93,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   AUTH_ADMIN_USERNAME: str.pattern(/^[A-Za-z0-9_.-]{3,32}$/, '3-32 letters, digits, _ . -'),
   AUTH_ADMIN_PASSWORD: Joi.string().min(8).max(256),
   AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
+  AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
+  AUTH_QUERY_TOKENS: bool,
   GEMINI_AUTH_PASSWORD: Joi.string(),
   LLM_AUTH_PASSWORD: Joi.string(),
   GEMINI_CREDENTIALS: Joi.string(),
@@ -191,6 +197,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authAdminUsername: v.AUTH_ADMIN_USERNAME ?? 'system',
     authAdminPassword: v.AUTH_ADMIN_PASSWORD,
     authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? 3600,
+    authReauthSeconds: v.AUTH_REAUTH_SECONDS ?? 600,
+    authQueryTokens: v.AUTH_QUERY_TOKENS ?? true,
     proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
     geminiCredentials,
     credentialsFile,

@@ -52,6 +52,8 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     store,
     basePath: '/v1/api',
     sessionTtlSeconds: config.authSessionTtlSeconds,
+    reauthSeconds: config.authReauthSeconds,
+    queryTokens: config.authQueryTokens,
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
     logger,

@@ -1,7 +1,7 @@
 // Account rules that do not depend on HTTP: sign-up, login, updates, access levels, the system user.
-import type { AccessLevel, UserPatch, UserRecord } from '../store/types.ts'
+import type { AccessLevel, SessionRecord, UserPatch, UserRecord } from '../store/types.ts'
 import type { ResolvedAuthOptions } from './options.ts'
-import type { SignupInput, LoginInput, UserUpdateInput } from './schemas.ts'
+import type { SignupInput, LoginInput, SelfUpdateInput, UserUpdateInput } from './schemas.ts'
 import type { Sessions } from './sessions.ts'
 import type { LoginLimiter } from './login-limiter.ts'
 import type { PasswordHasher } from './passwords.ts'
@@ -22,7 +22,16 @@ export interface Accounts {
   login (input: LoginInput, device: string, address: string | undefined): Promise<{ user: UserRecord, token: string }>
   /** Applies an update; a new password ends the user's sessions except `keepTokenHash`. */
   update (userId: string, input: UserUpdateInput, keepTokenHash?: string): Promise<UserRecord>
+  /**
+   * A user's update of their own account through `session`: allowed when the session is younger than
+   * reauthSeconds or `current_password` is right (checked through the login limiter, from `address`).
+   */
+  updateSelf (session: SessionRecord, input: SelfUpdateInput, address: string | undefined): Promise<UserRecord>
   setAccessLevel (userId: string, level: AccessLevel): Promise<UserRecord>
+  /** Disables (ending every session) or enables an account; the last enabled hush user stays enabled. */
+  setDisabled (userId: string, disabled: boolean): Promise<UserRecord>
+  /** Clears the user's failed-login lockout. */
+  clearLockout (userId: string): Promise<void>
   ensureSystemUser (): Promise<SystemUserResult>
 }
 
@@ -80,7 +89,7 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
     }
   }
 
-  return {
+  const accounts: Accounts = {
     signup: (input) => createUser(input.username, input.password, emailOf(input.email), 'default'),
 
     async login (input, device, address) {
@@ -89,11 +98,13 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
       const user = await users.findByUsernameKey(usernameKey)
       const valid = await passwords.verify(user?.passwordHash, input.password)
       if (user === null || !valid) {
-        await limiter.failed(address)
+        await limiter.failed(usernameKey, address)
         emit('login_failure')
         throw fail('INVALID_CREDENTIALS')
       }
-      await limiter.succeeded(usernameKey)
+      // Said only to the holder of the right password: to anyone else a disabled account looks like any other.
+      if (user.disabled === true) throw fail('ACCOUNT_DISABLED')
+      await limiter.succeeded(usernameKey, address)
       await upgradeHash(user, input.password)
       const token = await sessions.open(user.id, device)
       emit('login_success')
@@ -116,11 +127,31 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
       return updated
     },
 
+    async updateSelf (session, input, address) {
+      const { current_password: currentPassword, ...changes } = input
+      const user = await users.findById(session.userId)
+      if (user === null) throw fail('SESSION_NOT_FOUND')
+      // Every field a user can change here (password, email, username) can take the account over, so a stolen
+      // token must not change them: only a recent login or the current password shows the owner is present.
+      if (currentPassword !== undefined) {
+        await limiter.admit(user.usernameKey, address)
+        if (!await passwords.verify(user.passwordHash, currentPassword)) {
+          await limiter.failed(user.usernameKey, address)
+          throw fail('INVALID_CURRENT_PASSWORD')
+        }
+        await limiter.succeeded(user.usernameKey, address)
+      } else if (now().getTime() - session.createdAt.getTime() >= options.reauthMs) {
+        throw fail('REAUTHENTICATION_REQUIRED')
+      }
+      return await accounts.update(user.id, changes, session.tokenHash)
+    },
+
     setAccessLevel: (userId, level) => oneAtATime(async () => {
       const target = await users.findById(userId)
       if (target === null) throw fail('USER_NOT_FOUND')
       if (target.accessLevel === level) return target
-      const demotesHush = target.accessLevel === 'hush'
+      // A disabled hush user holds no level in effect, so demoting one leaves the enabled ones as they are.
+      const demotesHush = target.accessLevel === 'hush' && target.disabled !== true
       if (demotesHush && await users.countByAccessLevel('hush') <= 1) throw fail('LAST_HUSH_USER')
       const updated = await users.update(userId, { accessLevel: level })
       if (updated === null) throw fail('USER_NOT_FOUND')
@@ -131,6 +162,29 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
       }
       return updated
     }),
+
+    setDisabled: (userId, disabled) => oneAtATime(async () => {
+      const target = await users.findById(userId)
+      if (target === null) throw fail('USER_NOT_FOUND')
+      const disablesHush = disabled && target.accessLevel === 'hush' && target.disabled !== true
+      if (disablesHush && await users.countByAccessLevel('hush') <= 1) throw fail('LAST_ENABLED_HUSH_USER')
+      const updated = await users.update(userId, { disabled })
+      if (updated === null) throw fail('USER_NOT_FOUND')
+      if (disablesHush && await users.countByAccessLevel('hush') === 0) {
+        // Another replica disabled or demoted the other hush user at the same moment: undo ours.
+        await users.update(userId, { disabled: false })
+        throw fail('LAST_ENABLED_HUSH_USER')
+      }
+      // Also when it was disabled already: a session opened by a login racing an earlier disable goes too.
+      if (disabled) await sessions.endOthers(userId)
+      return updated
+    }),
+
+    async clearLockout (userId) {
+      const user = await users.findById(userId)
+      if (user === null) throw fail('USER_NOT_FOUND')
+      await limiter.clearUser(user.usernameKey)
+    },
 
     async ensureSystemUser () {
       const username = options.adminUsername
@@ -158,4 +212,5 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
       }
     },
   }
+  return accounts
 }

@@ -9,8 +9,12 @@ export interface LoginLimiter {
    * the limit before the first failure is recorded; a success clears it again.
    */
   admit (usernameKey: string, address: string | undefined): Promise<void>
-  failed (address: string | undefined): Promise<void>
-  succeeded (usernameKey: string): Promise<void>
+  /** After a wrong password for this account from this address. */
+  failed (usernameKey: string, address: string | undefined): Promise<void>
+  /** After a correct password: clears this account's failures. */
+  succeeded (usernameKey: string, address: string | undefined): Promise<void>
+  /** Admin action: clears this account's lockout. */
+  clearUser (usernameKey: string): Promise<void>
 }
 
 export interface LoginLimiterOptions {
@@ -42,10 +46,13 @@ export function createLoginLimiter ({ attempts, limits, now, emit }: LoginLimite
       const byUser = await attempts.hit(userKey(usernameKey), windowMs, at)
       if (byUser.count > limits.perUsername) throw lockedOut(byUser, at)
     },
-    async failed (address) {
+    async failed (_usernameKey, address) {
       if (address !== undefined) await attempts.hit(addressKey(address), windowMs, now())
     },
     async succeeded (usernameKey) {
+      await attempts.clear(userKey(usernameKey))
+    },
+    async clearUser (usernameKey) {
       await attempts.clear(userKey(usernameKey))
     },
   }

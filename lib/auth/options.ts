@@ -33,6 +33,10 @@ export interface AuthServiceOptions {
   basePath?: string
   /** Session lifetime in seconds, from login. Default 3600. */
   sessionTtlSeconds?: number
+  /** A session younger than this (seconds) may change password, email or username without `current_password`; 0: never. Default 600. */
+  reauthSeconds?: number
+  /** Accept session tokens in the query string (the seed's form); the token header and Authorization: Bearer always work. Default true. */
+  queryTokens?: boolean
   /** Username of the system user that ensureSystemUser() keeps at level hush. Default `system`. */
   adminUsername?: string
   /** The system user's password when it is created. Default undefined: a random one, returned once. */
@@ -57,6 +61,8 @@ export interface ResolvedAuthOptions {
   store: Store
   basePath: string
   sessionTtlMs: number
+  reauthMs: number
+  queryTokens: boolean
   adminUsername: string
   adminPassword: string | undefined
   argon2: Argon2Params
@@ -100,10 +106,16 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   positiveInteger(loginLimits.perAddress, 'loginLimits.perAddress')
   positiveInteger(loginLimits.windowSeconds, 'loginLimits.windowSeconds')
   const { onEvent, logger } = options
+  const reauthSeconds = options.reauthSeconds ?? 600
+  if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new TypeError(`createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
+  const queryTokens = options.queryTokens ?? true
+  if (typeof queryTokens !== 'boolean') throw new TypeError(`createAuthService: queryTokens must be true or false (got ${String(options.queryTokens)})`)
   return {
     store,
     basePath,
     sessionTtlMs: positiveInteger(options.sessionTtlSeconds ?? 3600, 'sessionTtlSeconds') * 1000,
+    reauthMs: reauthSeconds * 1000,
+    queryTokens,
     adminUsername,
     adminPassword,
     argon2,

@@ -8,10 +8,11 @@ import type { Sessions } from './sessions.ts'
 import { fail } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 import { createAuthErrorResponse } from './error-body.ts'
-import { publicUser } from './user-view.ts'
+import { adminUser, publicSession, publicUser } from './user-view.ts'
+import { requestToken } from './session-token.ts'
 import {
-  USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody, logoutQuery,
-  searchQuery, parseSessionQuery, signupBody, targetParams, updateQuery, userUpdateBody, usernameQuery,
+  USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody,
+  searchQuery, parseSessionQuery, selfUpdateBody, signupBody, targetParams, updateQuery, userStatusBody, userUpdateBody, usernameQuery,
 } from './schemas.ts'
 
 export interface AuthRouteDeps {
@@ -53,7 +54,10 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     }
   }
 
-  /** The caller's live session, and a 403 unless their level, read from the store now, is hush. */
+  /** The request's session token, from the query (where the seed put it), the token header or Authorization: Bearer. */
+  const tokenOf = (req: HandlerRequest, queryToken?: string): string | undefined => requestToken(req, queryToken, options.queryTokens)
+
+  /** The caller's live session (of an enabled user), and a 403 unless their level, read from the store now, is hush. */
   async function requireHush (adminId: string, token: string | undefined, device: string): Promise<SessionRecord> {
     const session = await sessions.authenticate(adminId, token, device)
     const admin = await users.findById(adminId)
@@ -86,17 +90,35 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     }),
 
     route('POST', '/auth/logout', async (req) => {
-      const query = parse(logoutQuery, req.query)
-      await sessions.end(query.user_id, query.token)
+      const query = parseSessionQuery(req.query)
+      const token = tokenOf(req, query.token)
+      if (token === undefined) throw fail('INVALID_INPUT', '"token" is required (query parameter, token header or Authorization: Bearer)')
+      await sessions.end(query.user_id, token)
       return ok({ message: 'Session forcefully expired' })
     }),
 
     route('GET', '/auth/validate', async (req) => {
       const device = deviceOf(req)
       const query = parseSessionQuery(req.query)
-      await sessions.authenticate(query.user_id, query.token, device)
+      const token = tokenOf(req, query.token)
+      await sessions.authenticate(query.user_id, token, device)
       // Only the digest is stored, so the live token the client sent is the one answered.
-      return ok({ access_token: query.token, token_type: 'bearer' })
+      return ok({ access_token: token, token_type: 'bearer' })
+    }),
+
+    route('GET', '/auth/sessions', async (req) => {
+      const device = deviceOf(req)
+      const query = parseSessionQuery(req.query)
+      const current = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
+      return ok((await sessions.list(current.userId)).map(s => publicSession(s, current)))
+    }),
+
+    route('DELETE', '/auth/sessions', async (req) => {
+      const device = deviceOf(req)
+      const query = parseSessionQuery(req.query)
+      const current = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
+      const ended = await sessions.endOthers(current.userId, current.tokenHash)
+      return ok({ message: 'Other sessions ended', ended })
     }),
 
     route('GET', '/auth/search-users', async (req) => {
@@ -114,15 +136,15 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     route('PUT', '/auth/user/update', async (req) => {
       const device = deviceOf(req)
       const query = parse(updateQuery, req.query)
-      const session = await sessions.authenticate(query.user_id, req.headers.token, device)
-      const input = parse(userUpdateBody, jsonBody(req))
-      return ok(publicUser(await accounts.update(query.user_id, input, session.tokenHash)))
+      const session = await sessions.authenticate(query.user_id, tokenOf(req), device)
+      const input = parse(selfUpdateBody, jsonBody(req))
+      return ok(publicUser(await accounts.updateSelf(session, input, req.remoteAddress)))
     }),
 
     route('GET', '/admin/users', async (req) => {
       const device = deviceOf(req)
       const query = parse(listQuery, req.query)
-      await requireHush(query.user_id, query.token, device)
+      await requireHush(query.user_id, tokenOf(req, query.token), device)
       return ok((await users.list(query.limit, query.offset)).map(publicUser))
     }),
 
@@ -130,7 +152,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       const device = deviceOf(req)
       const query = parse(adminQuery, req.query)
       const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, query.token, device)
+      await requireHush(query.admin_id, tokenOf(req, query.token), device)
       const user = await users.findById(target.user_id)
       if (user === null) throw fail('USER_NOT_FOUND')
       return ok(publicUser(user))
@@ -140,7 +162,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       const device = deviceOf(req)
       const query = parse(adminQuery, req.query)
       const target = parse(targetParams, req.params)
-      const session = await requireHush(query.admin_id, query.token, device)
+      const session = await requireHush(query.admin_id, tokenOf(req, query.token), device)
       const input = parse(userUpdateBody, jsonBody(req))
       // An admin changing their own password keeps the session they are using, like a self-update.
       const keep = target.user_id === query.admin_id ? session.tokenHash : undefined
@@ -151,9 +173,37 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       const device = deviceOf(req)
       const query = parse(adminQuery, req.query)
       const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, query.token, device)
+      await requireHush(query.admin_id, tokenOf(req, query.token), device)
       const input = parse(accessLevelBody, jsonBody(req))
       return ok(publicUser(await accounts.setAccessLevel(target.user_id, input.access_level)))
+    }),
+
+    route('PUT', '/admin/user/{user_id}/status', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const target = parse(targetParams, req.params)
+      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const input = parse(userStatusBody, jsonBody(req))
+      return ok(adminUser(await accounts.setDisabled(target.user_id, input.disabled)))
+    }),
+
+    route('DELETE', '/admin/user/{user_id}/sessions', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const target = parse(targetParams, req.params)
+      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
+      const ended = await sessions.endOthers(target.user_id)
+      return ok({ message: 'Sessions ended', ended })
+    }),
+
+    route('DELETE', '/admin/user/{user_id}/lockout', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const target = parse(targetParams, req.params)
+      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      await accounts.clearLockout(target.user_id)
+      return ok({ message: 'Lockout cleared' })
     }),
   ]
 }

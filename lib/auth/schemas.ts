@@ -19,6 +19,8 @@ const password = Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX)
 const email = Joi.string().max(254).email({ tlds: { allow: false } }).lowercase().allow(null, '')
 const userId = Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
   .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' })
+// The caller's id beside a token: an id that cannot exist names no session, and answers as an unknown one does.
+const sessionUserId = Joi.string().allow('').lowercase()
 // Tokens are 43 base64url characters; the bound only keeps junk short before it is hashed.
 const TOKEN_MAX = 256
 const token = Joi.string().max(TOKEN_MAX).allow('')
@@ -26,6 +28,7 @@ const token = Joi.string().max(TOKEN_MAX).allow('')
 export interface SignupInput { username: string, password: string, email?: string | null }
 export interface LoginInput { username: string, password: string }
 export interface UserUpdateInput { username?: string, password?: string, email?: string | null }
+export interface SelfUpdateInput extends UserUpdateInput { current_password?: string }
 export interface SessionQuery { user_id: string, token?: string }
 export interface AdminQuery { admin_id: string, token?: string }
 export interface ListQuery { user_id: string, token?: string, limit: number, offset: number }
@@ -42,17 +45,25 @@ export const loginBody = Joi.object<LoginInput>({
   password: Joi.string().min(1).max(PASSWORD_MAX).required(),
 }).label('body').required()
 
+const NOTHING_TO_UPDATE = 'Nothing to update: give at least one of username, password, email'
+
 export const userUpdateBody = Joi.object<UserUpdateInput>({ username, password, email })
   .min(1).label('body').required()
-  .messages({ 'object.min': 'Nothing to update: give at least one of username, password, email' })
+  .messages({ 'object.min': NOTHING_TO_UPDATE })
+
+// current_password is checked against the stored hash, so any password that could ever be set is accepted here.
+export const selfUpdateBody = Joi.object<SelfUpdateInput>({ username, password, email, current_password: Joi.string().min(1).max(PASSWORD_MAX) })
+  .or('username', 'password', 'email').label('body').required()
+  .messages({ 'object.missing': NOTHING_TO_UPDATE })
+
+export const userStatusBody = Joi.object<{ disabled: boolean }>({ disabled: Joi.boolean().strict().required() }).label('body').required()
 
 export const accessLevelBody = Joi.object<{ access_level: AccessLevel }>({
   access_level: Joi.string().valid(...ACCESS_LEVELS).required()
     .messages({ 'any.only': `{{#label}} must be one of ${ACCESS_LEVELS.join(', ')}` }),
 }).label('body').required()
 
-export const sessionQuery = Joi.object<SessionQuery>({ user_id: userId.required(), token })
-export const logoutQuery = Joi.object<Required<SessionQuery>>({ user_id: userId.required(), token: token.required() })
+export const sessionQuery = Joi.object<SessionQuery>({ user_id: sessionUserId.required(), token })
 export const adminQuery = Joi.object<AdminQuery>({ admin_id: userId.required(), token })
 export const listQuery = Joi.object<ListQuery>({
   user_id: userId.required(),

@@ -22,7 +22,7 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const resolved = resolveOptions(options)
   const { store, now, emit } = resolved
   const passwords = createPasswordHasher(resolved.argon2, resolved.argon2Concurrency)
-  const sessions = createSessions({ sessions: store.sessions, ttlMs: resolved.sessionTtlMs, now, emit })
+  const sessions = createSessions({ sessions: store.sessions, users: store.users, ttlMs: resolved.sessionTtlMs, now, emit })
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, emit })
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter })
   return {

@@ -1,4 +1,4 @@
-import type { SessionRecord, SessionStore } from '../store/types.ts'
+import type { SessionRecord, SessionStore, UserStore } from '../store/types.ts'
 import type { AuthEvent } from './options.ts'
 import { fail } from '../errors.ts'
 import { isTokenShaped, newToken, tokenDigest } from './tokens.ts'
@@ -6,22 +6,26 @@ import { isTokenShaped, newToken, tokenDigest } from './tokens.ts'
 export interface Sessions {
   /** Starts a session for this user and device, replacing that device's previous one; returns the token. */
   open (userId: string, device: string): Promise<string>
-  /** The live session named by user id and token, used from `device`; 401 otherwise. */
+  /** The live session named by user id and token, used from `device`, of an enabled user; 401 otherwise. */
   authenticate (userId: string, token: string | undefined, device: string): Promise<SessionRecord>
   /** Ends the named session only; 400 "No active sessions" when it is not live. */
   end (userId: string, token: string): Promise<void>
-  /** Ends every session of the user except `keepTokenHash`. */
-  endOthers (userId: string, keepTokenHash?: string): Promise<void>
+  /** Ends every session of the user except `keepTokenHash`; returns how many ended. */
+  endOthers (userId: string, keepTokenHash?: string): Promise<number>
+  /** The user's live sessions, newest first. */
+  list (userId: string): Promise<SessionRecord[]>
 }
 
 export interface SessionsOptions {
   sessions: SessionStore
+  /** Read on every session check: a disabled user's session answers 401. */
+  users: UserStore
   ttlMs: number
   now: () => Date
   emit: (event: AuthEvent) => void
 }
 
-export function createSessions ({ sessions, ttlMs, now, emit }: SessionsOptions): Sessions {
+export function createSessions ({ sessions, users, ttlMs, now, emit }: SessionsOptions): Sessions {
   /** The session behind a token, if it is still live; an expired one is removed as it is found. */
   async function live (token: string): Promise<SessionRecord | 'expired' | null> {
     if (!isTokenShaped(token)) return null
@@ -52,11 +56,15 @@ export function createSessions ({ sessions, ttlMs, now, emit }: SessionsOptions)
 
     async authenticate (userId, token, device) {
       if (token === undefined || token === '') throw fail('INVALID_TOKEN', 'A session token is required')
-      const session = await live(token)
+      // Both lookups at once, so a database store pays one round trip, not two.
+      const [session, user] = await Promise.all([live(token), users.findById(userId)])
       if (session === 'expired') throw fail('SESSION_EXPIRED')
       if (session === null) throw fail('SESSION_NOT_FOUND')
       if (session.userId !== userId) throw fail('INVALID_TOKEN')
       if (session.device !== device) throw fail('DEVICE_MISMATCH')
+      // Disabling a user ends their sessions; this also covers one opened by a login racing the disable.
+      if (user === null) throw fail('SESSION_NOT_FOUND')
+      if (user.disabled === true) throw fail('ACCOUNT_DISABLED')
       return session
     },
 
@@ -71,6 +79,14 @@ export function createSessions ({ sessions, ttlMs, now, emit }: SessionsOptions)
     async endOthers (userId, keepTokenHash) {
       const ended = await sessions.deleteByUser(userId, keepTokenHash)
       for (let i = 0; i < ended; i++) emit('session_ended')
+      return ended
+    },
+
+    async list (userId) {
+      const at = now().getTime()
+      return (await sessions.listByUser(userId))
+        .filter(s => s.expiresAt.getTime() > at)
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.device < b.device ? -1 : a.device > b.device ? 1 : 0))
     },
   }
 }

@@ -59,7 +59,9 @@ function readUser (o: Record<string, unknown>, where: string): UserRecord {
   const accessLevel = stringAt(o, 'accessLevel', where)
   if (!(ACCESS_LEVELS as readonly string[]).includes(accessLevel)) throw new Error(`${where}.accessLevel is not one of ${ACCESS_LEVELS.join(', ')}`)
   const email = o.email === null ? null : stringAt(o, 'email', where)
-  return {
+  // Absent in files written before accounts could be disabled: those users are enabled.
+  if (o.disabled !== undefined && typeof o.disabled !== 'boolean') throw new Error(`${where}.disabled is not true or false`)
+  const user: UserRecord = {
     id,
     username: stringAt(o, 'username', where),
     usernameKey: stringAt(o, 'usernameKey', where),
@@ -68,6 +70,8 @@ function readUser (o: Record<string, unknown>, where: string): UserRecord {
     accessLevel: accessLevel as AccessLevel,
     dateJoined: dateAt(o, 'dateJoined', where),
   }
+  if (o.disabled === true) user.disabled = true
+  return user
 }
 
 function readSession (o: Record<string, unknown>, where: string): SessionRecord {

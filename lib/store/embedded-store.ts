@@ -26,7 +26,7 @@ const SWEEP_INTERVAL_MS = 60_000
 const HEX_ID = /^[0-9a-f]{24}$/i
 
 function copyUser (u: UserRecord): UserRecord {
-  return {
+  const copy: UserRecord = {
     id: u.id,
     username: u.username,
     usernameKey: u.usernameKey,
@@ -35,6 +35,8 @@ function copyUser (u: UserRecord): UserRecord {
     accessLevel: u.accessLevel,
     dateJoined: new Date(u.dateJoined),
   }
+  if (u.disabled === true) copy.disabled = true
+  return copy
 }
 
 function copySession (s: SessionRecord): SessionRecord {
@@ -179,6 +181,8 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         if (patch.passwordHash !== undefined) next.passwordHash = patch.passwordHash
         if (patch.email !== undefined) next.email = patch.email
         if (patch.accessLevel !== undefined) next.accessLevel = patch.accessLevel
+        if (patch.disabled === true) next.disabled = true
+        else if (patch.disabled === false) delete next.disabled
         beginChange()
         if (next.usernameKey !== current.usernameKey && userIdByKey.has(next.usernameKey)) throw fail('USERNAME_TAKEN')
         userIdByKey.delete(current.usernameKey)
@@ -189,7 +193,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
 
       async countByAccessLevel (level) {
         let n = 0
-        for (const u of users.values()) if (u.accessLevel === level) n++
+        for (const u of users.values()) if (u.accessLevel === level && u.disabled !== true) n++
         return n
       },
     },
@@ -226,6 +230,10 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         for (const tokenHash of doomed) removeSession(tokenHash)
         if (doomed.length > 0) await commit()
         return doomed.length
+      },
+
+      async listByUser (userId) {
+        return [...sessionsByUser.get(userId)?.values() ?? []].map(tokenHash => copySession(sessions.get(tokenHash)!))
       },
     },
 

@@ -41,6 +41,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       findByTokenHash: timed('sessions.findByTokenHash', tokenHash => sessions.findByTokenHash(tokenHash)),
       delete: timed('sessions.delete', tokenHash => sessions.delete(tokenHash)),
       deleteByUser: timed('sessions.deleteByUser', (userId, keep) => sessions.deleteByUser(userId, keep)),
+      listByUser: timed('sessions.listByUser', userId => sessions.listByUser(userId)),
     },
     attempts: {
       hit: timed('attempts.hit', (key, windowMs, now) => attempts.hit(key, windowMs, now)),

@@ -72,7 +72,7 @@ async function retryDuplicateUpsert<T> (run: () => Promise<T>): Promise<T> {
 
 function toUserDoc (u: UserRecord): UserDoc {
   if (!HEX_ID.test(text(u.id, 'id'))) throw new TypeError('user id must be 24 hex digits')
-  return {
+  const doc: UserDoc = {
     _id: driver.ObjectId.createFromHexString(u.id),
     username: text(u.username, 'username'),
     usernameKey: text(u.usernameKey, 'usernameKey'),
@@ -81,10 +81,12 @@ function toUserDoc (u: UserRecord): UserDoc {
     accessLevel: text(u.accessLevel, 'accessLevel') as AccessLevel,
     dateJoined: u.dateJoined,
   }
+  if (u.disabled === true) doc.disabled = true
+  return doc
 }
 
 function fromUserDoc (d: UserDoc): UserRecord {
-  return {
+  const user: UserRecord = {
     id: d._id.toHexString(),
     username: d.username,
     usernameKey: d.usernameKey,
@@ -93,6 +95,9 @@ function fromUserDoc (d: UserDoc): UserRecord {
     accessLevel: d.accessLevel,
     dateJoined: d.dateJoined,
   }
+  // Users stored before accounts could be disabled have no field: enabled.
+  if (d.disabled === true) user.disabled = true
+  return user
 }
 
 function fromSessionDoc (d: SessionDoc): SessionRecord {
@@ -110,6 +115,7 @@ function patchFields (patch: UserPatch): Partial<UserDoc> {
   if (patch.passwordHash !== undefined) set.passwordHash = text(patch.passwordHash, 'passwordHash')
   if (patch.email !== undefined) set.email = patch.email === null ? null : text(patch.email, 'email')
   if (patch.accessLevel !== undefined) set.accessLevel = text(patch.accessLevel, 'accessLevel') as AccessLevel
+  if (patch.disabled !== undefined) set.disabled = patch.disabled === true
   return set
 }
 
@@ -210,7 +216,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
       },
 
       async countByAccessLevel (level) {
-        return await users.countDocuments({ accessLevel: text(level, 'accessLevel') as AccessLevel })
+        return await users.countDocuments({ accessLevel: text(level, 'accessLevel') as AccessLevel, disabled: { $ne: true } })
       },
     },
 
@@ -242,6 +248,12 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
           : { userId: text(userId, 'userId'), tokenHash: { $ne: text(keepTokenHash, 'keepTokenHash') } }
         const result = await sessions.deleteMany(filter)
         return result.deletedCount
+      },
+
+      async listByUser (userId) {
+        // Served by the { userId, device } index.
+        const docs = await sessions.find({ userId: text(userId, 'userId') }).toArray()
+        return docs.map(fromSessionDoc)
       },
     },
 

@@ -16,9 +16,11 @@ export interface UserRecord {
   email: string | null
   accessLevel: AccessLevel
   dateJoined: Date
+  /** true when an admin disabled the account; absent when enabled (stores return it only when true). */
+  disabled?: boolean
 }
 
-export type UserPatch = Partial<Pick<UserRecord, 'username' | 'usernameKey' | 'passwordHash' | 'email' | 'accessLevel'>>
+export type UserPatch = Partial<Pick<UserRecord, 'username' | 'usernameKey' | 'passwordHash' | 'email' | 'accessLevel' | 'disabled'>>
 
 export interface SessionRecord {
   /** SHA-256 hex digest of the bearer token; the token itself is never stored. */
@@ -48,6 +50,7 @@ export interface UserStore {
   list (limit: number, offset: number): Promise<UserRecord[]>
   /** Returns the updated record, or null when the id is unknown. Throws USERNAME_TAKEN on a clash. */
   update (id: string, patch: UserPatch): Promise<UserRecord | null>
+  /** Enabled users at this level: a disabled user holds no level in effect. */
   countByAccessLevel (level: AccessLevel): Promise<number>
 }
 
@@ -60,6 +63,8 @@ export interface SessionStore {
   delete (tokenHash: string): Promise<boolean>
   /** Removes every session of the user except the one with `keepTokenHash`; returns how many went. */
   deleteByUser (userId: string, keepTokenHash?: string): Promise<number>
+  /** Every session of the user, in no particular order; expired ones may be among them (callers check expiresAt). */
+  listByUser (userId: string): Promise<SessionRecord[]>
 }
 
 export interface AttemptStore {

@@ -276,3 +276,152 @@ t.test('two replicas demoting the only two hush users at once still leave a hush
   t.ok([a.status, b.status].some(s => s !== 200), 'not both demotions went through')
   t.ok(await store.users.countByAccessLevel('hush') >= 1, 'at least one hush user remains')
 })
+
+const setDisabled = (h: AuthHarness, admin: TestUser, target: string, disabled: unknown): Promise<Reply> =>
+  adminCall(h, admin, 'PUT', `${target}/status`, { disabled })
+
+t.test('an admin ends every session of a user', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'kicked' })
+  const phone = await h.login('kicked', user.password, 'phone/1.0')
+  const bystander = await h.newUser()
+  const res = await adminCall(h, admin, 'DELETE', `${user.userId}/sessions`)
+  t.equal(res.status, 200)
+  t.same(res.body, { message: 'Sessions ended', ended: 2 })
+  t.equal((await h.validate(user.userId, user.token)).status, 401)
+  t.equal((await h.validate(user.userId, phone.body.access_token, 'phone/1.0')).status, 401)
+  t.equal((await h.validate(bystander.userId, bystander.token)).status, 200, 'other users keep theirs')
+  t.equal((await listUsers(h, admin)).status, 200, 'the admin keeps theirs')
+  t.equal((await h.login('kicked', user.password)).status, 200, 'the user may log in again')
+  const missing = await adminCall(h, admin, 'DELETE', `${'f'.repeat(24)}/sessions`)
+  t.same([missing.status, missing.body], [404, { detail: 'User not found' }])
+})
+
+t.test('a disabled user cannot log in, gets 401 on every session check and loses every session', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'suspended' })
+  const phone = await h.login('suspended', user.password, 'phone/1.0')
+  const res = await setDisabled(h, admin, user.userId, true)
+  t.equal(res.status, 200)
+  t.same(res.body, { username: 'suspended', email: null, access_level: 'default', date_joined: res.body.date_joined, disabled: true })
+  t.equal((await h.validate(user.userId, user.token)).status, 401, 'the session in use ended')
+  t.equal((await h.validate(user.userId, phone.body.access_token, 'phone/1.0')).status, 401, 'and every other')
+  t.same(await h.store.sessions.listByUser(user.userId), [], 'none left in the store')
+  const login = await h.login('suspended', user.password, 'new/1')
+  t.same([login.status, login.body], [401, { detail: 'This account is disabled' }], 'the right password is told the account is disabled')
+  const wrong = await h.login('suspended', 'wrong-password', 'new/1')
+  t.same([wrong.status, wrong.body], [401, { detail: 'Invalid credentials' }], 'a wrong password learns nothing more than for any account')
+
+  // A session that outlived the disable (a login racing it, or one put in the store directly) answers 401 on every check.
+  await h.store.users.update(user.userId, { disabled: false })
+  const raced = await h.login('suspended', user.password, 'racer/1')
+  await h.store.users.update(user.userId, { disabled: true })
+  const token = raced.body.access_token
+  const ua = { 'user-agent': 'racer/1' }
+  const checks: Array<[string, Promise<Reply>]> = [
+    ['validate', h.validate(user.userId, token, 'racer/1')],
+    ['list sessions', h.call('GET', '/auth/sessions', { query: { user_id: user.userId }, headers: { ...ua, token } })],
+    ['end sessions', h.call('DELETE', '/auth/sessions', { query: { user_id: user.userId }, headers: { ...ua, token } })],
+    ['self-update', h.call('PUT', '/auth/user/update', { query: { user_id: user.userId }, headers: { ...ua, token }, json: { email: 'x@example.com' } })],
+  ]
+  for (const [name, reply] of checks) {
+    const r = await reply
+    t.same([r.status, r.body], [401, { detail: 'This account is disabled' }], name)
+  }
+})
+
+t.test('a disabled user can be enabled again and log in', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'returning' })
+  t.equal((await setDisabled(h, admin, user.userId, true)).status, 200)
+  t.equal((await setDisabled(h, admin, user.userId, true)).status, 200, 'disabling twice is fine')
+  const res = await setDisabled(h, admin, user.userId, false)
+  t.equal(res.status, 200)
+  t.equal(res.body.disabled, false)
+  const login = await h.login('returning', user.password)
+  t.equal(login.status, 200)
+  t.equal((await h.validate(user.userId, login.body.access_token)).status, 200)
+})
+
+t.test('the last enabled hush user cannot be disabled (400); a disabled hush user counts for neither rule', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const res = await setDisabled(h, admin, admin.userId, true)
+  t.same([res.status, res.body], [400, { detail: 'The last enabled hush user cannot be disabled' }])
+  t.equal((await listUsers(h, admin)).status, 200, 'still enabled and logged in')
+  const deputy = await h.newUser()
+  await setLevel(h, admin, deputy.userId, 'hush')
+  t.equal((await setDisabled(h, admin, deputy.userId, true)).status, 200, 'with two enabled hush users, one may be disabled')
+  t.equal((await setDisabled(h, admin, admin.userId, true)).status, 400, 'then the other is the last enabled one')
+  t.equal((await setLevel(h, admin, admin.userId, 'member')).status, 400, 'and cannot be demoted either')
+  t.equal((await setLevel(h, admin, deputy.userId, 'member')).status, 200, 'the disabled hush user may be demoted')
+  t.equal(await h.store.users.countByAccessLevel('hush'), 1)
+})
+
+t.test('a disabled admin is refused by every admin route', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const deputy = await h.newUser({ username: 'deputy' })
+  await setLevel(h, admin, deputy.userId, 'hush')
+  const fresh = await h.login('deputy', deputy.password, 'console/2')
+  await h.store.users.update(deputy.userId, { disabled: true })
+  const asDeputy = { ...deputy, token: fresh.body.access_token, device: 'console/2' }
+  const before = await h.snapshot()
+  const replies = [
+    await listUsers(h, asDeputy),
+    await adminCall(h, asDeputy, 'GET', admin.userId),
+    await adminCall(h, asDeputy, 'PUT', admin.userId, { email: 'x@example.com' }),
+    await setLevel(h, asDeputy, admin.userId, 'member'),
+    await setDisabled(h, asDeputy, admin.userId, true),
+    await adminCall(h, asDeputy, 'DELETE', `${admin.userId}/sessions`),
+    await adminCall(h, asDeputy, 'DELETE', `${admin.userId}/lockout`),
+  ]
+  for (const res of replies) t.same([res.status, res.body], [401, { detail: 'This account is disabled' }])
+  t.equal(await h.snapshot(), before, 'nothing changed')
+  t.equal((await listUsers(h, admin)).status, 200, 'the admin kept their session')
+})
+
+t.test('an admin clears a user\'s login lockout', async t => {
+  const h = await startAuthHarness({ loginLimits: { perUsername: 2 } })
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'locked_out' })
+  for (let i = 0; i < 3; i++) await h.login('locked_out', 'wrong-password', 'attacker/1')
+  t.equal((await h.login('locked_out', user.password)).status, 429, 'locked out')
+  const res = await adminCall(h, admin, 'DELETE', `${user.userId}/lockout`)
+  t.same([res.status, res.body], [200, { message: 'Lockout cleared' }])
+  t.equal((await h.login('locked_out', user.password)).status, 200, 'the owner logs in again')
+  t.equal((await adminCall(h, admin, 'DELETE', `${user.userId}/lockout`)).status, 200, 'clearing with no lockout is fine')
+  t.equal((await adminCall(h, admin, 'DELETE', `${'f'.repeat(24)}/lockout`)).status, 404)
+})
+
+t.test('the session and account routes answer 403 below hush, 400 for a bad id or body', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser()
+  const target = await h.newUser()
+  const before = await h.snapshot()
+  for (const res of [
+    await setDisabled(h, user, target.userId, true),
+    await adminCall(h, user, 'DELETE', `${target.userId}/sessions`),
+    await adminCall(h, user, 'DELETE', `${target.userId}/lockout`),
+  ]) t.same([res.status, res.body], [403, { detail: 'Insufficient permissions' }])
+  t.equal((await h.validate(target.userId, target.token)).status, 200, 'the target kept their session')
+  for (const body of [{}, { disabled: 'yes' }, { disabled: 1 }, { disabled: null }, { disabled: true, access_level: 'hush' }]) {
+    t.equal((await adminCall(h, admin, 'PUT', `${target.userId}/status`, body)).status, 400, JSON.stringify(body))
+  }
+  t.equal((await setDisabled(h, admin, 'f'.repeat(24), true)).status, 404)
+  for (const path of ['not-an-id/status', 'not-an-id/sessions', 'not-an-id/lockout']) {
+    t.equal((await adminCall(h, admin, path.endsWith('status') ? 'PUT' : 'DELETE', path, path.endsWith('status') ? { disabled: true } : undefined)).status, 400, path)
+  }
+  t.equal(await h.snapshot(), before, 'nothing changed')
+})

@@ -4,7 +4,7 @@ import t from 'tap'
 import { createHash } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
 import { newToken, tokenDigest, isTokenShaped, newUserId } from '../../lib/auth/tokens.ts'
-import { parse, parseSessionQuery, signupBody, loginBody, userUpdateBody, accessLevelBody, searchQuery, listQuery, sessionQuery, usernameQuery } from '../../lib/auth/schemas.ts'
+import { parse, parseSessionQuery, signupBody, loginBody, userUpdateBody, selfUpdateBody, accessLevelBody, adminQuery, searchQuery, listQuery, sessionQuery, usernameQuery, userStatusBody } from '../../lib/auth/schemas.ts'
 import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
 import { publicUser } from '../../lib/auth/user-view.ts'
 import { resolveOptions } from '../../lib/auth/options.ts'
@@ -116,6 +116,26 @@ t.test('update input: at least one of username, password, email', async t => {
   t.match(outcome(userUpdateBody, { email: 'a@b.co' }), /^ok$/)
   t.match(outcome(userUpdateBody, { access_level: 'hush' }), /^400 .*not allowed/)
   t.match(outcome(userUpdateBody, { username: 'a' }), /^400/)
+  t.match(outcome(userUpdateBody, { email: 'a@b.co', current_password: 'x' }), /^400 .*current_password.*not allowed/, 'the admin update takes no current_password')
+})
+
+t.test('self-update input: the seed\'s fields, plus an optional current_password that alone updates nothing', async t => {
+  t.match(outcome(selfUpdateBody, {}), /^400 Nothing to update/)
+  t.match(outcome(selfUpdateBody, { current_password: 'old-password' }), /^400 Nothing to update/)
+  t.match(outcome(selfUpdateBody, { email: null }), /^ok$/)
+  t.match(outcome(selfUpdateBody, { password: 'new-password', current_password: 'x' }), /^ok$/, 'any current password length: it is only compared')
+  t.match(outcome(selfUpdateBody, { password: 'new-password', current_password: '' }), /^400 .*current_password/)
+  t.match(outcome(selfUpdateBody, { password: 'new-password', current_password: 'x'.repeat(257) }), /^400 .*current_password/)
+  t.match(outcome(selfUpdateBody, { email: 'a@b.co', current_password: { $ne: null } }), /^400 .*current_password/)
+  t.match(outcome(selfUpdateBody, { access_level: 'hush' }), /^400 .*not allowed/)
+})
+
+t.test('status input: disabled is true or false, nothing else', async t => {
+  t.equal(outcome(userStatusBody, { disabled: true }), 'ok')
+  t.equal(outcome(userStatusBody, { disabled: false }), 'ok')
+  for (const input of [{}, { disabled: 'true' }, { disabled: 1 }, { disabled: null }, { disabled: true, access_level: 'hush' }]) {
+    t.match(outcome(userStatusBody, input), /^400/, JSON.stringify(input))
+  }
 })
 
 t.test('access level input accepts exactly the five levels', async t => {
@@ -128,7 +148,10 @@ t.test('query input: ids are 24-hex, limits bounded, search fragments 1-32 chara
   const table: Array<[Parameters<typeof parse>[0], unknown, RegExp]> = [
     [sessionQuery, { user_id: id, token: 't' }, /^ok$/],
     [sessionQuery, { user_id: 'A'.repeat(24) }, /^ok$/],
-    [sessionQuery, { user_id: 'g'.repeat(24) }, /^400 .*user_id.*24-character/],
+    [sessionQuery, { user_id: 'g'.repeat(24) }, /^ok$/],
+    [sessionQuery, { user_id: '' }, /^ok$/],
+    [sessionQuery, {}, /^400 .*user_id.*required/],
+    [adminQuery, { admin_id: 'g'.repeat(24) }, /^400 .*admin_id.*24-character/],
     [sessionQuery, { user_id: id, extra: '1' }, /^400 .*not allowed/],
     [listQuery, { user_id: id, limit: '1000', offset: '5' }, /^ok$/],
     [listQuery, { user_id: id, limit: '1001' }, /^400 .*limit/],
@@ -144,6 +167,7 @@ t.test('query input: ids are 24-hex, limits bounded, search fragments 1-32 chara
   ]
   for (const [schema, input, expected] of table) t.match(outcome(schema, input), expected, JSON.stringify(input))
   t.same(parse(listQuery, { user_id: id }), { user_id: id, limit: 100, offset: 0 }, 'list defaults: limit 100, offset 0')
+  t.same(parse(sessionQuery, { user_id: 'A'.repeat(24) }), { user_id: 'a'.repeat(24) }, 'a session query id is lower-cased')
   t.same(parse(searchQuery, { query: 'a' }), { query: 'a', limit: 20 }, 'search default limit 20')
 })
 
@@ -232,6 +256,9 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   const resolved = resolveOptions({ store })
   t.equal(resolved.basePath, '/v1/api')
   t.equal(resolved.sessionTtlMs, 3600 * 1000)
+  t.equal(resolved.reauthMs, 600 * 1000)
+  t.equal(resolved.queryTokens, true)
+  t.equal(resolveOptions({ store, reauthSeconds: 0 }).reauthMs, 0, 'reauthSeconds 0: always ask for the current password')
   t.equal(resolved.adminUsername, 'system')
   t.equal(resolved.adminPassword, undefined)
   t.same(resolved.argon2, { memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -247,6 +274,9 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.throws(() => resolveOptions({ store, basePath: 'v1' }), /basePath/)
   t.throws(() => resolveOptions({ store, loginLimits: { perUsername: 1.5 } }), /perUsername/)
   t.throws(() => resolveOptions({ store, argon2Concurrency: 0 }), /argon2Concurrency/)
+  t.throws(() => resolveOptions({ store, reauthSeconds: -1 }), /reauthSeconds must be a whole number of seconds, 0 or more/)
+  t.throws(() => resolveOptions({ store, reauthSeconds: 0.5 }), /reauthSeconds/)
+  t.throws(() => resolveOptions({ store, queryTokens: 'no' as never }), /queryTokens must be true or false/)
 })
 
 t.test('an onEvent hook that throws does not break the service', async t => {

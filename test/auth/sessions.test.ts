@@ -1,7 +1,10 @@
-// GET /auth/validate and POST /auth/logout over HTTP: device binding, lifetime, ending sessions.
+// GET /auth/validate, POST /auth/logout and the caller's own sessions (GET/DELETE /auth/sessions) over HTTP:
+// device binding, lifetime, ending sessions.
 import t from 'tap'
 import { startAuthHarness } from '../support/auth-harness.ts'
+import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
 import { DEVICE } from '../support/auth-client.ts'
+import type { Reply } from '../support/auth-client.ts'
 import { newToken } from '../../lib/auth/tokens.ts'
 
 t.test('validate answers the same token, type bearer, while the session lives', async t => {
@@ -81,15 +84,22 @@ t.test('validate answers 401 for a missing, unknown, malformed or someone else\'
   }
 })
 
-t.test('validate answers 400 for a user_id that is not a 24-hex id', async t => {
+t.test('a user_id that cannot exist is answered like an unknown session: 401 on validate, "No active sessions" on logout', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
   const u = await h.newUser()
-  for (const id of ['', 'short', 'z'.repeat(24), '{"$ne":null}']) {
-    const res = await h.validate(id, u.token)
-    t.equal(res.status, 400, id)
-    t.type(res.body.detail, 'string')
+  for (const id of ['', 'short', 'z'.repeat(24), '{"$ne":null}', 'x'.repeat(2000)]) {
+    for (const token of [u.token, newToken(), 'not-a-token']) {
+      const res = await h.validate(id, token)
+      t.equal(res.status, 401, `validate ${id.slice(0, 30)}`)
+      t.same(res.body, { detail: token === u.token ? 'Invalid token' : 'No active sessions' }, 'as for a well-formed id that is not the token\'s')
+      const out = await h.logout(id, token)
+      t.equal(out.status, 400, `logout ${id.slice(0, 30)}`)
+      t.same(out.body, { detail: 'No active sessions' })
+    }
   }
+  t.equal((await h.validate(u.userId, u.token)).status, 200, 'the real session is untouched')
+  t.equal((await h.validate(u.userId.toUpperCase(), u.token)).status, 200, 'an upper-case id is the same id')
 })
 
 t.test('logout ends the named session and answers "Session forcefully expired"', async t => {
@@ -158,4 +168,71 @@ t.test('concurrent logouts of one session: one ends it, the others find no sessi
   const replies = await Promise.all(Array.from({ length: 5 }, () => h.logout(u.userId, u.token)))
   t.equal(replies.filter(r => r.status === 200).length, 1)
   t.equal(replies.filter(r => r.status === 400).length, 4)
+})
+
+const listSessions = (h: AuthHarness, u: TestUser, device = u.device): Promise<Reply> =>
+  h.call('GET', '/auth/sessions', { query: { user_id: u.userId }, headers: { 'user-agent': device, token: u.token } })
+
+t.test('a user lists their live sessions: device, created_at, expires_at, which one is current; never a token or digest', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const u = await h.newUser({ username: 'lister' })
+  h.advance(60)
+  const phone = await h.login('lister', u.password, 'phone/1.0')
+  h.advance(60)
+  await h.login('lister', u.password, 'tablet/1.0')
+  await h.newUser({ username: 'someone_else' })
+  h.advance(3600 - 120)
+  const res = await listSessions(h, { ...u, token: phone.body.access_token, device: 'phone/1.0' })
+  t.equal(res.status, 200)
+  t.same(res.body.map((s: { device: string }) => s.device), ['tablet/1.0', 'phone/1.0'], 'newest first; the first session has expired and is not listed')
+  t.same(Object.keys(res.body[0]).sort(), ['created_at', 'current', 'device', 'expires_at'])
+  t.same(res.body.map((s: { current: boolean }) => s.current), [false, true])
+  const phoneRow = res.body[1]
+  t.match(phoneRow.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+  t.equal(Date.parse(phoneRow.expires_at) - Date.parse(phoneRow.created_at), 3600 * 1000)
+  const stored = await h.store.sessions.listByUser(u.userId)
+  t.equal(phoneRow.created_at, stored.find(s => s.device === 'phone/1.0')?.createdAt.toISOString(), 'the login time')
+  for (const secret of [u.token, phone.body.access_token, ...stored.map(s => s.tokenHash)]) t.notOk(res.text.includes(secret), 'no token or digest')
+})
+
+t.test('a user ends all their sessions but the current one', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const u = await h.newUser({ username: 'ender' })
+  const phone = await h.login('ender', u.password, 'phone/1.0')
+  const tablet = await h.login('ender', u.password, 'tablet/1.0')
+  const bystander = await h.newUser()
+  const res = await h.call('DELETE', '/auth/sessions', { query: { user_id: u.userId }, headers: { 'user-agent': u.device, authorization: `Bearer ${u.token}` } })
+  t.equal(res.status, 200)
+  t.same(res.body, { message: 'Other sessions ended', ended: 2 })
+  t.equal((await h.validate(u.userId, u.token)).status, 200, 'the caller stays logged in')
+  t.equal((await h.validate(u.userId, phone.body.access_token, 'phone/1.0')).status, 401)
+  t.equal((await h.validate(u.userId, tablet.body.access_token, 'tablet/1.0')).status, 401)
+  t.equal((await h.validate(bystander.userId, bystander.token)).status, 200, 'other users keep theirs')
+  t.same((await listSessions(h, u)).body.map((s: { device: string }) => s.device), [u.device])
+  t.same((await h.call('DELETE', '/auth/sessions', { query: { user_id: u.userId }, headers: { 'user-agent': u.device, token: u.token } })).body, { message: 'Other sessions ended', ended: 0 })
+})
+
+t.test('the sessions routes need the user-agent (400) and a live session of the caller on the same device (401)', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const u = await h.newUser()
+  const other = await h.newUser()
+  for (const method of ['GET', 'DELETE']) {
+    const call = (query: Record<string, string>, headers: Record<string, string>): Promise<Reply> => h.call(method, '/auth/sessions', { query, headers })
+    const noAgent = await call({ user_id: u.userId }, { token: u.token })
+    t.same([noAgent.status, noAgent.body], [400, { detail: 'The user-agent header is required' }], `${method} without user-agent`)
+    const cases: Array<[string, Promise<Reply>, string]> = [
+      ['no token', call({ user_id: u.userId }, { 'user-agent': u.device }), 'A session token is required'],
+      ['another device', call({ user_id: u.userId }, { 'user-agent': 'thief/1', token: u.token }), 'Device mismatch'],
+      ['someone else\'s user_id', call({ user_id: other.userId }, { 'user-agent': u.device, token: u.token }), 'Invalid token'],
+      ['an id that cannot exist', call({ user_id: 'nope' }, { 'user-agent': u.device, token: u.token }), 'Invalid token'],
+    ]
+    for (const [name, reply, detail] of cases) {
+      const res = await reply
+      t.same([res.status, res.body], [401, { detail }], `${method} ${name}`)
+    }
+  }
+  t.equal((await listSessions(h, other)).body.length, 1, 'nobody\'s sessions were ended')
 })

@@ -8,7 +8,7 @@ import { CREDENTIALS_JSON, VALUE_SETS } from './value-sets.ts'
 // Variables the gateway reads (the README's configuration table, docs/configuration.md); the chart must not invent others.
 const CONTRACT_ENV = new Set([
   'HOST', 'PORT', 'MONGODB_URL', 'MONGODB_DB', 'AUTH_DATA_FILE', 'DEBUG', 'AUTH_ADMIN_USERNAME', 'AUTH_ADMIN_PASSWORD',
-  'AUTH_SESSION_TTL_SECONDS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
+  'AUTH_SESSION_TTL_SECONDS', 'AUTH_REAUTH_SECONDS', 'AUTH_QUERY_TOKENS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
 ])
@@ -121,6 +121,12 @@ t.test('terminationGracePeriodSeconds exceeds the shutdown timeout and follows i
   const longer = await renderSet('mongodb, 3 replicas, autoscaling, PDB, NetworkPolicy, ServiceMonitor, persistence off')
   t.equal(configData(longer).SHUTDOWN_TIMEOUT_SECONDS, '60', 'shutdown.timeoutSeconds becomes SHUTDOWN_TIMEOUT_SECONDS')
   t.equal(podSpecOf(only(longer, 'Deployment')).terminationGracePeriodSeconds, 5 + 60 + 10, 'derived from the value')
+})
+
+t.test('config.reauthSeconds and config.queryTokens become AUTH_REAUTH_SECONDS and AUTH_QUERY_TOKENS', async t => {
+  t.match(configData(await renderSet('defaults')), { AUTH_REAUTH_SECONDS: '600', AUTH_QUERY_TOKENS: 'true' }, 'the gateway defaults')
+  const strict = configData(await render({ config: { reauthSeconds: 0, queryTokens: false } }))
+  t.match(strict, { AUTH_REAUTH_SECONDS: '0', AUTH_QUERY_TOKENS: 'false' })
 })
 
 t.test('the chart sets only variables the gateway reads', async t => {

@@ -168,6 +168,24 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.equal(await store.users.countByAccessLevel('dev'), 1)
   })
 
+  t.test('a user can be disabled and enabled again; only enabled users are counted by access level', async t => {
+    const store = await open(t)
+    const alice = makeUser('alice', { accessLevel: 'hush' })
+    const bob = makeUser('bob', { accessLevel: 'hush', disabled: true })
+    await store.users.insert(alice)
+    await store.users.insert(bob)
+    t.same(await store.users.findById(bob.id), bob, 'inserted disabled, read back disabled')
+    t.equal((await store.users.findById(alice.id))?.disabled, undefined, 'an enabled user has no disabled field')
+    t.equal(await store.users.countByAccessLevel('hush'), 1, 'the disabled hush user is not counted')
+    t.same(await store.users.update(alice.id, { disabled: true }), { ...alice, disabled: true })
+    t.equal(await store.users.countByAccessLevel('hush'), 0)
+    t.same(await store.users.findByUsernameKey('alice'), { ...alice, disabled: true })
+    t.same(await store.users.update(alice.id, { disabled: false }), alice, 'enabled again: the field is gone')
+    t.same(await store.users.findById(alice.id), alice)
+    t.equal(await store.users.countByAccessLevel('hush'), 1)
+    t.same((await store.users.update(bob.id, { email: 'b@example.com' }))?.disabled, true, 'other updates keep it disabled')
+  })
+
   t.test('a session is found by its digest until deleted', async t => {
     const store = await open(t)
     const s = makeSession(newId(), 'curl/8')
@@ -236,6 +254,20 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.equal(await store.sessions.deleteByUser(userId), 1, 'without keep, all go')
     t.equal(await store.sessions.findByTokenHash(mine[1].tokenHash), null)
     t.equal(await store.sessions.deleteByUser(userId), 0)
+  })
+
+  t.test("listByUser answers every session of the user, expired ones too, and no one else's", async t => {
+    const store = await open(t)
+    const userId = newId()
+    const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 2 * HOUR)
+    const mine = [makeSession(userId, 'A'), makeSession(userId, 'B'), makeSession(userId, 'C', { createdAt: past, expiresAt: new Date(past.getTime() + HOUR) })]
+    for (const s of [makeSession(newId(), 'A'), ...mine]) await store.sessions.put(s)
+    const byDevice = (a: SessionRecord, b: SessionRecord): number => a.device.localeCompare(b.device)
+    t.same((await store.sessions.listByUser(userId)).sort(byDevice), mine)
+    t.same(await store.sessions.listByUser(newId()), [], 'a user without sessions')
+    t.same(await store.sessions.listByUser('not-an-id'), [])
+    await store.sessions.delete(mine[0].tokenHash)
+    t.same((await store.sessions.listByUser(userId)).sort(byDevice), mine.slice(1), 'a deleted session is gone from the list')
   })
 
   t.test('login attempts count up in a fixed window from the first failure', async t => {

@@ -90,6 +90,30 @@ t.test('the data file has a format, a version and ISO dates', async t => {
   t.equal(((await stat(file)).mode & 0o777).toString(8), '600', 'readable by the owner only: it holds password hashes')
 })
 
+t.test('a data file written before accounts could be disabled loads, with every user enabled', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  // Exactly what version 1 wrote before users had a disabled field.
+  await writeFile(file, JSON.stringify({
+    format: 'gatehouse-embedded-store',
+    version: 1,
+    users: [{ id: 'aaaaaaaaaaaaaaaaaaaaaaaa', username: 'Old', usernameKey: 'old', passwordHash: '$argon2id$x', email: null, accessLevel: 'hush', dateJoined: '2025-01-01T00:00:00.000Z' }],
+    sessions: [],
+    attempts: [],
+  }, null, 2) + '\n')
+  const store = await openAt(t, { file })
+  const old = await store.users.findById('aaaaaaaaaaaaaaaaaaaaaaaa')
+  t.equal(old?.username, 'Old')
+  t.equal(old?.disabled, undefined, 'enabled')
+  t.equal(await store.users.countByAccessLevel('hush'), 1)
+  await store.users.update('aaaaaaaaaaaaaaaaaaaaaaaa', { disabled: true })
+  t.equal((await readJson(file)).users[0].disabled, true, 'a disabled user is saved with the flag')
+  await store.close()
+  const again = await openAt(t, { file })
+  t.equal((await again.users.findById('aaaaaaaaaaaaaaaaaaaaaaaa'))?.disabled, true, 'and read back disabled')
+  await again.users.update('aaaaaaaaaaaaaaaaaaaaaaaa', { disabled: false })
+  t.notOk('disabled' in (await readJson(file)).users[0], 'enabled again: saved as before, without the field')
+})
+
 t.test('a change is on disk by the time its promise resolves', async t => {
   const file = join(t.testdir(), 'auth-db.json')
   const store = await openAt(t, { file })
@@ -144,6 +168,7 @@ const corruptFiles: Array<[string, string]> = [
   ['a newer format version', JSON.stringify({ format: 'gatehouse-embedded-store', version: 2, users: [], sessions: [], attempts: [] })],
   ['two users with one username', JSON.stringify({ format: 'gatehouse-embedded-store', version: 1, users: [makeUser('a'), makeUser('A')], sessions: [], attempts: [] })],
   ['an empty file', ''],
+  ['a disabled flag that is not a boolean', fileWith({ users: [{ ...makeUser('a'), dateJoined: '2026-01-01T00:00:00.000Z', disabled: 'yes' }] })],
 ]
 for (const [what, content] of corruptFiles) {
   t.test(`a corrupt file (${what}) stops start-up with an error naming it, and is left untouched`, async t => {

@@ -31,6 +31,7 @@ t.test('every store operation reports adapter, operation, duration and outcome',
   await store.sessions.findByTokenHash(s.tokenHash)
   await store.sessions.delete(s.tokenHash)
   await store.sessions.deleteByUser(alice.id)
+  await store.sessions.listByUser(alice.id)
   await store.attempts.hit('k', 1000, new Date())
   await store.attempts.get('k', new Date())
   await store.attempts.clear('k')
@@ -44,7 +45,7 @@ t.test('every store operation reports adapter, operation, duration and outcome',
     'users.insert:true', // USERNAME_TAKEN is an answer, not a store fault
     'users.findById:true', 'users.findByUsernameKey:true', 'users.searchUsernames:true', 'users.list:true',
     'users.update:true', 'users.countByAccessLevel:true',
-    'sessions.put:true', 'sessions.findByTokenHash:true', 'sessions.delete:true', 'sessions.deleteByUser:true',
+    'sessions.put:true', 'sessions.findByTokenHash:true', 'sessions.delete:true', 'sessions.deleteByUser:true', 'sessions.listByUser:true',
     'attempts.hit:true', 'attempts.get:true', 'attempts.clear:true',
     'ping:true', 'flush:true', 'close:true',
     'users.insert:false',

@@ -85,6 +85,7 @@ export function mongoStoreSuite (t: Test, url: string): void {
     await t.rejects(store.users.searchUsernames(operator, 10), TypeError)
     await t.rejects(store.sessions.findByTokenHash(operator), TypeError)
     await t.rejects(store.sessions.deleteByUser(operator), TypeError)
+    await t.rejects(store.sessions.listByUser(operator), TypeError)
     await t.rejects(store.attempts.get(operator, new Date()), TypeError)
     await t.rejects(store.users.update(alice.id, { email: operator }), TypeError)
     t.same(await store.users.searchUsernames('$ne', 10), [], 'an operator name as a fragment is just text')
