@@ -78,7 +78,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
 
   installRequestIds(server)
   installRequestLog(server, logger, metrics)
-  mountRoutes(server, createProbes({ checks, isDraining: () => draining }).routes, { logger })
+  mountRoutes(server, createProbes({ checks, isDraining: () => draining, logger }).routes, { logger })
   if (config.metricsPort === undefined) {
     server.route({
       method: 'GET',
