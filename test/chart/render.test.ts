@@ -7,7 +7,7 @@ import { CREDENTIALS_JSON, VALUE_SETS } from './value-sets.ts'
 
 // Variables the gateway reads (contract.md); the chart must not invent others.
 const CONTRACT_ENV = new Set([
-  'HOST', 'PORT', 'MONGODB_URL', 'MONGODB_DB', 'AUTH_DATA_FILE', 'DEBUG', 'AUTH_ADMIN_USERNAME', 'AUTH_ADMIN_PASSWORD',
+  'HOST', 'PORT', 'MONGODB_URL', 'MONGODB_DB', 'AUTH_DATA_FILE', 'DEBUG', 'AUTH_ADMIN_USERNAME', 'AUTH_ADMIN_PASSWORD', 'AUTH_ADMIN_PASSWORD_FILE',
   'AUTH_SESSION_TTL_SECONDS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -159,10 +159,10 @@ t.test('the chart-made Secret holds exactly the values given, and every referenc
   t.notOk(JSON.stringify(only(objects, 'ConfigMap')).includes(given.mongodbUrl), 'no secret value appears in the ConfigMap')
 })
 
-t.test('defaults make no Secret and reference none', async t => {
+t.test('defaults make a Secret holding only the generated admin password, and reference only that', async t => {
   const objects = await renderSet('defaults')
-  t.equal(objects.filter(o => o.kind === 'Secret').length, 0)
-  t.same(gateway(objects).env ?? [], [])
+  t.same(Object.keys(only(objects, 'Secret').data), ['admin-password'])
+  t.same((gateway(objects).env ?? []).map((e: any) => e.name), ['AUTH_ADMIN_PASSWORD'])
 })
 
 t.test('with existingSecret the chart makes no Secret and references only the declared keys, optionally', async t => {
@@ -194,8 +194,9 @@ t.test('with existingSecret the chart makes no Secret and references only the de
 })
 
 t.test('pod template carries config and secret checksums that change with the values', async t => {
-  const checksums = async (values: object) => {
-    const annotations = only(await render(values), 'Deployment').spec.template.metadata.annotations
+  // An explicit admin password: a generated one differs between two `helm template` runs (an upgrade keeps it).
+  const checksums = async (values: { secrets: Record<string, string>, config?: object }) => {
+    const annotations = only(await render({ ...values, secrets: { adminPassword: 'admin-password-1', ...values.secrets } }), 'Deployment').spec.template.metadata.annotations
     return { config: annotations['checksum/config'], secret: annotations['checksum/secret'] }
   }
   const base = await checksums({ secrets: { proxyPassword: 'one' } })
