@@ -20,8 +20,10 @@ export interface GatewayConfig {
   readonly debug: boolean
   /** System user created at start-up with level hush. Default `system` (AUTH_ADMIN_USERNAME). */
   readonly authAdminUsername: string
-  /** System user's password; generated and logged once when unset. Default unset (AUTH_ADMIN_PASSWORD). */
+  /** System user's password; a changed value replaces the stored one at start. Default unset: generated once, into authAdminPasswordFile (AUTH_ADMIN_PASSWORD). */
   readonly authAdminPassword?: string
+  /** Where a generated system user password is written (mode 0600). Default unset: `admin-password` beside the embedded store's file, else in a new private temp directory (AUTH_ADMIN_PASSWORD_FILE). */
+  readonly authAdminPasswordFile?: string
   /** Session lifetime in seconds. Default 3600 (AUTH_SESSION_TTL_SECONDS). */
   readonly authSessionTtlSeconds: number
   /** A session younger than this may change password, email or username without current_password; 0: never. Default 600 (AUTH_REAUTH_SECONDS). */
@@ -92,6 +94,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   DEBUG: bool,
   AUTH_ADMIN_USERNAME: str.pattern(/^[A-Za-z0-9_.-]{3,32}$/, '3-32 letters, digits, _ . -'),
   AUTH_ADMIN_PASSWORD: Joi.string().min(8).max(256),
+  AUTH_ADMIN_PASSWORD_FILE: str,
   AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
   AUTH_QUERY_TOKENS: bool,
@@ -196,6 +199,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     debug,
     authAdminUsername: v.AUTH_ADMIN_USERNAME ?? 'system',
     authAdminPassword: v.AUTH_ADMIN_PASSWORD,
+    authAdminPasswordFile: v.AUTH_ADMIN_PASSWORD_FILE,
     authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? 3600,
     authReauthSeconds: v.AUTH_REAUTH_SECONDS ?? 600,
     authQueryTokens: v.AUTH_QUERY_TOKENS ?? true,

@@ -1,6 +1,7 @@
 // JSON logs with pino. Secrets are redacted at any depth (pino's own `redact` only takes fixed paths):
 // fields named like authorization, token, password, key, secret, credential or cookie, and
-// `?key=` / `?token=` query values and Bearer/Basic values inside any logged string.
+// `?key=` / `?token=` query values, Bearer/Basic values and URL passwords inside any logged string.
+// The same rules clean span attributes (trace-redaction.ts).
 import { pino } from 'pino'
 import type { DestinationStream, Logger as PinoLogger } from 'pino'
 import type { LogLevel } from './config.ts'
@@ -18,16 +19,44 @@ export interface Logger {
 export const REDACTED = '[redacted]'
 
 const SECRET_FIELD = /authorization|token|passw|secret|credential|cookie|^key$|key$|[-_]key|^apikey/i
-const SECRET_QUERY = /([?&;](?:key|token|access_token|refresh_token|id_token|api_key|apikey|password|client_secret|code)=)[^&#\s"']*/gi
-const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g
+/** Query parameters whose values are secrets, by their decoded, lower-cased name. */
+const SECRET_PARAMS = new Set(['key', 'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'apikey', 'password', 'client_secret', 'code'])
+// Every name=value pair after ?, & or ;, the name as written (it may be percent-encoded: ?tok%65n=).
+const QUERY_PAIR = /([?&;])([^=&#?;\s"']*)=([^&#\s"']*)/g
+const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi
+const SCHEME_WORD = /bearer|basic/i
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*):[^\s/@"']*@/gi
+const PERCENT_BYTE = /%([0-9a-f]{2})/gi
 const MAX_DEPTH = 8
 
-/** `s` with secret query values (`?key=`, `?token=`…) and Bearer/Basic credentials replaced. */
+/**
+ * A query parameter name as the server reads it: `+` is a space and every %XX is decoded, as URLSearchParams
+ * does (leniently: a malformed escape stays as written). Secret names are ASCII, so decoding byte by byte is enough.
+ */
+function paramName (raw: string): string {
+  const name = raw.includes('%') || raw.includes('+') ? raw.replace(/\+/g, ' ').replace(PERCENT_BYTE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw
+  return name.trim().toLowerCase()
+}
+
+function redactPair (pair: string, sep: string, name: string): string {
+  return SECRET_PARAMS.has(paramName(name)) ? `${sep}${name}=${REDACTED}` : pair
+}
+
+/** True for a field or header name that holds a secret (authorization, token, password, x-goog-api-key…). */
+export function isSecretField (name: string): boolean {
+  return SECRET_FIELD.test(name)
+}
+
+/**
+ * `s` with secret query values (`?key=`, `?token=`, `?tok%65n=`, `?KEY=`…), Bearer/Basic credentials and URL
+ * passwords (`scheme://user:…@`) replaced.
+ */
 export function redactString (s: string): string {
-  if (s.includes('=') || s.includes('Bearer') || s.includes('Basic')) {
-    return s.replace(SECRET_QUERY, `$1${REDACTED}`).replace(SECRET_SCHEME, `$1 ${REDACTED}`)
-  }
-  return s
+  let out = s
+  if (out.includes('=')) out = out.replace(QUERY_PAIR, redactPair)
+  if (SCHEME_WORD.test(out)) out = out.replace(SECRET_SCHEME, `$1 ${REDACTED}`)
+  if (out.includes('@')) out = out.replace(URL_PASSWORD, `$1:${REDACTED}@`)
+  return out
 }
 
 /** A copy of `value` with secrets replaced by `[redacted]`; the input is never changed. */
@@ -36,7 +65,8 @@ export function redact (value: unknown, depth = 0, seen = new WeakSet<object>())
   if (value === null || typeof value !== 'object') return value
   if (depth >= MAX_DEPTH || seen.has(value)) return '[…]'
   seen.add(value)
-  if (Array.isArray(value)) return value.map(v => redact(v, depth + 1, seen))
+  // A flat header list, as undici keeps them (['x-goog-api-key', 'value', …]): a value after a secret name goes.
+  if (Array.isArray(value)) return value.map((v, i) => i % 2 === 1 && typeof v === 'string' && isHeaderName(value[i - 1]) && SECRET_FIELD.test(value[i - 1]) ? REDACTED : redact(v, depth + 1, seen))
   if (Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`
   if (value instanceof Date) return value
   const out: Record<string, unknown> = {}
@@ -53,6 +83,10 @@ export function redact (value: unknown, depth = 0, seen = new WeakSet<object>())
     out[k] = SECRET_FIELD.test(k) && v !== undefined && v !== null ? REDACTED : redact(v, depth + 1, seen)
   }
   return out
+}
+
+function isHeaderName (value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(value)
 }
 
 const PRE_REDACTED = Symbol('gatehouse.log.preRedacted')

@@ -53,7 +53,7 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 export async function createGateway (config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger({ level: config.logLevel })
-  // The URL and a generated admin password must reach the operator even at LOG_LEVEL=warn or error.
+  // The URL and where a generated admin password is must reach the operator even at LOG_LEVEL=warn or error.
   const announce = config.logLevel === 'silent' ? logger : logger.child({}, { level: 'info' })
   const metrics = createMetrics({ models: config.geminiModels ?? DEFAULT_MODELS })
   const store = instrumentStore(options.store ?? await openStore(config, logger), metrics.store)
@@ -78,7 +78,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
 
   installRequestIds(server)
   installRequestLog(server, logger, metrics)
-  mountRoutes(server, createProbes({ checks, isDraining: () => draining }).routes, { logger })
+  mountRoutes(server, createProbes({ checks, isDraining: () => draining, logger }).routes, { logger })
   if (config.metricsPort === undefined) {
     server.route({
       method: 'GET',
@@ -110,9 +110,11 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
       metricsUrl = `${displayUrl(config.host, (metricsServer.address() as AddressInfo).port)}/metrics`
     }
     announce.info({ url, metricsUrl }, `Gatehouse listening on ${url}`)
-    if (services.generatedAdminPassword !== undefined) {
-      // Shown once, on the start that created the system user; only its argon2 hash is stored.
-      announce.warn({ username: config.authAdminUsername }, `Created system user "${config.authAdminUsername}" with generated password: ${services.generatedAdminPassword}`)
+    if (services.adminPasswordFile !== undefined) {
+      // On the start that created the system user. The password itself never reaches the log: it is in a file
+      // only this process's user can read, and the store keeps only its argon2 hash.
+      const file = services.adminPasswordFile
+      announce.warn({ username: config.authAdminUsername, file }, `Created system user "${config.authAdminUsername}"; its generated password is in ${file} (readable only by this process's user)`)
     }
     return url
   }

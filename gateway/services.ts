@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'
 import type { ReadinessCheck } from './probes.ts'
+import { writeAdminPasswordFile } from './admin-password-file.ts'
 
 export interface RouteTable {
   routes: readonly Route[]
@@ -19,8 +20,8 @@ export interface RouteTable {
 export interface Services {
   routeTables: RouteTable[]
   readiness: ReadinessCheck[]
-  /** Set when this start created the system user with a generated password (logged once). */
-  generatedAdminPassword?: string
+  /** Set when this start created the system user with a generated password: the file holding it (the path is logged, never the password). */
+  adminPasswordFile?: string
   close (): Promise<void>
 }
 
@@ -60,6 +61,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     onEvent: metrics.auth,
   })
   const system = await auth.ensureSystemUser()
+  const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.generatedPassword)
 
   const upstream = upstreamOptions(config)
   const proxy = createProxy({
@@ -85,9 +87,9 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
       { routes: proxy.routes, scope: '/v1' },
     ],
     readiness,
-    generatedAdminPassword: system.generatedPassword,
+    adminPasswordFile: passwordFile?.path,
     async close () {
-      await Promise.allSettled([auth.close(), proxy.close()])
+      await Promise.allSettled([auth.close(), proxy.close(), passwordFile?.discard()])
     },
   }
 }

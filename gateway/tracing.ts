@@ -26,22 +26,30 @@ if (config?.tracingEnabled === true) {
   const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici')
   const { MongoDBInstrumentation } = await import('@opentelemetry/instrumentation-mongodb')
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
+  const { trace } = await import('@opentelemetry/api')
+  const { redactingTracerProvider } = await import('./trace-redaction.ts')
+  const instrumentations = [
+    new HttpInstrumentation({
+      // Probes and scrapes every few seconds would drown the traces that matter.
+      ignoreIncomingRequestHook: req => /^\/(livez|readyz|health|metrics)(\?|$)/.test(req.url ?? ''),
+    }),
+    new HapiInstrumentation(),
+    new UndiciInstrumentation(),
+    new MongoDBInstrumentation(),
+  ]
   sdk = new NodeSDK({
     serviceName: config.otelServiceName,
     // With only an endpoint given, OTLP/HTTP in JSON (every collector accepts it on 4318); an explicit
     // OTEL_TRACES_EXPORTER lets the SDK choose the exporter and protocol from the OTEL_* variables.
     traceExporter: config.otelTracesExporter === undefined ? new OTLPTraceExporter() : undefined,
-    instrumentations: [
-      new HttpInstrumentation({
-        // Probes and scrapes every few seconds would drown the traces that matter.
-        ignoreIncomingRequestHook: req => /^\/(livez|readyz|health|metrics)(\?|$)/.test(req.url ?? ''),
-      }),
-      new HapiInstrumentation(),
-      new UndiciInstrumentation(),
-      new MongoDBInstrumentation(),
-    ],
+    instrumentations,
   })
   sdk.start()
+  // Session tokens, proxy passwords and API keys travel in query strings (?token=, ?key=): every span is
+  // redacted as it is made, whatever exporter the OTEL_* variables pick. Set after start(), which hands each
+  // instrumentation the plain global provider.
+  const redacting = redactingTracerProvider(trace.getTracerProvider())
+  for (const instrumentation of instrumentations) instrumentation.setTracerProvider(redacting)
   // The instrumentations hook CommonJS require(), but the gateway imports Hapi as ESM, which bypasses that
   // hook. Requiring it once here lets the Hapi instrumentation patch the module object that the ESM import
   // then shares from the CommonJS cache. (MongoDB is patched through its internal requires.)

@@ -6,7 +6,7 @@ import type { Sessions } from './sessions.ts'
 import type { LoginLimiter } from './login-limiter.ts'
 import type { PasswordHasher } from './passwords.ts'
 import { fail, isGatehouseError } from '../errors.ts'
-import { newUserId } from './tokens.ts'
+import { newUserId, tokenDigest } from './tokens.ts'
 import { randomPassword } from './passwords.ts'
 
 export interface SystemUserResult {
@@ -14,6 +14,8 @@ export interface SystemUserResult {
   created: boolean
   /** The random password, present only when the user was just created without a configured one. */
   generatedPassword?: string
+  /** Present (true) when the configured adminPassword differed from the stored one and replaced it; the user's sessions were ended. */
+  passwordChanged?: true
 }
 
 export interface Accounts {
@@ -43,6 +45,8 @@ export interface AccountsDeps {
 }
 
 const keyOf = (username: string): string => username.toLowerCase()
+/** How long a replica's claim on replacing the system user's password stands (see applyConfiguredPassword). */
+const PASSWORD_CLAIM_MS = 60_000
 const emailOf = (email: string | null | undefined): string | null => email == null || email === '' ? null : email.toLowerCase()
 
 export function createAccounts ({ options, passwords, sessions, limiter }: AccountsDeps): Accounts {
@@ -87,6 +91,38 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
     } catch (err) {
       logger?.warn({ err, userId: user.id }, 'could not rehash a password with the current argon2 parameters')
     }
+  }
+
+  async function matches (passwordHash: string, password: string): Promise<boolean> {
+    try {
+      return await passwords.verify(passwordHash, password)
+    } catch {
+      return false // not a hash this hasher reads: replace it
+    }
+  }
+
+  /**
+   * Makes the configured password the system user's when the stored hash does not match it, and ends the
+   * user's sessions (they were opened with the old one). Replicas starting together all see the same stale
+   * hash: each claims the change on the store's attempt counter, keyed by that hash, and only the first
+   * applies it, so a later one never ends the sessions opened since under the new password.
+   */
+  async function applyConfiguredPassword (user: UserRecord, password: string): Promise<boolean> {
+    if (await matches(user.passwordHash, password)) return false
+    const claim = `system-password:${tokenDigest(user.passwordHash)}`
+    if ((await options.store.attempts.hit(claim, PASSWORD_CLAIM_MS, now())).count > 1) {
+      logger?.info({ username: user.username }, 'system user password: another replica is applying the configured one')
+      return false
+    }
+    try {
+      await users.update(user.id, { passwordHash: await passwords.hash(password) })
+    } catch (err) {
+      await options.store.attempts.clear(claim).catch(() => {}) // let the next start try again at once
+      throw err
+    }
+    await sessions.endOthers(user.id)
+    logger?.warn({ username: user.username }, 'system user password replaced by the configured one; its sessions were ended')
+    return true
   }
 
   const accounts: Accounts = {
@@ -194,6 +230,9 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
           if (existing.accessLevel !== 'hush') {
             await users.update(existing.id, { accessLevel: 'hush' })
             logger?.warn({ username: existing.username, was: existing.accessLevel }, 'system user level restored to hush')
+          }
+          if (options.adminPassword !== undefined && await applyConfiguredPassword(existing, options.adminPassword)) {
+            return { username: existing.username, created: false, passwordChanged: true }
           }
           return { username: existing.username, created: false }
         }

@@ -39,7 +39,7 @@ export interface AuthServiceOptions {
   queryTokens?: boolean
   /** Username of the system user that ensureSystemUser() keeps at level hush. Default `system`. */
   adminUsername?: string
-  /** The system user's password when it is created. Default undefined: a random one, returned once. */
+  /** The system user's password: set when it is created, and set again by ensureSystemUser() whenever the stored one differs (its sessions end). Default undefined: a random one at creation, returned once, then left alone. */
   adminPassword?: string
   /** argon2id parameters for new hashes. Default { memoryCost: 19456, timeCost: 2, parallelism: 1 }. */
   argon2?: Partial<Argon2Params>

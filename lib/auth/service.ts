@@ -12,7 +12,7 @@ import { createAuthRoutes } from './routes.ts'
 export interface AuthService {
   /** The routes under basePath, for the gateway or createNodeListener(). */
   readonly routes: Route[]
-  /** Creates the system user at level hush if absent, or restores an existing one's level to hush. */
+  /** Creates the system user at level hush if absent, or restores an existing one's level to hush and applies a changed adminPassword. */
   ensureSystemUser (): Promise<SystemUserResult>
   /** Releases the service; the store stays open (its owner closes it). */
   close (): Promise<void>

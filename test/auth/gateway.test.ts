@@ -1,7 +1,7 @@
 // The accounts service through the real gateway (in process, Hapi on 127.0.0.1:0, configured from
 // env as `npm start` is), with the default argon2 parameters.
 import t from 'tap'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { startGateway } from '../support/gateway.ts'
@@ -68,14 +68,17 @@ t.test('through the gateway, client mistakes are 4xx detail bodies', async t => 
   }
 })
 
-t.test('on first start the gateway logs a generated admin password once, and it works', async t => {
+t.test('on first start the gateway writes a generated admin password to a file, names the file once, and the password works', async t => {
   const dir = await mkdtemp(path.join(tmpdir(), 'gatehouse-gw-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const env = { AUTH_DATA_FILE: path.join(dir, 'auth-db.json') }
   const first = await startGateway(env)
   const lines = first.logs.filter(l => /generated password/.test(String(l.msg)))
   t.equal(lines.length, 1, 'logged once')
-  const password = /generated password: (\S+)/.exec(String(lines[0]?.msg))?.[1] ?? ''
+  t.equal(lines[0]?.file, path.join(dir, 'admin-password'), 'the file beside the store, named in the log')
+  const password = (await readFile(path.join(dir, 'admin-password'), 'utf8')).trim()
+  t.match(password, /^[A-Za-z0-9_-]{24}$/)
+  t.notOk(JSON.stringify(first.logs).includes(password), 'the password itself is not logged')
   const api = authClient(first.url + '/v1/api')
   t.equal((await api.login('system', password)).body.access_level, 'hush')
   await first.close()

@@ -7,7 +7,7 @@ import { CREDENTIALS_JSON, VALUE_SETS } from './value-sets.ts'
 
 // Variables the gateway reads (the README's configuration table, docs/configuration.md); the chart must not invent others.
 const CONTRACT_ENV = new Set([
-  'HOST', 'PORT', 'MONGODB_URL', 'MONGODB_DB', 'AUTH_DATA_FILE', 'DEBUG', 'AUTH_ADMIN_USERNAME', 'AUTH_ADMIN_PASSWORD',
+  'HOST', 'PORT', 'MONGODB_URL', 'MONGODB_DB', 'AUTH_DATA_FILE', 'DEBUG', 'AUTH_ADMIN_USERNAME', 'AUTH_ADMIN_PASSWORD', 'AUTH_ADMIN_PASSWORD_FILE',
   'AUTH_SESSION_TTL_SECONDS', 'AUTH_REAUTH_SECONDS', 'AUTH_QUERY_TOKENS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -165,10 +165,10 @@ t.test('the chart-made Secret holds exactly the values given, and every referenc
   t.notOk(JSON.stringify(only(objects, 'ConfigMap')).includes(given.mongodbUrl), 'no secret value appears in the ConfigMap')
 })
 
-t.test('defaults make no Secret and reference none', async t => {
+t.test('defaults make a Secret holding only the generated admin password, and reference only that', async t => {
   const objects = await renderSet('defaults')
-  t.equal(objects.filter(o => o.kind === 'Secret').length, 0)
-  t.same(gateway(objects).env ?? [], [])
+  t.same(Object.keys(only(objects, 'Secret').data), ['admin-password'])
+  t.same((gateway(objects).env ?? []).map((e: any) => e.name), ['AUTH_ADMIN_PASSWORD'])
 })
 
 t.test('with existingSecret the chart makes no Secret and references only the declared keys, optionally', async t => {
@@ -200,8 +200,9 @@ t.test('with existingSecret the chart makes no Secret and references only the de
 })
 
 t.test('pod template carries config and secret checksums that change with the values', async t => {
-  const checksums = async (values: object) => {
-    const annotations = only(await render(values), 'Deployment').spec.template.metadata.annotations
+  // An explicit admin password: a generated one differs between two `helm template` runs (an upgrade keeps it).
+  const checksums = async (values: { secrets: Record<string, string>, config?: object }) => {
+    const annotations = only(await render({ ...values, secrets: { adminPassword: 'admin-password-1', ...values.secrets } }), 'Deployment').spec.template.metadata.annotations
     return { config: annotations['checksum/config'], secret: annotations['checksum/secret'] }
   }
   const base = await checksums({ secrets: { proxyPassword: 'one' } })
@@ -263,6 +264,7 @@ t.test('mongodb with autoscaling: HPA v2 owns the replica count; PDB, NetworkPol
   t.same(np.spec.podSelector.matchLabels, selector)
   t.same(np.spec.policyTypes, ['Ingress', 'Egress'])
   t.same(np.spec.ingress[0].ports, [{ port: 'http', protocol: 'TCP' }])
+  t.same(np.spec.ingress[1], { ports: [{ port: 'metrics', protocol: 'TCP' }] }, 'the metrics port has its own rule')
   const peers = np.spec.ingress[0].from
   t.ok(peers.some((p: any) => p.namespaceSelector), 'the configured peer is allowed')
   t.ok(peers.some((p: any) => selects(p.podSelector?.matchLabels ?? { none: 'x' }, only(objects, 'Pod').metadata.labels)), 'the test pod is allowed')
@@ -276,7 +278,7 @@ t.test('mongodb with autoscaling: HPA v2 owns the replica count; PDB, NetworkPol
   t.same(sm.spec.selector.matchLabels, selector)
   t.same(sm.spec.namespaceSelector.matchNames, [NAMESPACE])
   t.equal(sm.metadata.labels?.release, 'prometheus')
-  t.match(sm.spec.endpoints, [{ port: 'http', path: '/metrics' }], '/metrics is scraped on the main port')
+  t.match(sm.spec.endpoints, [{ port: 'metrics', path: '/metrics' }], '/metrics is scraped on its own port')
   t.ok(only(objects, 'Service').spec.ports.some((p: any) => p.name === sm.spec.endpoints[0].port), 'the scraped port exists on the Service')
 })
 
@@ -297,6 +299,25 @@ t.test('embedded store with persistence: a claim mounted at /app/data, AUTH_DATA
   const existing = await renderSet('embedded store on an existing claim')
   t.equal(existing.filter(o => o.kind === 'PersistentVolumeClaim').length, 0, 'no claim is made for an existing one')
   t.equal(podSpecOf(only(existing, 'Deployment')).volumes.find((v: any) => v.persistentVolumeClaim).persistentVolumeClaim.claimName, 'my-claim')
+})
+
+t.test('by default the chart serves /metrics on its own port: METRICS_PORT, a container and Service port named metrics', async t => {
+  const objects = await renderSet('defaults')
+  t.equal(configData(objects).METRICS_PORT, '9464', 'the gateway serves /metrics on 9464 only, not on the HTTP port')
+  t.ok(gateway(objects).ports.some((p: any) => p.name === 'metrics' && p.containerPort === 9464))
+  t.ok(only(objects, 'Service').spec.ports.some((p: any) => p.name === 'metrics' && p.port === 9464 && p.targetPort === 'metrics'))
+  const monitored = await render({ metrics: { serviceMonitor: { enabled: true } }, networkPolicy: { enabled: true, ingressFrom: [{ podSelector: { matchLabels: { app: 'ingress' } } }] } })
+  t.match(only(monitored, 'ServiceMonitor').spec.endpoints, [{ port: 'metrics', path: '/metrics' }], 'the ServiceMonitor scrapes the metrics port')
+  const np = only(monitored, 'NetworkPolicy')
+  t.same(np.spec.ingress.map((r: any) => r.ports), [[{ port: 'http', protocol: 'TCP' }], [{ port: 'metrics', protocol: 'TCP' }]])
+  t.notOk(np.spec.ingress[1].from, 'the metrics port is open to every source in the cluster unless networkPolicy.metricsFrom says otherwise')
+
+  const onMain = await render({ metrics: { port: 0, serviceMonitor: { enabled: true } }, networkPolicy: { enabled: true } })
+  t.notOk(configData(onMain).METRICS_PORT, 'metrics.port 0: no METRICS_PORT, /metrics on the HTTP port')
+  t.notOk(gateway(onMain).ports.some((p: any) => p.name === 'metrics'))
+  t.same(only(onMain, 'Service').spec.ports.map((p: any) => p.name), ['http'])
+  t.match(only(onMain, 'ServiceMonitor').spec.endpoints, [{ port: 'http', path: '/metrics' }])
+  t.equal(only(onMain, 'NetworkPolicy').spec.ingress.length, 1)
 })
 
 t.test('metrics on a separate port: METRICS_PORT, a named container and Service port, scraped there', async t => {

@@ -32,14 +32,14 @@ export async function helmWithValues (args: string[], values: object = {}): Prom
   }
 }
 
-/** `helm template` with the value set; resolves with the helm result (non-zero code on refusal). */
-export function template (values: object = {}): Promise<HelmResult> {
-  return helmWithValues(['template', RELEASE, CHART, '--namespace', NAMESPACE], values)
+/** `helm template` with the value set (and extra helm arguments); resolves with the helm result (non-zero code on refusal). */
+export function template (values: object = {}, extraArgs: string[] = []): Promise<HelmResult> {
+  return helmWithValues(['template', RELEASE, CHART, '--namespace', NAMESPACE, ...extraArgs], values)
 }
 
 /** Renders and parses every object; throws with helm's message when the chart refuses the values. */
-export async function render (values: object = {}): Promise<K8sObject[]> {
-  const result = await template(values)
+export async function render (values: object = {}, extraArgs: string[] = []): Promise<K8sObject[]> {
+  const result = await template(values, extraArgs)
   if (result.code !== 0) throw new Error(`helm template failed (${result.code}): ${result.stderr}`)
   return parseAllDocuments(result.stdout)
     .map(doc => {

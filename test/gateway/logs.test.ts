@@ -79,6 +79,34 @@ t.test('passwords, tokens and keys never reach the log, whatever the route', asy
   t.ok(urls.some(u => u.startsWith('/v1/api/auth/validate?') && u.includes(`token=${REDACTED}`)))
 })
 
+t.test('log redaction works on decoded query names: ?tok%65n=, ?k%65y=, ?TOKEN= and the like are never logged in clear', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'proxy-password-encoded', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  await api.signup('enc_user', 'user-password-1')
+  const login = await api.login('enc_user', 'user-password-1')
+  const { user_id: userId, access_token: token } = login.body
+  // The server decodes the names, so these are the real token and password forms, and they work.
+  const validate = await fetch(`${gw.url}/v1/api/auth/validate?user_id=${userId}&tok%65n=${token}`, { headers: { 'user-agent': 'gatehouse-tests/1.0 (device A)' } })
+  t.equal(validate.status, 200, '?tok%65n= is read as the session token')
+  await validate.text()
+  const models = await fetch(`${gw.url}/v1beta/models?k%65y=proxy-password-encoded`)
+  t.equal(models.status, 200, '?k%65y= is read as the proxy password')
+  await models.text()
+  for (const query of ['TOKEN=upper-token-secret', 'K%45Y=upper-key-secret', 'acc%65ss_token=access-secret', 'pass%77ord=password-secret', 'api%5Fkey=api-key-secret', 'Key=mixed-key-secret']) {
+    await (await fetch(`${gw.url}/v1/models?${query}&x=1`)).text()
+  }
+  const all = JSON.stringify(gw.logs)
+  for (const secret of [token, 'proxy-password-encoded', 'upper-token-secret', 'upper-key-secret', 'access-secret', 'password-secret', 'api-key-secret', 'mixed-key-secret']) {
+    t.notOk(all.includes(secret), `${secret.slice(0, 12)}… is not logged`)
+  }
+  const urls = gw.logs.filter(l => l.msg === 'request').map(l => l.url as string)
+  t.ok(urls.includes(`/v1/api/auth/validate?user_id=${userId}&tok%65n=${REDACTED}`), 'the name is kept as sent, the value redacted, other parameters kept')
+  t.ok(urls.includes(`/v1beta/models?k%65y=${REDACTED}`))
+})
+
 t.test('every line carries the time it was written, ISO-8601 UTC to the millisecond', async t => {
   const lines: string[] = []
   const sink = new Writable({ write (chunk: Buffer, _e, done) { lines.push(chunk.toString()); done() } })
@@ -127,6 +155,13 @@ t.test('redact() is a pure copy: table of inputs and outputs', async t => {
     [{ GEMINI_CREDENTIALS: '{}', credentialsFile: '/f' }, { GEMINI_CREDENTIALS: REDACTED, credentialsFile: REDACTED }],
     [{ tokenHash: 'h', passwordHash: 'h2' }, { tokenHash: REDACTED, passwordHash: REDACTED }],
     [[1, { key: 'k' }], [1, { key: REDACTED }]],
+    ['/p?tok%65n=t&k%65y=k&KEY=K&Access_Token=a&pass%77ord=p&api%5Fkey=x&to+ken=kept', `/p?tok%65n=${REDACTED}&k%65y=${REDACTED}&KEY=${REDACTED}&Access_Token=${REDACTED}&pass%77ord=${REDACTED}&api%5Fkey=${REDACTED}&to+ken=kept`],
+    ['/p?tok%zzen=kept&user_id=u', '/p?tok%zzen=kept&user_id=u'],
+    ['authorization: bearer abc', `authorization: bearer ${REDACTED}`],
+    ['connect to mongodb://gate:db-pw@mongo:27017/?authSource=admin failed', `connect to mongodb://gate:${REDACTED}@mongo:27017/?authSource=admin failed`],
+    ['ada@example.com', 'ada@example.com'],
+    [{ rawHeaders: ['x-goog-api-key', 'AIza', 'Authorization', 'Bearer b', 'accept', 'json'] }, { rawHeaders: ['x-goog-api-key', REDACTED, 'Authorization', REDACTED, 'accept', 'json'] }],
+    [['password reset link sent', 'to ada'], ['password reset link sent', 'to ada']],
     [42, 42],
     [null, null],
   ]

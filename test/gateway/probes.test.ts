@@ -2,6 +2,7 @@ import t from 'tap'
 import { startGateway, testStore } from '../support/gateway.ts'
 import { startFakeUpstream, invalidGrant, currentTier } from '../support/fake-upstream.ts'
 import { credentialsObject } from '../support/credentials-files.ts'
+import { createProbes } from '../../gateway/probes.ts'
 
 const ADMIN = { AUTH_ADMIN_PASSWORD: 'admin-password' }
 
@@ -32,11 +33,58 @@ t.test('/readyz is 503 naming the store when the store does not answer', async t
   healthy = false
   const res = await get(gw.url + '/readyz')
   t.equal(res.status, 503)
-  t.same(res.body.failing, ['store'])
-  t.equal(res.body.checks.store, 'connection refused')
+  t.same(res.body, { status: 'unavailable', failing: ['store'], checks: { store: 'failing' } })
   t.same(await get(gw.url + '/livez'), { status: 200, body: { status: 'alive' } }, 'liveness does not depend on the store')
   healthy = true
   t.equal((await get(gw.url + '/readyz')).status, 200, 'ready again once the store answers')
+})
+
+t.test('/readyz tells unauthenticated callers check names and states only; the reasons go to the log', async t => {
+  const reason = 'connect ECONNREFUSED 10.1.2.3:27017 (replica set rs0, user gatehouse)'
+  let healthy = false
+  const store = await testStore({ ping: async () => { if (!healthy) throw new Error(reason) } })
+  const gw = await startGateway(ADMIN, { store })
+  t.teardown(gw.close)
+  const res = await fetch(gw.url + '/readyz')
+  const text = await res.text()
+  t.equal(res.status, 503)
+  t.same(JSON.parse(text), { status: 'unavailable', failing: ['store'], checks: { store: 'failing' } })
+  t.notOk(text.includes('10.1.2.3') || text.includes('ECONNREFUSED'), 'no reason in the body')
+  t.match(gw.logs.filter(l => l.msg === 'readiness check failing'), [{ level: 'warn', check: 'store', reason }], 'the reason is logged')
+  healthy = true
+  t.equal((await get(gw.url + '/readyz')).status, 200)
+  t.match(gw.logs.filter(l => l.msg === 'readiness check passes again'), [{ check: 'store' }], 'and the recovery')
+})
+
+t.test('a failing readiness check is logged at most once a minute, however often /readyz is called', async t => {
+  const lines: Array<[unknown, string | undefined]> = []
+  const log = (obj: unknown, msg?: string): void => { lines.push([obj, msg]) }
+  let clock = 0
+  let failure: string | undefined = 'store down'
+  const probes = createProbes({
+    checks: [{ name: 'store', check: async () => { if (failure !== undefined) throw new Error(failure) } }, { name: 'upstream', check: async () => ({ ok: false }) }],
+    isDraining: () => false,
+    logger: { debug: log, info: log, warn: log, error: log },
+    now: () => clock,
+  })
+  const readyz = probes.routes.find(r => r.path === '/readyz')!
+  const call = () => readyz.handler({ method: 'GET', path: '/readyz', params: {}, query: {}, headers: {}, body: undefined } as any)
+  for (let i = 0; i < 100; i++) {
+    t.same((await call()).body, { status: 'unavailable', failing: ['store', 'upstream'], checks: { store: 'failing', upstream: 'failing' } })
+    clock += 100
+  }
+  t.same(lines, [[{ check: 'store', reason: 'store down' }, 'readiness check failing'], [{ check: 'upstream', reason: 'not ready' }, 'readiness check failing']], '100 calls in 10 s: one line per check')
+  clock = 60_000
+  failure = 'store still down'
+  await call()
+  t.same(lines.slice(2), [
+    [{ check: 'store', reason: 'store still down', unloggedFailures: 99 }, 'readiness check failing'],
+    [{ check: 'upstream', reason: 'not ready', unloggedFailures: 99 }, 'readiness check failing'],
+  ], 'a minute after the last line, one more with the latest reason and the count in between')
+  failure = undefined
+  await call()
+  await call()
+  t.same(lines.slice(4), [[{ check: 'store' }, 'readiness check passes again']], 'recovery is logged once')
 })
 
 t.test('/readyz is 503 when a store ping hangs, after the check timeout', async t => {
@@ -47,7 +95,8 @@ t.test('/readyz is 503 when a store ping hangs, after the check timeout', async 
   const res = await get(gw.url + '/readyz')
   t.equal(res.status, 503)
   t.same(res.body.failing, ['store'])
-  t.match(res.body.checks.store, /timed out/)
+  t.equal(res.body.checks.store, 'failing')
+  t.match(gw.logs.find(l => l.msg === 'readiness check failing'), { check: 'store', reason: /timed out/ })
   t.ok(Date.now() - started < 4000)
 })
 
@@ -79,9 +128,8 @@ t.test('with unusable upstream credentials, /readyz is 503 naming the upstream',
   t.teardown(gw.close)
   const res = await get(gw.url + '/readyz')
   t.equal(res.status, 503)
-  t.same(res.body.failing, ['upstream'])
-  t.equal(res.body.checks.store, 'ok')
-  t.match(res.body.checks.upstream, /invalid_grant|unusable/i)
+  t.same(res.body, { status: 'unavailable', failing: ['upstream'], checks: { store: 'ok', upstream: 'failing' } })
+  t.match(gw.logs.find(l => l.msg === 'readiness check failing'), { check: 'upstream', reason: /invalid_grant|unusable/i })
 })
 
 t.test('once shutdown begins /readyz is 503 at once, naming the shutdown', async t => {
@@ -89,6 +137,6 @@ t.test('once shutdown begins /readyz is 503 at once, naming the shutdown', async
   const stopped = gw.close()
   const res = await gw.gateway.server.inject('/readyz')
   t.equal(res.statusCode, 503)
-  t.same(JSON.parse(res.payload).failing, ['shutdown'])
+  t.same(JSON.parse(res.payload), { status: 'unavailable', failing: ['shutdown'], checks: { shutdown: 'draining' } })
   await stopped
 })

@@ -16,6 +16,8 @@ export interface ReceivedSpan {
   scope: string
   /** Resource attributes (service.name...). */
   resource: Record<string, unknown>
+  /** The span as exported (events, status, links...), for checks on everything a collector would see. */
+  raw: Record<string, unknown>
 }
 
 export interface OtlpReceiver {
@@ -68,6 +70,7 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
                   attributes: attributes(s.attributes),
                   scope: ss.scope?.name ?? '',
                   resource,
+                  raw: s,
                 })
               }
             }

@@ -73,14 +73,28 @@ mongodbUrl: {env: MONGODB_URL, key: mongodb-url}
 {{- .Values.existingSecret.name | default (include "gatehouse.fullname" .) }}
 {{- end }}
 
-{{/* The key holding one value (dict "root" $ "field" "proxyPassword"), or "" when no Secret holds it. */}}
+{{/* The key holding one value (dict "root" $ "field" "proxyPassword"), or "" when no Secret holds it. The chart-made Secret always holds the admin password. */}}
 {{- define "gatehouse.secretKey" -}}
 {{- $v := .root.Values }}
 {{- if $v.existingSecret.name }}
 {{- index $v.existingSecret.keys .field }}
-{{- else if index $v.secrets .field }}
+{{- else if or (index $v.secrets .field) (eq .field "adminPassword") }}
 {{- (index (include "gatehouse.secretEntries" .root | fromYaml) .field).key }}
 {{- end }}
+{{- end }}
+
+{{/*
+The admin password of the chart-made Secret: secrets.adminPassword when given; else the one the release's Secret
+already holds (an upgrade keeps it); else 32 random letters and digits. Kept in .Values.secrets so that the
+Secret and the Deployment's checksum of it, rendered separately, see one value.
+*/}}
+{{- define "gatehouse.adminPassword" -}}
+{{- if not .Values.secrets.adminPassword }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "gatehouse.secretName" .) }}
+{{- $kept := dig "data" "admin-password" "" $existing }}
+{{- $_ := set .Values.secrets "adminPassword" (ternary (b64dec $kept) (randAlphaNum 32) (ne $kept "")) }}
+{{- end }}
+{{- .Values.secrets.adminPassword }}
 {{- end }}
 
 {{/* "true" when the gateway is given a MongoDB URL (from values or a declared existingSecret key). */}}
