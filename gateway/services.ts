@@ -52,6 +52,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     store,
     basePath: '/v1/api',
     sessionTtlSeconds: config.authSessionTtlSeconds,
+    signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
     logger,

@@ -4,10 +4,12 @@ import type { ResolvedAuthOptions } from './options.ts'
 import type { SignupInput, LoginInput, UserUpdateInput } from './schemas.ts'
 import type { Sessions } from './sessions.ts'
 import type { LoginLimiter } from './login-limiter.ts'
+import type { SignupLimiter } from './signup-limiter.ts'
 import type { PasswordHasher } from './passwords.ts'
 import { fail, isGatehouseError } from '../errors.ts'
 import { newUserId } from './tokens.ts'
 import { randomPassword } from './passwords.ts'
+import { assertPasswordAllowed } from './password-policy.ts'
 
 export interface SystemUserResult {
   username: string
@@ -17,7 +19,8 @@ export interface SystemUserResult {
 }
 
 export interface Accounts {
-  signup (input: SignupInput): Promise<UserRecord>
+  /** Refuses a weak password, counts the sign-up against `address`'s limit, then creates the user. */
+  signup (input: SignupInput, address: string | undefined): Promise<UserRecord>
   /** Checks the limiter and the password, then opens a session for `device`. */
   login (input: LoginInput, device: string, address: string | undefined): Promise<{ user: UserRecord, token: string }>
   /** Applies an update; a new password ends the user's sessions except `keepTokenHash`. */
@@ -31,12 +34,13 @@ export interface AccountsDeps {
   passwords: PasswordHasher
   sessions: Sessions
   limiter: LoginLimiter
+  signupLimiter: SignupLimiter
 }
 
 const keyOf = (username: string): string => username.toLowerCase()
 const emailOf = (email: string | null | undefined): string | null => email == null || email === '' ? null : email.toLowerCase()
 
-export function createAccounts ({ options, passwords, sessions, limiter }: AccountsDeps): Accounts {
+export function createAccounts ({ options, passwords, sessions, limiter, signupLimiter }: AccountsDeps): Accounts {
   const { users } = options.store
   const { now, logger, emit } = options
 
@@ -81,7 +85,11 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
   }
 
   return {
-    signup: (input) => createUser(input.username, input.password, emailOf(input.email), 'default'),
+    async signup (input, address) {
+      assertPasswordAllowed(input.password, input.username)
+      await signupLimiter.admit(address)
+      return await createUser(input.username, input.password, emailOf(input.email), 'default')
+    },
 
     async login (input, device, address) {
       const usernameKey = keyOf(input.username)
@@ -89,11 +97,11 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
       const user = await users.findByUsernameKey(usernameKey)
       const valid = await passwords.verify(user?.passwordHash, input.password)
       if (user === null || !valid) {
-        await limiter.failed(address)
+        await limiter.failed(usernameKey, address)
         emit('login_failure')
         throw fail('INVALID_CREDENTIALS')
       }
-      await limiter.succeeded(usernameKey)
+      await limiter.succeeded(usernameKey, address)
       await upgradeHash(user, input.password)
       const token = await sessions.open(user.id, device)
       emit('login_success')
@@ -101,7 +109,9 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
     },
 
     async update (userId, input, keepTokenHash) {
-      if (await users.findById(userId) === null) throw fail('USER_NOT_FOUND')
+      const current = await users.findById(userId)
+      if (current === null) throw fail('USER_NOT_FOUND')
+      if (input.password !== undefined) assertPasswordAllowed(input.password, input.username ?? current.username)
       const patch: UserPatch = {}
       if (input.username !== undefined) {
         patch.username = input.username

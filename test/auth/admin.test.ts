@@ -21,7 +21,7 @@ t.test('GET /admin/users lists users in date_joined order with limit and offset'
   const admin = await h.admin()
   for (const name of ['first', 'second', 'third']) {
     h.advance(1)
-    await h.signup(name, 'password123', `${name}@example.com`)
+    await h.signup(name, 'velvet-harbor-93', `${name}@example.com`)
   }
   const all = await listUsers(h, admin)
   t.equal(all.status, 200)
@@ -102,7 +102,7 @@ t.test('GET /admin/user/{user_id} answers the user, 404 when unknown', async t =
   const h = await startAuthHarness()
   t.teardown(h.close)
   const admin = await h.admin()
-  await h.signup('Looked_Up', 'password123', 'look@example.com')
+  await h.signup('Looked_Up', 'velvet-harbor-93', 'look@example.com')
   const id = (await h.call('GET', '/auth/get-user-id', { query: { username: 'looked_up' } })).body
   const res = await adminCall(h, admin, 'GET', id)
   t.equal(res.status, 200)

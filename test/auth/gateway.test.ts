@@ -13,8 +13,8 @@ t.test('the gateway serves every accounts route under /v1/api', async t => {
   const gw = await startGateway(ADMIN)
   t.teardown(gw.close)
   const api = authClient(gw.url + '/v1/api')
-  t.equal((await api.signup('Gate_User', 'password123', 'G@Example.com')).status, 201)
-  const login = await api.login('gate_user', 'password123')
+  t.equal((await api.signup('Gate_User', 'velvet-harbor-93', 'G@Example.com')).status, 201)
+  const login = await api.login('gate_user', 'velvet-harbor-93')
   t.equal(login.status, 200)
   t.match(login.body, { username: 'Gate_User', email: 'g@example.com', access_level: 'default', token_type: 'bearer' })
   const { user_id: userId, access_token: token } = login.body
@@ -56,7 +56,7 @@ t.test('through the gateway, client mistakes are 4xx detail bodies', async t => 
   const cases: Array<[number, Promise<{ status: number, body: any }>]> = [
     [400, api.call('POST', '/auth/signup', { raw: '{"username":', headers: { 'content-type': 'application/json' } })],
     [415, api.call('POST', '/auth/signup', { raw: 'username=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } })],
-    [400, api.call('POST', '/auth/signup', { json: { username: { $ne: null }, password: 'password123' } })],
+    [400, api.call('POST', '/auth/signup', { json: { username: { $ne: null }, password: 'velvet-harbor-93' } })],
     [400, api.call('POST', '/auth/login', { json: { username: 'a', password: 'b' } })],
     [404, api.call('GET', '/auth/get-user-id', { query: { username: 'nobody' } })],
     [404, api.call('GET', '/auth/no-such-route')],

@@ -235,7 +235,8 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.equal(resolved.adminUsername, 'system')
   t.equal(resolved.adminPassword, undefined)
   t.same(resolved.argon2, { memoryCost: 19456, timeCost: 2, parallelism: 1 })
-  t.same(resolved.loginLimits, { perUsername: 5, perAddress: 30, windowSeconds: 900 })
+  t.same(resolved.loginLimits, { perUsername: 5, perAddress: 30, windowSeconds: 900, delayAfter: 5, maxDelaySeconds: 4 })
+  t.same(resolved.signupLimits, { perAddress: 10, windowSeconds: 3600 })
   t.equal(resolved.maxBodyBytes, 65536)
   t.equal(resolved.argon2Concurrency, Math.min(availableParallelism() + 1, 3), 'one more hash in flight than cores, at most 3')
   t.equal(defaultHashConcurrency(), resolved.argon2Concurrency)
@@ -247,6 +248,11 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.throws(() => resolveOptions({ store, basePath: 'v1' }), /basePath/)
   t.throws(() => resolveOptions({ store, loginLimits: { perUsername: 1.5 } }), /perUsername/)
   t.throws(() => resolveOptions({ store, argon2Concurrency: 0 }), /argon2Concurrency/)
+  t.throws(() => resolveOptions({ store, loginLimits: { delayAfter: 0 } }), /loginLimits\.delayAfter must be a positive integer/)
+  t.throws(() => resolveOptions({ store, loginLimits: { maxDelaySeconds: 11 } }), /loginLimits\.maxDelaySeconds must be a number from 0 to 10/)
+  t.throws(() => resolveOptions({ store, signupLimits: { perAddress: 0 } }), /signupLimits\.perAddress must be a positive integer/)
+  t.throws(() => resolveOptions({ store, signupLimits: { windowSeconds: -1 } }), /signupLimits\.windowSeconds/)
+  t.same(resolveOptions({ store, signupLimits: { perAddress: undefined, windowSeconds: 60 } }).signupLimits, { perAddress: 10, windowSeconds: 60 }, 'an unset setting keeps its default')
 })
 
 t.test('an onEvent hook that throws does not break the service', async t => {
@@ -262,14 +268,14 @@ t.test('an onEvent hook that throws does not break the service', async t => {
 
 t.test('hashes made with other argon2 parameters are recognised as outdated', async t => {
   const hasher = createPasswordHasher(CHEAP_ARGON2)
-  const current = await hasher.hash('password123')
+  const current = await hasher.hash('velvet-harbor-93')
   t.match(current, /^\$argon2id\$v=19\$m=64,t=1,p=1\$/)
   t.equal(hasher.isOutdated(current), false)
-  t.equal(hasher.isOutdated(await hash('password123', { memoryCost: 128, timeCost: 1, parallelism: 1 })), true)
+  t.equal(hasher.isOutdated(await hash('velvet-harbor-93', { memoryCost: 128, timeCost: 1, parallelism: 1 })), true)
   t.equal(hasher.isOutdated('not a hash'), false, 'an unparseable hash is left for verify to reject')
-  t.equal(await hasher.verify(current, 'password123'), true)
+  t.equal(await hasher.verify(current, 'velvet-harbor-93'), true)
   t.equal(await hasher.verify(current, 'password124'), false)
-  t.equal(await hasher.verify(undefined, 'password123'), false, 'an unknown user never verifies')
+  t.equal(await hasher.verify(undefined, 'velvet-harbor-93'), false, 'an unknown user never verifies')
 })
 
 t.test('generated system passwords are 24 random base64url characters', async t => {

@@ -27,13 +27,13 @@ t.test('self-update changes username, email and password and answers the updated
 t.test('self-update of one field leaves the others as they were', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  await h.signup('keeper', 'password123', 'keep@example.com')
-  const login = await h.login('keeper', 'password123')
-  const u: TestUser = { username: 'keeper', password: 'password123', userId: login.body.user_id, token: login.body.access_token, device: 'gatehouse-tests/1.0 (device A)' }
+  await h.signup('keeper', 'velvet-harbor-93', 'keep@example.com')
+  const login = await h.login('keeper', 'velvet-harbor-93')
+  const u: TestUser = { username: 'keeper', password: 'velvet-harbor-93', userId: login.body.user_id, token: login.body.access_token, device: 'gatehouse-tests/1.0 (device A)' }
   const res = await update(h, u, { email: 'other@example.com' })
   t.match(res.body, { username: 'keeper', email: 'other@example.com', date_joined: login.body.date_joined })
   t.equal((await update(h, u, { email: null })).body.email, null, 'null clears the email')
-  t.equal((await h.login('keeper', 'password123', 'second/1')).status, 200, 'password unchanged')
+  t.equal((await h.login('keeper', 'velvet-harbor-93', 'second/1')).status, 200, 'password unchanged')
 })
 
 t.test('self-update needs the token header, the same device and the caller\'s own user_id (401)', async t => {

@@ -5,10 +5,10 @@ import { startAuthHarness } from '../support/auth-harness.ts'
 t.test('sign-up answers 201 with a message and creates a default-level user', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  const res = await h.signup('Alice', 'password123')
+  const res = await h.signup('Alice', 'velvet-harbor-93')
   t.equal(res.status, 201)
   t.same(res.body, { message: 'User created successfully' })
-  const login = await h.login('Alice', 'password123')
+  const login = await h.login('Alice', 'velvet-harbor-93')
   t.equal(login.status, 200)
   t.equal(login.body.access_level, 'default')
   t.equal(login.body.email, null, 'no email given: null')
@@ -21,10 +21,10 @@ t.test('usernames are 3-32 letters, digits, "_", "." or "-"', async t => {
   t.teardown(h.close)
   const accepted = ['abc', 'A.b-c_9', 'x'.repeat(32), '...', '-_-']
   const refused = ['ab', 'x'.repeat(33), 'has space', 'semi;colon', 'slash/', 'at@sign', 'ålice', 'émile', '名前です', 'tab\there', 'nul\u0000byte']
-  for (const name of accepted) t.equal((await h.signup(name, 'password123')).status, 201, `accepted: ${name}`)
+  for (const name of accepted) t.equal((await h.signup(name, 'velvet-harbor-93')).status, 201, `accepted: ${name}`)
   const before = await h.snapshot()
   for (const name of refused) {
-    const res = await h.signup(name, 'password123')
+    const res = await h.signup(name, 'velvet-harbor-93')
     t.equal(res.status, 400, `refused: ${JSON.stringify(name)}`)
     t.type(res.body.detail, 'string')
   }
@@ -34,13 +34,13 @@ t.test('usernames are 3-32 letters, digits, "_", "." or "-"', async t => {
 t.test('usernames are unique case-insensitively and keep their display form', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  t.equal((await h.signup('MixedCase', 'password123')).status, 201)
+  t.equal((await h.signup('MixedCase', 'velvet-harbor-93')).status, 201)
   for (const clash of ['MixedCase', 'mixedcase', 'MIXEDCASE', 'mIxEdCaSe']) {
-    const res = await h.signup(clash, 'password123')
+    const res = await h.signup(clash, 'velvet-harbor-93')
     t.equal(res.status, 400, clash)
     t.same(res.body, { detail: 'Username already exists' })
   }
-  const login = await h.login('mixedcase', 'password123')
+  const login = await h.login('mixedcase', 'velvet-harbor-93')
   t.equal(login.body.username, 'MixedCase', 'display form as signed up')
 })
 
@@ -49,7 +49,7 @@ t.test('passwords are 8-256 characters', async t => {
   t.teardown(h.close)
   t.equal((await h.signup('short_pw', '1234567')).status, 400)
   t.equal((await h.signup('long_pw', 'p'.repeat(257))).status, 400)
-  t.equal((await h.signup('min_pw', '12345678')).status, 201)
+  t.equal((await h.signup('min_pw', 'k7#Qp2!x')).status, 201)
   t.equal((await h.signup('max_pw', 'p'.repeat(256))).status, 201)
   t.equal((await h.login('max_pw', 'p'.repeat(256))).status, 200)
   t.equal((await h.signup('unicode_pw', 'pässwörd-ünïcode-🔑')).status, 201)
@@ -59,22 +59,22 @@ t.test('passwords are 8-256 characters', async t => {
 t.test('email is optional, validated, and stored lower-cased', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  t.equal((await h.signup('with_mail', 'password123', 'Someone@Example.COM')).status, 201)
-  t.equal((await h.login('with_mail', 'password123')).body.email, 'someone@example.com')
+  t.equal((await h.signup('with_mail', 'velvet-harbor-93', 'Someone@Example.COM')).status, 201)
+  t.equal((await h.login('with_mail', 'velvet-harbor-93')).body.email, 'someone@example.com')
   for (const bad of ['no-at-sign', 'two@@example.com', 'a@b', ' spaced@example.com', 'x'.repeat(250) + '@example.com']) {
-    t.equal((await h.signup('bad_mail', 'password123', bad)).status, 400, bad)
+    t.equal((await h.signup('bad_mail', 'velvet-harbor-93', bad)).status, 400, bad)
   }
-  t.equal((await h.call('POST', '/auth/signup', { json: { username: 'empty_mail', password: 'password123', email: '' } })).status, 201, 'an empty email means none')
-  t.equal((await h.login('empty_mail', 'password123')).body.email, null)
+  t.equal((await h.call('POST', '/auth/signup', { json: { username: 'empty_mail', password: 'velvet-harbor-93', email: '' } })).status, 201, 'an empty email means none')
+  t.equal((await h.login('empty_mail', 'velvet-harbor-93')).body.email, null)
 })
 
 t.test('sign-up accepts only username, password and email', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  const res = await h.call('POST', '/auth/signup', { json: { username: 'sneaky', password: 'password123', access_level: 'hush' } })
+  const res = await h.call('POST', '/auth/signup', { json: { username: 'sneaky', password: 'velvet-harbor-93', access_level: 'hush' } })
   t.equal(res.status, 400)
   t.match(res.body.detail, /access_level.*not allowed/)
-  t.equal((await h.login('sneaky', 'password123')).status, 401, 'no account was created')
+  t.equal((await h.login('sneaky', 'velvet-harbor-93')).status, 401, 'no account was created')
 })
 
 t.test('50 concurrent sign-ups of one username create exactly one account', async t => {

@@ -44,6 +44,8 @@ export interface AuthHarness extends AuthClient {
   service: AuthService
   events: AuthEvent[]
   logs: LogLine[]
+  /** Every login delay the limiter waited out (ms); waiting moves the fake clock instead of the wall clock. */
+  delays: number[]
   /** Moves the service's clock forward. */
   advance (seconds: number): void
   /** Signs up and logs in a new user (username unique per call unless given). */
@@ -64,12 +66,16 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
   const store = given ?? await createEmbeddedStore({ now: () => new Date(clock) })
   const events: AuthEvent[] = []
   const logs: LogLine[] = []
+  const delays: number[] = []
   const log = (level: string) => (obj: unknown, msg?: string) => { logs.push({ level, obj, msg }) }
   const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
   const service = createAuthService({
     store,
     adminPassword: ADMIN_PASSWORD,
     now: () => new Date(clock),
+    sleep: async (ms) => { delays.push(ms); clock += ms },
+    // Tests sign up many users from 127.0.0.1; the sign-up limit's own tests pass the default back.
+    signupLimits: { perAddress: 100_000 },
     logger,
     onEvent: (e) => events.push(e),
     ...(realArgon2 ? {} : { argon2: CHEAP_ARGON2 }),
@@ -114,6 +120,7 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
     service,
     events,
     logs,
+    delays,
     advance (seconds) { clock += seconds * 1000 },
     newUser,
     admin: () => loginAs(serviceOptions.adminUsername ?? 'system', serviceOptions.adminPassword ?? ADMIN_PASSWORD, DEVICE),
