@@ -1,7 +1,9 @@
 // POST /auth/login over HTTP: the answer, credentials, user-agent, and the failed-login limiter.
 import t from 'tap'
-import { startAuthHarness } from '../support/auth-harness.ts'
+import { startAuthHarness, ADMIN_PASSWORD } from '../support/auth-harness.ts'
+import type { AuthHarness } from '../support/auth-harness.ts'
 import { DEVICE } from '../support/auth-client.ts'
+import type { Reply } from '../support/auth-client.ts'
 
 t.test('login answers user_id, username, email, access_level, date_joined, access_token and token_type bearer', async t => {
   const h = await startAuthHarness()
@@ -127,4 +129,84 @@ t.test('logging in from the same device replaces that device\'s session; other d
   t.equal((await h.validate(first.body.user_id, first.body.access_token, DEVICE)).status, 401, 'the replaced token is dead')
   t.equal((await h.validate(second.body.user_id, second.body.access_token, DEVICE)).status, 200)
   t.equal((await h.validate(other.body.user_id, other.body.access_token, 'other-device/2.0')).status, 200, 'the other device is untouched')
+})
+
+// The tests below trust 127.0.0.1 as a proxy, so each request can name its client in X-Forwarded-For.
+const loginFrom = (h: AuthHarness, address: string, username: string, password: string): Promise<Reply> =>
+  h.call('POST', '/auth/login', { json: { username, password }, headers: { 'user-agent': DEVICE, 'x-forwarded-for': address } })
+
+t.test('a correct password is never refused because of what other clients did: an attacker on other addresses only delays the owner, at most 4 s', async t => {
+  const h = await startAuthHarness({ trustedProxies: '127.0.0.1' })
+  t.teardown(h.close)
+  await h.signup('owner', 'velvet-harbor-93')
+  // 12 addresses, each guessing until refused: 60 wrong passwords for one account, and again for `system`
+  // (each waits out its delay on the fake clock: 7 minutes in all, inside the 15-minute window).
+  for (const username of ['owner', 'system']) {
+    for (let a = 1; a <= 12; a++) {
+      for (let i = 0; i < 5; i++) t.equal((await loginFrom(h, `203.0.113.${a}`, username, `guess-${a}-${i}-pw`)).status, 401)
+      const refused = await loginFrom(h, `203.0.113.${a}`, username, `guess-${a}-last`)
+      t.equal(refused.status, 429, 'that address may no longer try that account')
+      t.ok(Number(refused.headers['retry-after']) > 0, 'with Retry-After')
+    }
+  }
+  h.delays.length = 0
+  const owner = await loginFrom(h, '198.51.100.7', 'owner', 'velvet-harbor-93')
+  t.equal(owner.status, 200, "the owner logs in from their own address")
+  const admin = await loginFrom(h, '198.51.100.8', 'system', ADMIN_PASSWORD)
+  t.equal(admin.status, 200, 'so does the system user')
+  t.same(h.delays, [4000, 4000], 'each after the longest delay, 4 s')
+})
+
+t.test('guessing one account from many addresses is slowed progressively: 0.5 s after 5 failures, doubling to at most 4 s', async t => {
+  const h = await startAuthHarness({ trustedProxies: '127.0.0.1' })
+  t.teardown(h.close)
+  await h.signup('slowed', 'velvet-harbor-93')
+  for (let a = 1; a <= 9; a++) t.equal((await loginFrom(h, `192.0.2.${a}`, 'slowed', 'wrong-password')).status, 401)
+  t.same(h.delays, [500, 1000, 2000, 4000], 'no delay for the first 5 failures, then 0.5, 1, 2, 4 s')
+  h.advance(900)
+  h.delays.length = 0
+  t.equal((await loginFrom(h, '192.0.2.100', 'slowed', 'velvet-harbor-93')).status, 200)
+  t.same(h.delays, [], 'the delays end with the 15-minute window')
+})
+
+t.test('one address failing 5 times for one account is refused for that account only', async t => {
+  const h = await startAuthHarness({ trustedProxies: '127.0.0.1' })
+  t.teardown(h.close)
+  await h.signup('alice', 'velvet-harbor-93')
+  await h.signup('bob_b', 'velvet-harbor-93')
+  for (let i = 0; i < 5; i++) t.equal((await loginFrom(h, '192.0.2.1', 'alice', 'wrong-password')).status, 401)
+  const refused = await loginFrom(h, '192.0.2.1', 'alice', 'velvet-harbor-93')
+  t.equal(refused.status, 429)
+  t.same(refused.body, { detail: 'Too many failed login attempts; try again later' })
+  t.equal(refused.headers['retry-after'], '900')
+  t.equal((await loginFrom(h, '192.0.2.1', 'bob_b', 'velvet-harbor-93')).status, 200, 'another account from that address')
+  t.equal((await loginFrom(h, '192.0.2.2', 'alice', 'velvet-harbor-93')).status, 200, 'that account from another address')
+})
+
+t.test('IPv6 clients are counted per /64: another address of the same /64 is the same client', async t => {
+  const h = await startAuthHarness({ trustedProxies: '127.0.0.1' })
+  t.teardown(h.close)
+  await h.signup('six', 'velvet-harbor-93')
+  for (let i = 1; i <= 5; i++) t.equal((await loginFrom(h, `2001:db8:1:2::${i}`, 'six', 'wrong-password')).status, 401)
+  t.equal((await loginFrom(h, '2001:0DB8:0001:0002:ffff:0:0:9', 'six', 'velvet-harbor-93')).status, 429, 'the same /64, spelled differently')
+  t.equal((await loginFrom(h, '2001:db8:1:3::1', 'six', 'velvet-harbor-93')).status, 200, 'the next /64 is another client')
+})
+
+t.test('a delayed login holds no password-hashing slot: other logins go on meanwhile', async t => {
+  const waiting: Array<() => void> = []
+  const h = await startAuthHarness({
+    trustedProxies: '127.0.0.1',
+    argon2Concurrency: 1,
+    sleep: () => new Promise<void>(resolve => waiting.push(resolve)),
+    loginLimits: { delayAfter: 1 },
+  })
+  t.teardown(h.close)
+  await h.signup('delayed', 'velvet-harbor-93')
+  await h.signup('bystander2', 'velvet-harbor-93')
+  t.equal((await loginFrom(h, '192.0.2.1', 'delayed', 'wrong-password')).status, 401)
+  const held = loginFrom(h, '192.0.2.2', 'delayed', 'velvet-harbor-93')
+  while (waiting.length === 0) await new Promise(resolve => setImmediate(resolve))
+  t.equal((await loginFrom(h, '192.0.2.3', 'bystander2', 'velvet-harbor-93')).status, 200, 'served while the delayed login waits')
+  waiting[0]()
+  t.equal((await held).status, 200, 'and the delayed one is served once its delay is over')
 })
