@@ -1,6 +1,9 @@
-// POST /auth/signup over HTTP: field rules, uniqueness, concurrency.
+// POST /auth/signup over HTTP: field rules, weak passwords, uniqueness, concurrency, the limit per address.
 import t from 'tap'
 import { startAuthHarness } from '../support/auth-harness.ts'
+import type { Reply } from '../support/auth-client.ts'
+import { DEFAULT_SIGNUP_LIMITS } from '../../lib/auth/options.ts'
+import { weakPasswordReason } from '../../lib/auth/password-policy.ts'
 
 t.test('sign-up answers 201 with a message and creates a default-level user', async t => {
   const h = await startAuthHarness()
@@ -86,4 +89,70 @@ t.test('50 concurrent sign-ups of one username create exactly one account', asyn
   t.equal(replies.filter(r => r.status === 400 && r.body.detail === 'Username already exists').length, 49, 'forty-nine 400s')
   const users = JSON.parse(await h.snapshot()) as Array<{ usernameKey: string }>
   t.equal(users.filter(u => u.usernameKey === 'racer').length, 1, 'one stored account')
+})
+
+const COMMON = 'This password is one of the most common passwords; choose a less predictable one'
+const HAS_USERNAME = 'The password must not contain the username'
+
+t.test('a common password is refused at sign-up with 400 and a clear detail, in any letter case', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  for (const password of ['password123', 'PASSWORD123', 'iloveyou1', 'qwertyuiop', '1q2w3e4r5t']) {
+    const res = await h.signup('weak_pw', password)
+    t.equal(res.status, 400, password)
+    t.same(res.body, { detail: COMMON })
+  }
+  t.equal(await h.store.users.findByUsernameKey('weak_pw'), null, 'no account was made')
+  t.equal((await h.signup('weak_pw', 'velvet-harbor-93')).status, 201)
+})
+
+t.test('the common-password list holds at least 10,000 passwords, from @zxcvbn-ts/language-common', async t => {
+  const { dictionary } = await import('@zxcvbn-ts/language-common')
+  const list = dictionary['passwords-common']
+  t.ok(list.length >= 10_000, `${list.length} passwords`)
+  const longEnough = list.filter(p => p.length >= 8)
+  t.ok(longEnough.length >= 10_000, `${longEnough.length} of them at least 8 characters long`)
+  // Spot checks across the whole list, the far end included.
+  for (const password of [longEnough[0], longEnough[5000], longEnough[10_000], longEnough[longEnough.length - 1]]) {
+    t.equal(weakPasswordReason(password, 'someone'), COMMON, password)
+  }
+})
+
+t.test('a password equal to or containing the username is refused at sign-up, in any letter case', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  for (const password of ['Maximilian', 'maximilian-2030!', 'xx-MAXIMILIAN-xx']) {
+    const res = await h.signup('Maximilian', password)
+    t.equal(res.status, 400, password)
+    t.same(res.body, { detail: HAS_USERNAME })
+  }
+  t.equal((await h.signup('Maximilian', 'velvet-harbor-93')).status, 201)
+})
+
+t.test('sign-ups are limited per client address: the 11th within an hour answers 429 with Retry-After, other addresses go on', async t => {
+  const h = await startAuthHarness({ trustedProxies: '127.0.0.1', signupLimits: DEFAULT_SIGNUP_LIMITS })
+  t.teardown(h.close)
+  const signupFrom = (address: string, username: string): Promise<Reply> =>
+    h.call('POST', '/auth/signup', { json: { username, password: 'velvet-harbor-93' }, headers: { 'x-forwarded-for': address } })
+  for (let i = 0; i < 10; i++) t.equal((await signupFrom('203.0.113.5', `farm_${i}`)).status, 201)
+  h.advance(600)
+  const refused = await signupFrom('203.0.113.5', 'farm_10')
+  t.equal(refused.status, 429)
+  t.same(refused.body, { detail: 'Too many sign-ups from this address; try again later' })
+  t.equal(refused.headers['retry-after'], '3000', 'the rest of the hour')
+  t.equal(await h.store.users.findByUsernameKey('farm_10'), null)
+  t.equal((await signupFrom('2001:db8:5:5::1', 'farm_v6_0')).status, 201, 'another client')
+  t.equal((await signupFrom('203.0.113.6', 'farm_other')).status, 201, 'another client')
+  h.advance(3001)
+  t.equal((await signupFrom('203.0.113.5', 'farm_10')).status, 201, 'the next hour')
+})
+
+t.test('sign-ups from one IPv6 /64 share one limit', async t => {
+  const h = await startAuthHarness({ trustedProxies: '127.0.0.1', signupLimits: { perAddress: 2 } })
+  t.teardown(h.close)
+  const signupFrom = (address: string, username: string): Promise<Reply> =>
+    h.call('POST', '/auth/signup', { json: { username, password: 'velvet-harbor-93' }, headers: { 'x-forwarded-for': address } })
+  t.equal((await signupFrom('2001:db8:7:7::1', 'six_a')).status, 201)
+  t.equal((await signupFrom('2001:db8:7:7:ffff::2', 'six_b')).status, 201)
+  t.equal((await signupFrom('2001:db8:7:7::3', 'six_c')).status, 429, 'a third address of the same /64')
 })
