@@ -304,3 +304,25 @@ t.test('at most argon2Concurrency hashes run at once, the rest in arrival order'
   t.equal(results.filter(r => r.status === 'rejected').length, 1)
   t.equal(await gate(async () => 'free'), 'free', 'every slot was given back')
 })
+
+t.test('logins are served ahead of sign-ups when password hashing is the bottleneck', async t => {
+  // The gate: with its one slot taken, an urgent task queued last starts next.
+  const gate = createGate(1)
+  const started: string[] = []
+  let release!: () => void
+  const first = gate(() => new Promise<void>(resolve => { started.push('first'); release = resolve }))
+  const queued = ['signup-1', 'signup-2', 'login', 'signup-3'].map(name =>
+    gate(async () => { started.push(name) }, name === 'login'))
+  release()
+  await Promise.all([first, ...queued])
+  t.same(started, ['first', 'login', 'signup-1', 'signup-2', 'signup-3'])
+
+  // The hasher: verify() waits ahead of queued hash() calls, with real argon2 work and one slot.
+  const hasher = createPasswordHasher(CHEAP_ARGON2, 1)
+  const stored = await hasher.hash('velvet-harbor-93')
+  const done: string[] = []
+  const signups = [1, 2, 3, 4].map(i => hasher.hash(`new-user-password-${i}`).then(() => { done.push(`signup-${i}`) }))
+  const login = hasher.verify(stored, 'velvet-harbor-93').then(ok => { done.push(`login ${ok}`) })
+  await Promise.all([...signups, login])
+  t.same(done, ['signup-1', 'login true', 'signup-2', 'signup-3', 'signup-4'], 'the login waited for the hash in progress only')
+})
