@@ -84,3 +84,23 @@ t.test('on first start the gateway logs a generated admin password once, and it 
   t.equal(second.logs.filter(l => /generated password/.test(String(l.msg))).length, 0, 'not on the next start')
   t.equal((await authClient(second.url + '/v1/api').login('system', password)).status, 200, 'the same password still works')
 })
+
+t.test('the gateway limits sign-ups per client address (10 an hour by default, AUTH_SIGNUPS_PER_ADDRESS, AUTH_SIGNUP_WINDOW_SECONDS)', async t => {
+  const gw = await startGateway({ AUTH_SIGNUPS_PER_ADDRESS: '2', AUTH_SIGNUP_WINDOW_SECONDS: '120' })
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  t.equal((await api.signup('gate_farm_1', 'velvet-harbor-93')).status, 201)
+  t.equal((await api.signup('gate_farm_2', 'velvet-harbor-93')).status, 201)
+  const refused = await api.signup('gate_farm_3', 'velvet-harbor-93')
+  t.equal(refused.status, 429)
+  t.same(refused.body, { detail: 'Too many sign-ups from this address; try again later' })
+  t.ok(Number(refused.headers['retry-after']) > 100 && Number(refused.headers['retry-after']) <= 120, 'Retry-After within the 2-minute window')
+})
+
+t.test('the gateway refuses a weak password at sign-up with 400', async t => {
+  const gw = await startGateway()
+  t.teardown(gw.close)
+  const res = await authClient(gw.url + '/v1/api').signup('gate_weak', 'password1234')
+  t.equal(res.status, 400)
+  t.same(res.body, { detail: 'This password is one of the most common passwords; choose a less predictable one' })
+})
