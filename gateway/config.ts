@@ -1,6 +1,7 @@
 // The gateway's configuration: the environment (docs/configuration.md, "Rules of the environment") validated once with joi, then frozen.
 // Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
 import Joi from 'joi'
+import { parseTrustedProxies } from '../lib/http/client-address.ts'
 
 export type GeminiBackend = 'code-assist' | 'gemini-api'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -30,6 +31,12 @@ export interface GatewayConfig {
   readonly authReauthSeconds: number
   /** Session tokens accepted in the query string; header forms always are. Default true (AUTH_QUERY_TOKENS). */
   readonly authQueryTokens: boolean
+  /** Sign-ups allowed per client address (IPv6: per /64) within the window. Default unset: the library's 10 (AUTH_SIGNUPS_PER_ADDRESS). */
+  readonly authSignupsPerAddress?: number
+  /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
+  readonly authSignupWindowSeconds?: number
+  /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For / Forwarded names the client. Default none (TRUSTED_PROXIES). */
+  readonly trustedProxies?: readonly string[]
   /** Password every proxy client presents; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
   readonly proxyPassword?: string
   /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
@@ -98,6 +105,16 @@ const SCHEMA: Record<string, Joi.Schema> = {
   AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
   AUTH_QUERY_TOKENS: bool,
+  AUTH_SIGNUPS_PER_ADDRESS: Joi.number().integer().min(1).max(1_000_000),
+  AUTH_SIGNUP_WINDOW_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
+  TRUSTED_PROXIES: str.custom((value: string, helpers) => {
+    try {
+      parseTrustedProxies(value)
+    } catch (err) {
+      return helpers.message({ custom: `must be comma-separated IP addresses or CIDR ranges: ${(err as Error).message.replace(/^trustedProxies: /, '')}` })
+    }
+    return value.split(',').map(s => s.trim()).filter(s => s !== '')
+  }),
   GEMINI_AUTH_PASSWORD: Joi.string(),
   LLM_AUTH_PASSWORD: Joi.string(),
   GEMINI_CREDENTIALS: Joi.string(),
@@ -203,6 +220,9 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? 3600,
     authReauthSeconds: v.AUTH_REAUTH_SECONDS ?? 600,
     authQueryTokens: v.AUTH_QUERY_TOKENS ?? true,
+    authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
+    authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
+    trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
     proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
     geminiCredentials,
     credentialsFile,

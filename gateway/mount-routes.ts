@@ -8,6 +8,8 @@ import { isStreamBody } from '../lib/http/contract.ts'
 import { fail, isGatehouseError } from '../lib/errors.ts'
 import { readBody } from '../lib/http/read-body.ts'
 import { reserveBody } from '../lib/http/body-budget.ts'
+import { clientAddress } from '../lib/http/client-address.ts'
+import type { TrustedProxies } from '../lib/http/client-address.ts'
 import type { Logger } from './logger.ts'
 
 export interface MountOptions {
@@ -19,6 +21,8 @@ export interface MountOptions {
    */
   scope?: string
   logger?: Logger
+  /** Proxies whose X-Forwarded-For / Forwarded names the client (lib/http/client-address.ts). Default none: the peer is the client. */
+  trustedProxies?: TrustedProxies
 }
 
 interface Scope {
@@ -50,7 +54,7 @@ export function mountRoutes (server: Server, routes: readonly Route[], options: 
         // The body is read here, not by Hapi: Hapi destroys the socket when a chunked body passes maxBytes,
         // and a client must get its 413. A declared content-length over the limit is still refused up front.
         payload: BODYLESS.has(method) ? undefined : { parse: false, output: 'stream', maxBytes: route.maxBytes },
-        handler: routeHandler(route, logger),
+        handler: routeHandler(route, logger, options.trustedProxies),
       },
     })
   }
@@ -63,7 +67,7 @@ export function mountRoutes (server: Server, routes: readonly Route[], options: 
   }
 }
 
-function routeHandler (route: Route, logger?: Logger): Lifecycle.Method {
+function routeHandler (route: Route, logger?: Logger, trustedProxies?: TrustedProxies): Lifecycle.Method {
   return async (request: Request, h: ResponseToolkit) => {
     let res: HandlerResponse
     const signal = clientGone(request)
@@ -73,7 +77,7 @@ function routeHandler (route: Route, logger?: Logger): Lifecycle.Method {
       if (request.payload !== undefined) release = await reserveBody(route, request.headers, signal)
       const length = Number(request.headers['content-length'])
       const body = await readBody(request.payload, route.maxBytes, Number.isFinite(length) ? length : undefined)
-      res = await route.handler(toHandlerRequest(request, body, signal))
+      res = await route.handler(toHandlerRequest(request, body, signal, trustedProxies))
     } catch (err) {
       // Catalogue errors are answers (the service logs its own operational trouble); anything else is a bug.
       if (!isGatehouseError(err)) logger?.error({ err, route: route.path, method: request.method.toUpperCase() }, 'handler failed')
@@ -94,7 +98,7 @@ function clientGone (request: Request): AbortSignal {
   return controller.signal
 }
 
-function toHandlerRequest (request: Request, body: Buffer | undefined, signal: AbortSignal): HandlerRequest {
+function toHandlerRequest (request: Request, body: Buffer | undefined, signal: AbortSignal, trustedProxies?: TrustedProxies): HandlerRequest {
   const headers: Record<string, string | undefined> = {}
   const given = request.headers as Record<string, string | string[] | undefined>
   for (const name in given) {
@@ -122,7 +126,7 @@ function toHandlerRequest (request: Request, body: Buffer | undefined, signal: A
     query,
     headers,
     body,
-    remoteAddress: request.info.remoteAddress,
+    remoteAddress: clientAddress(request.info.remoteAddress, given, trustedProxies),
     signal,
   }
 }

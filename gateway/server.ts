@@ -15,6 +15,8 @@ import type { Logger } from './logger.ts'
 import { createMetrics } from './metrics.ts'
 import type { Metrics } from './metrics.ts'
 import { mountRoutes } from './mount-routes.ts'
+import { clientAddress, parseTrustedProxies } from '../lib/http/client-address.ts'
+import type { TrustedProxies } from '../lib/http/client-address.ts'
 import { openStore } from './store.ts'
 import { createProbes } from './probes.ts'
 import type { ReadinessCheck } from './probes.ts'
@@ -76,9 +78,11 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
   let services: Services | undefined
   let metricsServer: http.Server | undefined
 
+  const trustedProxies = config.trustedProxies === undefined ? undefined : parseTrustedProxies(config.trustedProxies)
+
   installRequestIds(server)
-  installRequestLog(server, logger, metrics)
-  mountRoutes(server, createProbes({ checks, isDraining: () => draining, logger }).routes, { logger })
+  installRequestLog(server, logger, metrics, trustedProxies)
+  mountRoutes(server, createProbes({ checks, isDraining: () => draining, logger }).routes, { logger, trustedProxies })
   if (config.metricsPort === undefined) {
     server.route({
       method: 'GET',
@@ -99,8 +103,8 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     if (started) return url
     services = await createServices(config, { store, logger, metrics })
     checks.push(...services.readiness)
-    for (const table of services.routeTables) mountRoutes(server, table.routes, { scope: table.scope, logger })
-    for (const table of options.extraRoutes ?? []) mountRoutes(server, table.routes, { scope: table.scope, logger })
+    for (const table of services.routeTables) mountRoutes(server, table.routes, { scope: table.scope, logger, trustedProxies })
+    for (const table of options.extraRoutes ?? []) mountRoutes(server, table.routes, { scope: table.scope, logger, trustedProxies })
     await server.start()
     started = true
     url = displayUrl(config.host, server.info.port as number)
@@ -199,7 +203,7 @@ function routeTemplate (request: Request): string {
   return (request.route.method as string) === '_special' ? 'unmatched' : request.route.path
 }
 
-function installRequestLog (server: Server, logger: Logger, metrics: Metrics): void {
+function installRequestLog (server: Server, logger: Logger, metrics: Metrics, trustedProxies: TrustedProxies | undefined): void {
   server.events.on('response', (request) => {
     const response = request.response as { statusCode?: number, output?: { statusCode: number } } | null
     const status = response?.statusCode ?? response?.output?.statusCode ?? 0
@@ -217,7 +221,7 @@ function installRequestLog (server: Server, logger: Logger, metrics: Metrics): v
       url: redactString(request.raw.req.url ?? ''),
       status,
       durationMs: Math.round(seconds * 10000) / 10,
-      remoteAddress: request.info.remoteAddress,
+      remoteAddress: clientAddress(request.info.remoteAddress, request.raw.req.headers, trustedProxies),
       ...(aborted ? { aborted: true } : {}),
     })
     if (status >= 500) logger.error(entry, 'request')

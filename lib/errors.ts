@@ -7,6 +7,7 @@ export const ERRORS = {
   INVALID_INPUT: { status: 400, message: 'Invalid input' },
   USER_AGENT_REQUIRED: { status: 400, message: 'The user-agent header is required' },
   USERNAME_TAKEN: { status: 400, message: 'Username already exists' },
+  WEAK_PASSWORD: { status: 400, message: 'This password is too easy to guess; choose another' },
   NO_ACTIVE_SESSION: { status: 400, message: 'No active sessions' },
   LAST_HUSH_USER: { status: 400, message: 'The last hush user cannot be demoted' },
   LAST_ENABLED_HUSH_USER: { status: 400, message: 'The last enabled hush user cannot be disabled' },
@@ -24,6 +25,7 @@ export const ERRORS = {
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
   USERNAME_NOT_FOUND: { status: 404, message: 'Username not found' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many failed login attempts; try again later' },
+  TOO_MANY_SIGNUPS: { status: 429, message: 'Too many sign-ups from this address; try again later' },
   // shared
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },

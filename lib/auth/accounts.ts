@@ -4,10 +4,12 @@ import type { ResolvedAuthOptions } from './options.ts'
 import type { SignupInput, LoginInput, SelfUpdateInput, UserUpdateInput } from './schemas.ts'
 import type { Sessions } from './sessions.ts'
 import type { LoginLimiter } from './login-limiter.ts'
+import type { SignupLimiter } from './signup-limiter.ts'
 import type { PasswordHasher } from './passwords.ts'
 import { fail, isGatehouseError } from '../errors.ts'
 import { newUserId, tokenDigest } from './tokens.ts'
 import { randomPassword } from './passwords.ts'
+import { assertPasswordAllowed } from './password-policy.ts'
 
 export interface SystemUserResult {
   username: string
@@ -19,7 +21,8 @@ export interface SystemUserResult {
 }
 
 export interface Accounts {
-  signup (input: SignupInput): Promise<UserRecord>
+  /** Refuses a weak password, counts the sign-up against `address`'s limit, then creates the user. */
+  signup (input: SignupInput, address: string | undefined): Promise<UserRecord>
   /** Checks the limiter and the password, then opens a session for `device`. */
   login (input: LoginInput, device: string, address: string | undefined): Promise<{ user: UserRecord, token: string }>
   /** Applies an update; a new password ends the user's sessions except `keepTokenHash`. */
@@ -42,6 +45,7 @@ export interface AccountsDeps {
   passwords: PasswordHasher
   sessions: Sessions
   limiter: LoginLimiter
+  signupLimiter: SignupLimiter
 }
 
 const keyOf = (username: string): string => username.toLowerCase()
@@ -49,7 +53,7 @@ const keyOf = (username: string): string => username.toLowerCase()
 const PASSWORD_CLAIM_MS = 60_000
 const emailOf = (email: string | null | undefined): string | null => email == null || email === '' ? null : email.toLowerCase()
 
-export function createAccounts ({ options, passwords, sessions, limiter }: AccountsDeps): Accounts {
+export function createAccounts ({ options, passwords, sessions, limiter, signupLimiter }: AccountsDeps): Accounts {
   const { users } = options.store
   const { now, logger, emit } = options
 
@@ -126,7 +130,11 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
   }
 
   const accounts: Accounts = {
-    signup: (input) => createUser(input.username, input.password, emailOf(input.email), 'default'),
+    async signup (input, address) {
+      assertPasswordAllowed(input.password, input.username)
+      await signupLimiter.admit(address)
+      return await createUser(input.username, input.password, emailOf(input.email), 'default')
+    },
 
     async login (input, device, address) {
       const usernameKey = keyOf(input.username)
@@ -148,7 +156,9 @@ export function createAccounts ({ options, passwords, sessions, limiter }: Accou
     },
 
     async update (userId, input, keepTokenHash) {
-      if (await users.findById(userId) === null) throw fail('USER_NOT_FOUND')
+      const current = await users.findById(userId)
+      if (current === null) throw fail('USER_NOT_FOUND')
+      if (input.password !== undefined) assertPasswordAllowed(input.password, input.username ?? current.username)
       const patch: UserPatch = {}
       if (input.username !== undefined) {
         patch.username = input.username

@@ -1,7 +1,9 @@
+import { setTimeout as sleepFor } from 'node:timers/promises'
 import type { Store } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
 import { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from './schemas.ts'
 import { defaultHashConcurrency } from './passwords.ts'
+import { weakPasswordReason } from './password-policy.ts'
 
 /** What the service reports as it runs; the gateway turns these into Prometheus counters. */
 export type AuthEvent = 'session_created' | 'session_ended' | 'session_expired' | 'login_success' | 'login_failure' | 'login_lockout'
@@ -16,13 +18,28 @@ export interface Argon2Params {
   parallelism: number
 }
 
-/** Failed-login limits; counters live in the store so they hold across replicas. */
+/**
+ * Failed-login limits (lib/auth/login-limiter.ts); counters live in the store so they hold across replicas.
+ * A client address is counted by addressBucket() (an IPv6 client per /64).
+ */
 export interface LoginLimits {
-  /** Failed logins allowed per username within the window. Default 5. */
+  /** Failed logins allowed for one username from one client address within the window; then that address gets 429 for it. Default 5. */
   perUsername: number
-  /** Failed logins allowed per client address within the window. Default 30. */
+  /** Failed logins allowed from one client address, all usernames together, within the window; then it gets 429. Default 30. */
   perAddress: number
   /** Window length in seconds, from the first failure. Default 900 (15 minutes). */
+  windowSeconds: number
+  /** Failed logins for one username, from all addresses, before its logins are delayed (never refused). Default 5. */
+  delayAfter: number
+  /** Longest such delay in seconds (0.5 s at first, doubling per further failure), at most 10. Default 4. */
+  maxDelaySeconds: number
+}
+
+/** Sign-up limits (lib/auth/signup-limiter.ts), per client address as addressBucket() counts it; counters live in the store. */
+export interface SignupLimits {
+  /** Sign-ups allowed from one client address within the window; then it gets 429. Default 10. */
+  perAddress: number
+  /** Window length in seconds, from the first sign-up. Default 3600 (1 hour). */
   windowSeconds: number
 }
 
@@ -45,10 +62,14 @@ export interface AuthServiceOptions {
   argon2?: Partial<Argon2Params>
   /** Most argon2 computations at once; the rest queue, leaving libuv threads for file saves. Default min(CPU count + 1, 3). */
   argon2Concurrency?: number
-  /** Failed-login limits. Default { perUsername: 5, perAddress: 30, windowSeconds: 900 }. */
+  /** Failed-login limits. Default { perUsername: 5, perAddress: 30, windowSeconds: 900, delayAfter: 5, maxDelaySeconds: 4 }. */
   loginLimits?: Partial<LoginLimits>
+  /** Sign-up limits. Default { perAddress: 10, windowSeconds: 3600 }. */
+  signupLimits?: Partial<SignupLimits>
   /** The clock. Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
+  /** Waits out a login delay. Default a timer; tests pass one that moves their fake clock. */
+  sleep?: (ms: number) => Promise<void>
   /** Logger for unexpected errors and start-up notes. Default: none. Passwords, hashes and tokens are never logged. */
   logger?: Logger
   /** Called on every session and login event. Default: none. */
@@ -68,14 +89,24 @@ export interface ResolvedAuthOptions {
   argon2: Argon2Params
   argon2Concurrency: number
   loginLimits: LoginLimits
+  signupLimits: SignupLimits
   now: () => Date
+  sleep: (ms: number) => Promise<void>
   logger: Logger | undefined
   emit: (event: AuthEvent) => void
   maxBodyBytes: number
 }
 
 export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost: 19456, timeCost: 2, parallelism: 1 })
-export const DEFAULT_LOGIN_LIMITS: Readonly<LoginLimits> = Object.freeze({ perUsername: 5, perAddress: 30, windowSeconds: 900 })
+export const DEFAULT_LOGIN_LIMITS: Readonly<LoginLimits> = Object.freeze({ perUsername: 5, perAddress: 30, windowSeconds: 900, delayAfter: 5, maxDelaySeconds: 4 })
+export const DEFAULT_SIGNUP_LIMITS: Readonly<SignupLimits> = Object.freeze({ perAddress: 10, windowSeconds: 3600 })
+/** Login delays stay short: a delay is what the owner of an attacked account waits too. */
+export const MAX_LOGIN_DELAY_SECONDS = 10
+
+/** `partial` without its undefined entries, so they leave the defaults in place (the gateway passes unset settings so). */
+function given<T extends object> (partial: Partial<T> | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>
+}
 
 function positiveInteger (value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createAuthService: ${name} must be a positive integer (got ${String(value)})`)
@@ -96,15 +127,26 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   if (adminPassword !== undefined && (adminPassword.length < PASSWORD_MIN || adminPassword.length > PASSWORD_MAX)) {
     throw new TypeError(`createAuthService: adminPassword must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`)
   }
+  // The system user holds level hush: a guessable password there is worse than anywhere, so it stops start-up.
+  const weak = adminPassword === undefined ? undefined : weakPasswordReason(adminPassword, adminUsername)
+  if (weak !== undefined) throw new TypeError(`createAuthService: adminPassword is refused (${weak}); leave it unset to have one generated`)
   const argon2 = { ...DEFAULT_ARGON2, ...options.argon2 }
   positiveInteger(argon2.memoryCost, 'argon2.memoryCost')
   positiveInteger(argon2.timeCost, 'argon2.timeCost')
   positiveInteger(argon2.parallelism, 'argon2.parallelism')
   if (argon2.memoryCost < 8 * argon2.parallelism) throw new TypeError('createAuthService: argon2.memoryCost must be at least 8 KiB per lane')
-  const loginLimits = { ...DEFAULT_LOGIN_LIMITS, ...options.loginLimits }
+  const loginLimits = { ...DEFAULT_LOGIN_LIMITS, ...given(options.loginLimits) }
   positiveInteger(loginLimits.perUsername, 'loginLimits.perUsername')
   positiveInteger(loginLimits.perAddress, 'loginLimits.perAddress')
   positiveInteger(loginLimits.windowSeconds, 'loginLimits.windowSeconds')
+  positiveInteger(loginLimits.delayAfter, 'loginLimits.delayAfter')
+  const delay = loginLimits.maxDelaySeconds
+  if (typeof delay !== 'number' || !(delay >= 0 && delay <= MAX_LOGIN_DELAY_SECONDS)) {
+    throw new TypeError(`createAuthService: loginLimits.maxDelaySeconds must be a number from 0 to ${MAX_LOGIN_DELAY_SECONDS} (got ${String(delay)})`)
+  }
+  const signupLimits = { ...DEFAULT_SIGNUP_LIMITS, ...given(options.signupLimits) }
+  positiveInteger(signupLimits.perAddress, 'signupLimits.perAddress')
+  positiveInteger(signupLimits.windowSeconds, 'signupLimits.windowSeconds')
   const { onEvent, logger } = options
   const reauthSeconds = options.reauthSeconds ?? 600
   if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new TypeError(`createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
@@ -121,7 +163,9 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     argon2,
     argon2Concurrency: positiveInteger(options.argon2Concurrency ?? defaultHashConcurrency(), 'argon2Concurrency'),
     loginLimits,
+    signupLimits,
     now: options.now ?? (() => new Date()),
+    sleep: options.sleep ?? (ms => sleepFor(ms)),
     logger,
     // A failing metrics hook must never fail a login.
     emit: onEvent === undefined

@@ -9,23 +9,30 @@ const ARGON2ID: Algorithm = 2
 
 export interface PasswordHasher {
   hash (password: string): Promise<string>
-  /** Verifies against a stored hash; for an unknown user pass undefined: the same argon2 work is done against a dummy hash. */
+  /**
+   * Verifies against a stored hash; for an unknown user pass undefined: the same argon2 work is done against a
+   * dummy hash. Waits ahead of queued hash() calls.
+   */
   verify (storedHash: string | undefined, password: string): Promise<boolean>
   /** True when a stored hash was made with other parameters than the current ones (rehash at next login). */
   isOutdated (storedHash: string): boolean
 }
 
-/** At most `limit` tasks run at once; the others wait their turn in arrival order. */
-export function createGate (limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+/**
+ * At most `limit` tasks run at once; the others wait their turn in arrival order, except that an urgent task
+ * goes ahead of every waiting task that is not.
+ */
+export function createGate (limit: number): <T>(task: () => Promise<T>, urgent?: boolean) => Promise<T> {
   let running = 0
   const waiting: Array<() => void> = []
-  return async (task) => {
+  const waitingUrgent: Array<() => void> = []
+  return async (task, urgent = false) => {
     if (running < limit) running++
-    else await new Promise<void>(resolve => waiting.push(resolve))
+    else await new Promise<void>(resolve => (urgent ? waitingUrgent : waiting).push(resolve))
     try {
       return await task()
     } finally {
-      const next = waiting.shift()
+      const next = waitingUrgent.shift() ?? waiting.shift()
       if (next !== undefined) next()
       else running--
     }
@@ -51,13 +58,15 @@ export function createPasswordHasher (params: Argon2Params, concurrency = defaul
 
   return {
     hash: (password) => gate(() => hash(password, options)),
+    // Checks (logins) go ahead of new hashes (sign-ups, password changes) when hashing is the bottleneck:
+    // a flood of sign-ups must not keep existing users out.
     async verify (storedHash, password) {
       if (storedHash === undefined) {
         const dummy = await dummyHash
-        await gate(() => verify(dummy, password))
+        await gate(() => verify(dummy, password), true)
         return false
       }
-      return await gate(() => verify(storedHash, password))
+      return await gate(() => verify(storedHash, password), true)
     },
     isOutdated (storedHash) {
       try {

@@ -69,7 +69,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
   return [
     route('POST', '/auth/signup', async (req) => {
       parse(emptyQuery, req.query)
-      await accounts.signup(parse(signupBody, jsonBody(req)))
+      await accounts.signup(parse(signupBody, jsonBody(req)), req.remoteAddress)
       return ok({ message: 'User created successfully' }, 201)
     }),
 

@@ -6,6 +6,7 @@ import { resolveOptions } from './options.ts'
 import { createPasswordHasher } from './passwords.ts'
 import { createSessions } from './sessions.ts'
 import { createLoginLimiter } from './login-limiter.ts'
+import { createSignupLimiter } from './signup-limiter.ts'
 import { createAccounts } from './accounts.ts'
 import { createAuthRoutes } from './routes.ts'
 
@@ -20,11 +21,12 @@ export interface AuthService {
 
 export function createAuthService (options: AuthServiceOptions): AuthService {
   const resolved = resolveOptions(options)
-  const { store, now, emit } = resolved
+  const { store, now, sleep, emit } = resolved
   const passwords = createPasswordHasher(resolved.argon2, resolved.argon2Concurrency)
   const sessions = createSessions({ sessions: store.sessions, users: store.users, ttlMs: resolved.sessionTtlMs, now, emit })
-  const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, emit })
-  const accounts = createAccounts({ options: resolved, passwords, sessions, limiter })
+  const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
+  const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
+  const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter })
   return {
     routes: createAuthRoutes({ options: resolved, accounts, sessions }),
     ensureSystemUser: () => accounts.ensureSystemUser(),

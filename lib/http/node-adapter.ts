@@ -6,10 +6,17 @@ import { createRouter } from './router.ts'
 import { fail } from '../errors.ts'
 import { readBody } from './read-body.ts'
 import { reserveBody } from './body-budget.ts'
+import { clientAddress, parseTrustedProxies } from './client-address.ts'
+import type { TrustedProxies } from './client-address.ts'
 
 export interface NodeListenerOptions {
   /** Answer for paths no route matches when there is no `next` (default: 404 JSON). */
   notFound?: (req: IncomingMessage) => HandlerResponse
+  /**
+   * Proxies (addresses, CIDR ranges; a comma-separated string or a list) whose X-Forwarded-For / Forwarded
+   * header names the client, for the limiters. Default none: the socket's peer is the client.
+   */
+  trustedProxies?: string | readonly string[]
 }
 
 type Next = (err?: unknown) => void
@@ -20,6 +27,7 @@ type Next = (err?: unknown) => void
  */
 export function createNodeListener (routes: readonly Route[], options: NodeListenerOptions = {}) {
   const router = createRouter(routes)
+  const trusted = options.trustedProxies === undefined ? undefined : parseTrustedProxies(options.trustedProxies)
   return function gatehouseListener (req: IncomingMessage, res: ServerResponse, next?: Next): void {
     const url = new URL(req.url ?? '/', 'http://localhost')
     const method = (req.method ?? 'GET').toUpperCase()
@@ -34,14 +42,14 @@ export function createNodeListener (routes: readonly Route[], options: NodeListe
       return
     }
     const { route, params } = found
-    void serve(route, params, url, req, res).catch((err: unknown) => {
+    void serve(route, params, url, req, res, trusted).catch((err: unknown) => {
       if (!res.headersSent) void send(res, route.errorResponse(err))
       else res.destroy()
     })
   }
 }
 
-async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> {
+async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage & { body?: unknown }, res: ServerResponse, trusted: TrustedProxies | undefined): Promise<void> {
   const controller = new AbortController()
   res.once('close', () => { if (!res.writableFinished) controller.abort() })
   // A body a framework has parsed already is in memory whatever the budget says.
@@ -60,7 +68,7 @@ async function serve (route: Route, params: Record<string, string>, url: URL, re
     query: firstValues(url.searchParams),
     headers: lowerCaseHeaders(req),
     body,
-    remoteAddress: req.socket.remoteAddress,
+    remoteAddress: clientAddress(req.socket.remoteAddress, req.headers, trusted),
     signal: controller.signal
   }
   let response: HandlerResponse

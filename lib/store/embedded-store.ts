@@ -258,6 +258,13 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         beginChange()
         if (attempts.delete(key)) await commit()
       },
+
+      async clearPrefix (prefix) {
+        beginChange()
+        let removed = false
+        for (const key of attempts.keys()) if (key.startsWith(prefix) && attempts.delete(key)) removed = true
+        if (removed) await commit()
+      },
     },
 
     async ping () {

@@ -47,6 +47,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       hit: timed('attempts.hit', (key, windowMs, now) => attempts.hit(key, windowMs, now)),
       get: timed('attempts.get', (key, now) => attempts.get(key, now)),
       clear: timed('attempts.clear', key => attempts.clear(key)),
+      clearPrefix: timed('attempts.clearPrefix', prefix => attempts.clearPrefix(prefix)),
     },
     ping: timed('ping', () => store.ping()),
     flush: timed('flush', () => store.flush()),

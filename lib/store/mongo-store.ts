@@ -283,6 +283,11 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
       async clear (key) {
         await attempts.deleteOne({ _id: text(key, 'key') })
       },
+
+      async clearPrefix (prefix) {
+        // An anchored literal prefix: answered from the _id index.
+        await attempts.deleteMany({ _id: { $regex: '^' + escapeRegex(text(prefix, 'prefix')) } })
+      },
     },
 
     async ping () {

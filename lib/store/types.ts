@@ -73,6 +73,8 @@ export interface AttemptStore {
   /** The live count for `key` (count 0 and resetAt = now when none or when the window has passed). */
   get (key: string, now: Date): Promise<AttemptCount>
   clear (key: string): Promise<void>
+  /** Removes every key that starts with `prefix` (a literal string). */
+  clearPrefix (prefix: string): Promise<void>
 }
 
 export interface Store {

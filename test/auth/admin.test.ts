@@ -21,7 +21,7 @@ t.test('GET /admin/users lists users in date_joined order with limit and offset'
   const admin = await h.admin()
   for (const name of ['first', 'second', 'third']) {
     h.advance(1)
-    await h.signup(name, 'password123', `${name}@example.com`)
+    await h.signup(name, 'velvet-harbor-93', `${name}@example.com`)
   }
   const all = await listUsers(h, admin)
   t.equal(all.status, 200)
@@ -102,7 +102,7 @@ t.test('GET /admin/user/{user_id} answers the user, 404 when unknown', async t =
   const h = await startAuthHarness()
   t.teardown(h.close)
   const admin = await h.admin()
-  await h.signup('Looked_Up', 'password123', 'look@example.com')
+  await h.signup('Looked_Up', 'velvet-harbor-93', 'look@example.com')
   const id = (await h.call('GET', '/auth/get-user-id', { query: { username: 'looked_up' } })).body
   const res = await adminCall(h, admin, 'GET', id)
   t.equal(res.status, 200)
@@ -129,6 +129,28 @@ t.test('PUT /admin/user/{user_id} updates the user and answers the updated user'
   t.equal(clash.status, 400)
   t.same(clash.body, { detail: 'Username already exists' })
   t.equal((await adminCall(h, admin, 'PUT', user.userId, { access_level: 'hush' })).status, 400, 'levels change only through the access-level route')
+})
+
+t.test('an admin setting a common password, or one containing the username, is refused with 400 and a clear detail', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'weakling' })
+  const common = await adminCall(h, admin, 'PUT', user.userId, { password: 'qwerty123456' })
+  t.equal(common.status, 400)
+  t.same(common.body, { detail: 'This password is one of the most common passwords; choose a less predictable one' })
+  const own = await adminCall(h, admin, 'PUT', user.userId, { password: 'WeakLing-2030' })
+  t.equal(own.status, 400)
+  t.same(own.body, { detail: 'The password must not contain the username' })
+  t.equal((await h.login('weakling', user.password, 'elsewhere/1')).status, 200, 'the password is unchanged')
+})
+
+t.test('a weak configured admin password stops start-up with a message saying why', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  t.throws(() => createAuthService({ store, adminPassword: 'iloveyou123' }), new TypeError('createAuthService: adminPassword is refused (This password is one of the most common passwords; choose a less predictable one); leave it unset to have one generated'))
+  t.throws(() => createAuthService({ store, adminUsername: 'root', adminPassword: 'root-secret-2030' }), /adminPassword is refused \(The password must not contain the username\)/)
+  t.doesNotThrow(() => createAuthService({ store, adminPassword: 'velvet-harbor-93' }))
 })
 
 t.test('an admin password change ends all of the target\'s sessions', async t => {

@@ -13,8 +13,8 @@ t.test('the gateway serves every accounts route under /v1/api', async t => {
   const gw = await startGateway(ADMIN)
   t.teardown(gw.close)
   const api = authClient(gw.url + '/v1/api')
-  t.equal((await api.signup('Gate_User', 'password123', 'G@Example.com')).status, 201)
-  const login = await api.login('gate_user', 'password123')
+  t.equal((await api.signup('Gate_User', 'velvet-harbor-93', 'G@Example.com')).status, 201)
+  const login = await api.login('gate_user', 'velvet-harbor-93')
   t.equal(login.status, 200)
   t.match(login.body, { username: 'Gate_User', email: 'g@example.com', access_level: 'default', token_type: 'bearer' })
   const { user_id: userId, access_token: token } = login.body
@@ -56,7 +56,7 @@ t.test('through the gateway, client mistakes are 4xx detail bodies', async t => 
   const cases: Array<[number, Promise<{ status: number, body: any }>]> = [
     [400, api.call('POST', '/auth/signup', { raw: '{"username":', headers: { 'content-type': 'application/json' } })],
     [415, api.call('POST', '/auth/signup', { raw: 'username=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } })],
-    [400, api.call('POST', '/auth/signup', { json: { username: { $ne: null }, password: 'password123' } })],
+    [400, api.call('POST', '/auth/signup', { json: { username: { $ne: null }, password: 'velvet-harbor-93' } })],
     [400, api.call('POST', '/auth/login', { json: { username: 'a', password: 'b' } })],
     [404, api.call('GET', '/auth/get-user-id', { query: { username: 'nobody' } })],
     [404, api.call('GET', '/auth/no-such-route')],
@@ -128,4 +128,24 @@ t.test('through the gateway, an admin disables and enables an account, ends its 
   t.equal((await api.call('PUT', `/admin/user/${user.user_id}/status`, { ...as, json: { disabled: false } })).body.disabled, false)
   t.same((await api.call('DELETE', `/admin/user/${user.user_id}/lockout`, as)).body, { message: 'Lockout cleared' })
   t.equal((await api.login('managed_user', 'password123')).status, 200)
+})
+
+t.test('the gateway limits sign-ups per client address (10 an hour by default, AUTH_SIGNUPS_PER_ADDRESS, AUTH_SIGNUP_WINDOW_SECONDS)', async t => {
+  const gw = await startGateway({ AUTH_SIGNUPS_PER_ADDRESS: '2', AUTH_SIGNUP_WINDOW_SECONDS: '120' })
+  t.teardown(gw.close)
+  const api = authClient(gw.url + '/v1/api')
+  t.equal((await api.signup('gate_farm_1', 'velvet-harbor-93')).status, 201)
+  t.equal((await api.signup('gate_farm_2', 'velvet-harbor-93')).status, 201)
+  const refused = await api.signup('gate_farm_3', 'velvet-harbor-93')
+  t.equal(refused.status, 429)
+  t.same(refused.body, { detail: 'Too many sign-ups from this address; try again later' })
+  t.ok(Number(refused.headers['retry-after']) > 100 && Number(refused.headers['retry-after']) <= 120, 'Retry-After within the 2-minute window')
+})
+
+t.test('the gateway refuses a weak password at sign-up with 400', async t => {
+  const gw = await startGateway()
+  t.teardown(gw.close)
+  const res = await authClient(gw.url + '/v1/api').signup('gate_weak', 'password1234')
+  t.equal(res.status, 400)
+  t.same(res.body, { detail: 'This password is one of the most common passwords; choose a less predictable one' })
 })

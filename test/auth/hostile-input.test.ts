@@ -20,7 +20,7 @@ interface Ctx { h: AuthHarness, admin: TestUser, user: TestUser }
 /** Every route with a hostile body, as a function of a body. */
 function bodyRoutes ({ h, admin, user }: Ctx): Array<[string, (json: unknown) => Promise<Reply>, Record<string, unknown>]> {
   return [
-    ['signup', json => h.call('POST', '/auth/signup', { json }), { username: 'newcomer', password: 'password123', email: 'n@example.com' }],
+    ['signup', json => h.call('POST', '/auth/signup', { json }), { username: 'newcomer', password: 'velvet-harbor-93', email: 'n@example.com' }],
     ['login', json => h.call('POST', '/auth/login', { json, headers: { 'user-agent': 'hostile/1' } }), { username: user.username, password: user.password }],
     ['self-update', json => h.call('PUT', '/auth/user/update', { query: { user_id: user.userId }, headers: { token: user.token, 'user-agent': user.device }, json }), { username: 'renamed', password: 'password456', email: 'r@example.com' }],
     ['admin update', json => h.call('PUT', `/admin/user/${user.userId}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json }), { username: 'renamed', password: 'password456', email: 'r@example.com' }],
@@ -88,7 +88,7 @@ for (const host of ['hapi', 'node'] as const) {
     t.test('unicode and control characters in usernames are a 400 everywhere a username is set', async t => {
       for (const username of ODD_USERNAMES) {
         for (const [route, send, base] of bodyRoutes(ctx).filter(([, , base]) => 'username' in base)) {
-          const res = await send(route === 'login' ? { ...base, username } : { username, password: 'password123' })
+          const res = await send(route === 'login' ? { ...base, username } : { username, password: 'velvet-harbor-93' })
           assertRefused(t, res, `${route} ${JSON.stringify(username)}`, route === 'login' ? /^40[01]$/ : 400)
         }
         assertRefused(t, await h.call('GET', '/auth/get-user-id', { query: { username } }), `get-user-id ${JSON.stringify(username)}`, 400)
@@ -99,8 +99,8 @@ for (const host of ['hapi', 'node'] as const) {
     })
 
     t.test('__proto__ and constructor keys are refused and pollute nothing', async t => {
-      for (const raw of ['{"__proto__":{"accessLevel":"hush"},"username":"proto_user","password":"password123"}',
-        '{"constructor":{"prototype":{"accessLevel":"hush"}},"username":"proto_user","password":"password123"}']) {
+      for (const raw of ['{"__proto__":{"accessLevel":"hush"},"username":"proto_user","password":"velvet-harbor-93"}',
+        '{"constructor":{"prototype":{"accessLevel":"hush"}},"username":"proto_user","password":"velvet-harbor-93"}']) {
         assertRefused(t, await h.call('POST', '/auth/signup', { raw, headers: { 'content-type': 'application/json' } }), raw.slice(0, 30), 400)
       }
       t.equal(({} as Record<string, unknown>).accessLevel, undefined)
@@ -162,21 +162,21 @@ for (const host of ['hapi', 'node'] as const) {
     })
 
     t.test('JSON that is not an object is a 400', async t => {
-      for (const raw of ['[]', '"username"', '42', 'true', 'null', '[{"username":"a","password":"password123"}]']) {
+      for (const raw of ['[]', '"username"', '42', 'true', 'null', '[{"username":"a","password":"velvet-harbor-93"}]']) {
         for (const [route, send] of rawRoutes(ctx)) assertRefused(t, await send({ raw, headers: { 'content-type': 'application/json' } }), `${route} ${raw}`, 400)
       }
     })
 
     t.test('a body with a non-JSON content type is a 415', async t => {
-      const body = JSON.stringify({ username: 'typed_user', password: 'password123' })
+      const body = JSON.stringify({ username: 'typed_user', password: 'velvet-harbor-93' })
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonp']) {
         for (const [route, send] of rawRoutes(ctx)) assertRefused(t, await send({ raw: body, headers: { 'content-type': type } }), `${route} ${type}`, 415)
       }
-      t.equal((await h.call('POST', '/auth/signup', { raw: 'username=form_user&password=password123', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415)
+      t.equal((await h.call('POST', '/auth/signup', { raw: 'username=form_user&password=velvet-harbor-93', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415)
     })
 
     t.test('a body over 64 KiB is a 413 with a detail body', async t => {
-      const big = JSON.stringify({ username: 'big_user', password: 'password123', email: 'x'.repeat(70 * 1024) })
+      const big = JSON.stringify({ username: 'big_user', password: 'velvet-harbor-93', email: 'x'.repeat(70 * 1024) })
       for (const [route, send] of rawRoutes(ctx)) {
         assertRefused(t, await send({ raw: big, headers: { 'content-type': 'application/json' } }), `${route} with content-length`, 413)
         assertRefused(t, await send({ raw: big, chunked: true, headers: { 'content-type': 'application/json' } }), `${route} chunked`, 413)

@@ -6,7 +6,7 @@ const NAMES = ['Charlie', 'alice', 'ALINA', 'bob', 'mal.colm', 'a_b', 'aXb', 'do
 
 async function withUsers () {
   const h = await startAuthHarness()
-  for (const name of NAMES) await h.signup(name, 'password123')
+  for (const name of NAMES) await h.signup(name, 'velvet-harbor-93')
   return h
 }
 
@@ -40,7 +40,7 @@ t.test('search-users matches regex characters literally', async t => {
 t.test('search-users limit: default 20, at most 100', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  for (let i = 0; i < 25; i++) await h.signup(`many_${String(i).padStart(2, '0')}`, 'password123')
+  for (let i = 0; i < 25; i++) await h.signup(`many_${String(i).padStart(2, '0')}`, 'velvet-harbor-93')
   const byDefault = await h.call('GET', '/auth/search-users', { query: { query: 'many' } })
   t.equal(byDefault.body.length, 20)
   t.equal(byDefault.body[0], 'many_00')
@@ -65,7 +65,7 @@ t.test('search-users: an empty, missing or over-long query is a 400', async t =>
 t.test('get-user-id: an exact, case-insensitive match answers the id as a bare JSON string', async t => {
   const h = await withUsers()
   t.teardown(h.close)
-  const login = await h.login('Charlie', 'password123')
+  const login = await h.login('Charlie', 'velvet-harbor-93')
   for (const username of ['Charlie', 'charlie', 'CHARLIE']) {
     const res = await h.call('GET', '/auth/get-user-id', { query: { username } })
     t.equal(res.status, 200, username)

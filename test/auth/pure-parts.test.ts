@@ -262,7 +262,8 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.equal(resolved.adminUsername, 'system')
   t.equal(resolved.adminPassword, undefined)
   t.same(resolved.argon2, { memoryCost: 19456, timeCost: 2, parallelism: 1 })
-  t.same(resolved.loginLimits, { perUsername: 5, perAddress: 30, windowSeconds: 900 })
+  t.same(resolved.loginLimits, { perUsername: 5, perAddress: 30, windowSeconds: 900, delayAfter: 5, maxDelaySeconds: 4 })
+  t.same(resolved.signupLimits, { perAddress: 10, windowSeconds: 3600 })
   t.equal(resolved.maxBodyBytes, 65536)
   t.equal(resolved.argon2Concurrency, Math.min(availableParallelism() + 1, 3), 'one more hash in flight than cores, at most 3')
   t.equal(defaultHashConcurrency(), resolved.argon2Concurrency)
@@ -277,6 +278,11 @@ t.test('options default as documented and bad ones fail at start-up with a fix',
   t.throws(() => resolveOptions({ store, reauthSeconds: -1 }), /reauthSeconds must be a whole number of seconds, 0 or more/)
   t.throws(() => resolveOptions({ store, reauthSeconds: 0.5 }), /reauthSeconds/)
   t.throws(() => resolveOptions({ store, queryTokens: 'no' as never }), /queryTokens must be true or false/)
+  t.throws(() => resolveOptions({ store, loginLimits: { delayAfter: 0 } }), /loginLimits\.delayAfter must be a positive integer/)
+  t.throws(() => resolveOptions({ store, loginLimits: { maxDelaySeconds: 11 } }), /loginLimits\.maxDelaySeconds must be a number from 0 to 10/)
+  t.throws(() => resolveOptions({ store, signupLimits: { perAddress: 0 } }), /signupLimits\.perAddress must be a positive integer/)
+  t.throws(() => resolveOptions({ store, signupLimits: { windowSeconds: -1 } }), /signupLimits\.windowSeconds/)
+  t.same(resolveOptions({ store, signupLimits: { perAddress: undefined, windowSeconds: 60 } }).signupLimits, { perAddress: 10, windowSeconds: 60 }, 'an unset setting keeps its default')
 })
 
 t.test('an onEvent hook that throws does not break the service', async t => {
@@ -292,14 +298,14 @@ t.test('an onEvent hook that throws does not break the service', async t => {
 
 t.test('hashes made with other argon2 parameters are recognised as outdated', async t => {
   const hasher = createPasswordHasher(CHEAP_ARGON2)
-  const current = await hasher.hash('password123')
+  const current = await hasher.hash('velvet-harbor-93')
   t.match(current, /^\$argon2id\$v=19\$m=64,t=1,p=1\$/)
   t.equal(hasher.isOutdated(current), false)
-  t.equal(hasher.isOutdated(await hash('password123', { memoryCost: 128, timeCost: 1, parallelism: 1 })), true)
+  t.equal(hasher.isOutdated(await hash('velvet-harbor-93', { memoryCost: 128, timeCost: 1, parallelism: 1 })), true)
   t.equal(hasher.isOutdated('not a hash'), false, 'an unparseable hash is left for verify to reject')
-  t.equal(await hasher.verify(current, 'password123'), true)
+  t.equal(await hasher.verify(current, 'velvet-harbor-93'), true)
   t.equal(await hasher.verify(current, 'password124'), false)
-  t.equal(await hasher.verify(undefined, 'password123'), false, 'an unknown user never verifies')
+  t.equal(await hasher.verify(undefined, 'velvet-harbor-93'), false, 'an unknown user never verifies')
 })
 
 t.test('generated system passwords are 24 random base64url characters', async t => {
@@ -327,4 +333,26 @@ t.test('at most argon2Concurrency hashes run at once, the rest in arrival order'
   t.same(finished, [0, 1, 2, 3, 4, 5, 6])
   t.equal(results.filter(r => r.status === 'rejected').length, 1)
   t.equal(await gate(async () => 'free'), 'free', 'every slot was given back')
+})
+
+t.test('logins are served ahead of sign-ups when password hashing is the bottleneck', async t => {
+  // The gate: with its one slot taken, an urgent task queued last starts next.
+  const gate = createGate(1)
+  const started: string[] = []
+  let release!: () => void
+  const first = gate(() => new Promise<void>(resolve => { started.push('first'); release = resolve }))
+  const queued = ['signup-1', 'signup-2', 'login', 'signup-3'].map(name =>
+    gate(async () => { started.push(name) }, name === 'login'))
+  release()
+  await Promise.all([first, ...queued])
+  t.same(started, ['first', 'login', 'signup-1', 'signup-2', 'signup-3'])
+
+  // The hasher: verify() waits ahead of queued hash() calls, with real argon2 work and one slot.
+  const hasher = createPasswordHasher(CHEAP_ARGON2, 1)
+  const stored = await hasher.hash('velvet-harbor-93')
+  const done: string[] = []
+  const signups = [1, 2, 3, 4].map(i => hasher.hash(`new-user-password-${i}`).then(() => { done.push(`signup-${i}`) }))
+  const login = hasher.verify(stored, 'velvet-harbor-93').then(ok => { done.push(`login ${ok}`) })
+  await Promise.all([...signups, login])
+  t.same(done, ['signup-1', 'login true', 'signup-2', 'signup-3', 'signup-4'], 'the login waited for the hash in progress only')
 })

@@ -16,11 +16,11 @@ const OWASP = { memoryCost: 19456, timeCost: 2, parallelism: 1 }
 t.test('passwords are stored as argon2id hashes with m=19456 KiB, t=2, p=1 by default', async t => {
   const h = await startAuthHarness({ realArgon2: true })
   t.teardown(h.close)
-  await h.signup('hashed', 'password123')
+  await h.signup('hashed', 'velvet-harbor-93')
   const record = await h.store.users.findByUsernameKey('hashed')
   t.match(record?.passwordHash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/)
-  t.notMatch(record?.passwordHash, /password123/)
-  t.ok(await verify(record!.passwordHash, 'password123'))
+  t.notMatch(record?.passwordHash, /velvet-harbor-93/)
+  t.ok(await verify(record!.passwordHash, 'velvet-harbor-93'))
 })
 
 t.test('a session token is stored only as its SHA-256 digest', async t => {
@@ -48,7 +48,7 @@ function median (values: number[]): number {
 t.test('an unknown username costs the same argon2 work as a known one', async t => {
   const h = await startAuthHarness({ realArgon2: true, loginLimits: { perUsername: 1000, perAddress: 1000 } })
   t.teardown(h.close)
-  await h.signup('timed_user', 'password123')
+  await h.signup('timed_user', 'velvet-harbor-93')
   const timed = async (username: string): Promise<number> => {
     const start = performance.now()
     const res = await h.login(username, 'wrong-password')
@@ -113,16 +113,16 @@ t.test('hashes made with older parameters are upgraded at the next successful lo
   const store = await createEmbeddedStore()
   t.teardown(() => store.close())
   const old = await startAuthHarness({ store })
-  await old.signup('legacy', 'password123')
+  await old.signup('legacy', 'velvet-harbor-93')
   await old.close()
   t.match((await store.users.findByUsernameKey('legacy'))?.passwordHash, /m=64,t=1,p=1/)
   const h = await startAuthHarness({ store, realArgon2: true })
   t.teardown(h.close)
   t.equal((await h.login('legacy', 'wrong-password')).status, 401)
   t.match((await store.users.findByUsernameKey('legacy'))?.passwordHash, /m=64,t=1,p=1/, 'not on a failed login')
-  t.equal((await h.login('legacy', 'password123')).status, 200)
+  t.equal((await h.login('legacy', 'velvet-harbor-93')).status, 200)
   t.match((await store.users.findByUsernameKey('legacy'))?.passwordHash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
-  t.equal((await h.login('legacy', 'password123', 'other/1')).status, 200, 'the upgraded hash verifies')
+  t.equal((await h.login('legacy', 'velvet-harbor-93', 'other/1')).status, 200, 'the upgraded hash verifies')
 })
 
 t.test('an unexpected failure answers 500 "Internal error", is logged, and shows no details', async t => {

@@ -27,13 +27,13 @@ t.test('self-update changes username, email and password and answers the updated
 t.test('self-update of one field leaves the others as they were', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
-  await h.signup('keeper', 'password123', 'keep@example.com')
-  const login = await h.login('keeper', 'password123')
-  const u: TestUser = { username: 'keeper', password: 'password123', userId: login.body.user_id, token: login.body.access_token, device: 'gatehouse-tests/1.0 (device A)' }
+  await h.signup('keeper', 'velvet-harbor-93', 'keep@example.com')
+  const login = await h.login('keeper', 'velvet-harbor-93')
+  const u: TestUser = { username: 'keeper', password: 'velvet-harbor-93', userId: login.body.user_id, token: login.body.access_token, device: 'gatehouse-tests/1.0 (device A)' }
   const res = await update(h, u, { email: 'other@example.com' })
   t.match(res.body, { username: 'keeper', email: 'other@example.com', date_joined: login.body.date_joined })
   t.equal((await update(h, u, { email: null })).body.email, null, 'null clears the email')
-  t.equal((await h.login('keeper', 'password123', 'second/1')).status, 200, 'password unchanged')
+  t.equal((await h.login('keeper', 'velvet-harbor-93', 'second/1')).status, 200, 'password unchanged')
 })
 
 t.test('self-update needs the token header, the same device and the caller\'s own user_id (401)', async t => {
@@ -220,4 +220,20 @@ t.test('current_password alone updates nothing (400), and the admin update route
   const res = await h.call('PUT', `/admin/user/${u.userId}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json: { email: 'x@example.com', current_password: 'x' } })
   t.equal(res.status, 400)
   t.match(res.body.detail, /current_password.*not allowed/)
+})
+
+t.test('a self-update to a common password, or one containing the (new) username, is refused with 400 and a clear detail', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const u = await h.newUser({ username: 'updater' })
+  const common = await update(h, u, { password: 'Password123' })
+  t.equal(common.status, 400)
+  t.same(common.body, { detail: 'This password is one of the most common passwords; choose a less predictable one' })
+  const own = await update(h, u, { password: 'i-am-UPDATER-now' })
+  t.equal(own.status, 400)
+  t.same(own.body, { detail: 'The password must not contain the username' })
+  const renamed = await update(h, u, { username: 'renamed_one', password: 'renamed_one-2030' })
+  t.equal(renamed.status, 400, 'checked against the username the update gives')
+  t.same(renamed.body, { detail: 'The password must not contain the username' })
+  t.equal((await h.login('updater', u.password)).status, 200, 'nothing changed')
 })

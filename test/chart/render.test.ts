@@ -11,6 +11,7 @@ const CONTRACT_ENV = new Set([
   'AUTH_SESSION_TTL_SECONDS', 'AUTH_REAUTH_SECONDS', 'AUTH_QUERY_TOKENS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -343,4 +344,30 @@ t.test('the ServiceMonitor shape check catches a broken object', async t => {
   }
   const problems = serviceMonitorProblems(broken)
   t.ok(problems.length >= 5, problems.join('; '))
+})
+
+t.test('with the Ingress enabled, TRUSTED_PROXIES names the ingress controller so each client is counted by its own address', async t => {
+  const defaults = configData(await renderSet('defaults'))
+  t.notOk('TRUSTED_PROXIES' in defaults, 'no Ingress: no proxy is trusted')
+  t.equal(defaults.AUTH_SIGNUPS_PER_ADDRESS, '10')
+  t.equal(defaults.AUTH_SIGNUP_WINDOW_SECONDS, '3600')
+  t.notOk((await renderSet('defaults')).some(o => o.kind === 'Ingress'))
+
+  const objects = await renderSet('ingress with TLS')
+  t.equal(configData(objects).TRUSTED_PROXIES, '10.42.0.0/16', 'ingress.trustedProxies')
+  t.equal(configData(objects).AUTH_SIGNUPS_PER_ADDRESS, '20')
+  t.equal(configData(objects).AUTH_SIGNUP_WINDOW_SECONDS, '600')
+  const ingress = only(objects, 'Ingress')
+  t.equal(ingress.spec.ingressClassName, 'nginx')
+  t.same(ingress.spec.tls, [{ secretName: 'gatehouse-tls', hosts: ['gatehouse.example.com'] }])
+  t.same(ingress.spec.rules, [{
+    host: 'gatehouse.example.com',
+    http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: FULLNAME, port: { name: 'http' } } } }] },
+  }], "every path to the Service's http port")
+
+  const byDefault = configData(await render({ ingress: { enabled: true } }))
+  t.equal(byDefault.TRUSTED_PROXIES, '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7', 'the private ranges pod networks use, by default')
+  const own = configData(await render({ ingress: { enabled: true }, config: { trustedProxies: '192.0.2.10' } }))
+  t.equal(own.TRUSTED_PROXIES, '192.0.2.10', 'config.trustedProxies wins')
+  t.equal(configData(await render({ config: { trustedProxies: '192.0.2.10' } })).TRUSTED_PROXIES, '192.0.2.10', 'and works without the Ingress (your own load balancer)')
 })

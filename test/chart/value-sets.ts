@@ -60,6 +60,20 @@ export const VALUE_SETS: ValueSet[] = [
     },
   },
   {
+    name: 'ingress with TLS',
+    values: {
+      ingress: {
+        enabled: true,
+        className: 'nginx',
+        annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '32m' },
+        hosts: ['gatehouse.example.com'],
+        tls: [{ secretName: 'gatehouse-tls', hosts: ['gatehouse.example.com'] }],
+        trustedProxies: '10.42.0.0/16',
+      },
+      config: { signupsPerAddress: 20, signupWindowSeconds: 600 },
+    },
+  },
+  {
     name: 'embedded store on an existing claim',
     values: { persistence: { enabled: true, existingClaim: 'my-claim' } },
   },

@@ -22,7 +22,7 @@ t.test('with no environment every default of the README configuration table appl
     otelServiceName: 'gatehouse',
     tracingEnabled: false,
   })
-  for (const unset of ['mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels']) {
+  for (const unset of ['mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels', 'authSignupsPerAddress', 'authSignupWindowSeconds', 'trustedProxies']) {
     t.notOk(unset in c, `${unset} unset`)
   }
   t.ok(Object.isFrozen(c), 'frozen')
@@ -41,6 +41,9 @@ t.test('every variable is read into its field', async t => {
     AUTH_SESSION_TTL_SECONDS: '60',
     AUTH_REAUTH_SECONDS: '0',
     AUTH_QUERY_TOKENS: 'false',
+    AUTH_SIGNUPS_PER_ADDRESS: '25',
+    AUTH_SIGNUP_WINDOW_SECONDS: '600',
+    TRUSTED_PROXIES: '10.0.0.0/8, 2001:db8::/32,192.168.1.7',
     GEMINI_AUTH_PASSWORD: 'proxy-pass',
     GEMINI_CREDENTIALS: '{"refresh_token":"r"}',
     GOOGLE_APPLICATION_CREDENTIALS: '/creds.json',
@@ -70,6 +73,9 @@ t.test('every variable is read into its field', async t => {
     authSessionTtlSeconds: 60,
     authReauthSeconds: 0,
     authQueryTokens: false,
+    authSignupsPerAddress: 25,
+    authSignupWindowSeconds: 600,
+    trustedProxies: ['10.0.0.0/8', '2001:db8::/32', '192.168.1.7'],
     proxyPassword: 'proxy-pass',
     geminiCredentials: { refresh_token: 'r' },
     credentialsFile: '/creds.json',
@@ -137,6 +143,10 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ AUTH_QUERY_TOKENS: 'sometimes' }, 'AUTH_QUERY_TOKENS'],
   [{ AUTH_ADMIN_USERNAME: 'x' }, 'AUTH_ADMIN_USERNAME'],
   [{ AUTH_ADMIN_PASSWORD: 'short' }, 'AUTH_ADMIN_PASSWORD'],
+  [{ AUTH_SIGNUPS_PER_ADDRESS: '0' }, 'AUTH_SIGNUPS_PER_ADDRESS'],
+  [{ AUTH_SIGNUP_WINDOW_SECONDS: 'hourly' }, 'AUTH_SIGNUP_WINDOW_SECONDS'],
+  [{ TRUSTED_PROXIES: '10.0.0.0/8, ingress' }, 'TRUSTED_PROXIES'],
+  [{ TRUSTED_PROXIES: '10.0.0.0/40' }, 'TRUSTED_PROXIES'],
   [{ GEMINI_CREDENTIALS: '{not json' }, 'GEMINI_CREDENTIALS'],
   [{ LLM_CREDENTIALS: '[1,2]' }, 'LLM_CREDENTIALS'],
   [{ CODE_ASSIST_ENDPOINT: 'ftp://x' }, 'CODE_ASSIST_ENDPOINT'],

@@ -46,8 +46,8 @@ t.test('requests are counted and timed by method, route template and status clas
   const gw = await startGateway(ADMIN)
   t.teardown(gw.close)
   const api = authClient(gw.url + '/v1/api')
-  t.equal((await api.signup('metric_user', 'password123')).status, 201)
-  const login = await api.login('metric_user', 'password123')
+  t.equal((await api.signup('metric_user', 'velvet-harbor-93')).status, 201)
+  const login = await api.login('metric_user', 'velvet-harbor-93')
   const userId: string = login.body.user_id
   await api.validate(userId, login.body.access_token)
   await api.validate(userId, 'wrong-token')
@@ -78,10 +78,10 @@ t.test('sessions created/ended/expired and login successes/failures/lockouts are
   for (const result of ['success', 'failure', 'lockout']) t.equal(sample(before, 'gatehouse_logins_total', { result }), 0, `${result} starts at 0`)
 
   const api = authClient(gw.url + '/v1/api')
-  await api.signup('counted', 'password123')
-  const first = await api.login('counted', 'password123')
+  await api.signup('counted', 'velvet-harbor-93')
+  const first = await api.login('counted', 'velvet-harbor-93')
   await api.logout(first.body.user_id, first.body.access_token)
-  const second = await api.login('counted', 'password123')
+  const second = await api.login('counted', 'velvet-harbor-93')
   for (let i = 0; i < 6; i++) await api.login('counted', 'wrong-password')
   await new Promise(resolve => setTimeout(resolve, 1100))
   await api.validate(second.body.user_id, second.body.access_token)
@@ -98,7 +98,7 @@ t.test('sessions created/ended/expired and login successes/failures/lockouts are
 t.test('store operation durations are recorded by adapter and operation', async t => {
   const gw = await startGateway(ADMIN)
   t.teardown(gw.close)
-  await authClient(gw.url + '/v1/api').signup('stored_user', 'password123')
+  await authClient(gw.url + '/v1/api').signup('stored_user', 'velvet-harbor-93')
   await fetch(gw.url + '/readyz')
   const text = await scrape(gw.url + '/metrics')
   t.ok((sample(text, 'gatehouse_store_operation_duration_seconds_count', { adapter: 'embedded', operation: 'users.insert', outcome: 'ok' }) ?? 0) >= 2, 'system user and sign-up')

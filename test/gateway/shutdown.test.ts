@@ -109,7 +109,7 @@ t.test('npm start on SIGTERM: a proxied stream in flight completes, the data is 
     GEMINI_API_ENDPOINT: fake.url,
   })
   t.teardown(() => gw.stop('SIGKILL'))
-  t.equal((await authClient(gw.url + '/v1/api').signup('saved_at_shutdown', 'password123')).status, 201)
+  t.equal((await authClient(gw.url + '/v1/api').signup('saved_at_shutdown', 'velvet-harbor-93')).status, 201)
 
   const words = ['one', 'two', 'three', 'four', 'five']
   fake.reply('streamGenerateContent', streamReply(words.map((w, i) => geminiResponse({ text: w, finishReason: i === words.length - 1 ? 'STOP' : undefined })), { chunkDelayMs: 250 }))

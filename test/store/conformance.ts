@@ -289,6 +289,21 @@ export function storeConformance (t: Test, open: OpenStore): void {
     await store.attempts.clear('user:nobody')
   })
 
+  t.test('clearPrefix removes exactly the keys that start with a literal prefix', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const keys = ['login:acct:ada:10.0.0.1', 'login:acct:ada:2001:db8::/64', 'login:acct:ada.b:10.0.0.1', 'login:acct:adam:10.0.0.1', 'login:acct:a.a:10.0.0.1', 'login:user:ada']
+    for (const key of keys) await store.attempts.hit(key, 60_000, now)
+    await store.attempts.clearPrefix('login:acct:ada:')
+    const left = []
+    for (const key of keys) if ((await store.attempts.get(key, now)).count > 0) left.push(key)
+    t.same(left, keys.slice(2), 'only the two keys under the prefix went')
+    await store.attempts.clearPrefix('login:acct:a.')
+    t.equal((await store.attempts.get('login:acct:ada.b:10.0.0.1', now)).count, 1, 'a "." in the prefix is literal')
+    t.equal((await store.attempts.get('login:acct:a.a:10.0.0.1', now)).count, 0)
+    await store.attempts.clearPrefix('nothing:')
+  })
+
   t.test('concurrent failures all count', async t => {
     const store = await open(t)
     const now = new Date()

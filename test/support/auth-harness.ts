@@ -11,6 +11,7 @@ import type { Logger } from '../../lib/logger.ts'
 import type { Store } from '../../lib/store/types.ts'
 import { createNodeListener } from '../../lib/http/node-adapter.ts'
 import { mountRoutes } from '../../gateway/mount-routes.ts'
+import { parseTrustedProxies } from '../../lib/http/client-address.ts'
 import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { authClient, DEVICE } from './auth-client.ts'
 import type { AuthClient } from './auth-client.ts'
@@ -25,6 +26,8 @@ export interface HarnessOptions extends Partial<Omit<AuthServiceOptions, 'store'
   host?: 'hapi' | 'node'
   /** Use the service's default (OWASP) argon2 parameters instead of CHEAP_ARGON2. */
   realArgon2?: boolean
+  /** Trusted proxies for the host (e.g. '127.0.0.1'), so a test can send X-Forwarded-For as any client. Default none. */
+  trustedProxies?: string
 }
 
 export interface LogLine { level: string, obj: unknown, msg?: string }
@@ -44,6 +47,8 @@ export interface AuthHarness extends AuthClient {
   service: AuthService
   events: AuthEvent[]
   logs: LogLine[]
+  /** Every login delay the limiter waited out (ms); waiting moves the fake clock instead of the wall clock. */
+  delays: number[]
   /** Moves the service's clock forward. */
   advance (seconds: number): void
   /** Signs up and logs in a new user (username unique per call unless given). */
@@ -59,17 +64,21 @@ export const ADMIN_PASSWORD = 'admin-password-for-tests'
 let counter = 0
 
 export async function startAuthHarness (options: HarnessOptions = {}): Promise<AuthHarness> {
-  const { host = 'hapi', realArgon2 = false, store: given, ...serviceOptions } = options
+  const { host = 'hapi', realArgon2 = false, store: given, trustedProxies, ...serviceOptions } = options
   let clock = Date.now()
   const store = given ?? await createEmbeddedStore({ now: () => new Date(clock) })
   const events: AuthEvent[] = []
   const logs: LogLine[] = []
+  const delays: number[] = []
   const log = (level: string) => (obj: unknown, msg?: string) => { logs.push({ level, obj, msg }) }
   const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
   const service = createAuthService({
     store,
     adminPassword: ADMIN_PASSWORD,
     now: () => new Date(clock),
+    sleep: async (ms) => { delays.push(ms); clock += ms },
+    // Tests sign up many users from 127.0.0.1; the sign-up limit's own tests pass the default back.
+    signupLimits: { perAddress: 100_000 },
     logger,
     onEvent: (e) => events.push(e),
     ...(realArgon2 ? {} : { argon2: CHEAP_ARGON2 }),
@@ -81,12 +90,15 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
   let stopServer: () => Promise<void>
   if (host === 'hapi') {
     const server = Hapi.server({ host: '127.0.0.1', port: 0, router: { stripTrailingSlash: false } })
-    mountRoutes(server, service.routes, { scope: serviceOptions.basePath ?? '/v1/api' })
+    mountRoutes(server, service.routes, {
+      scope: serviceOptions.basePath ?? '/v1/api',
+      trustedProxies: trustedProxies === undefined ? undefined : parseTrustedProxies(trustedProxies),
+    })
     await server.start()
     origin = `http://127.0.0.1:${server.info.port}`
     stopServer = () => server.stop({ timeout: 1000 })
   } else {
-    const server = http.createServer(createNodeListener(service.routes))
+    const server = http.createServer(createNodeListener(service.routes, { trustedProxies }))
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     stopServer = () => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()) })
@@ -114,6 +126,7 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
     service,
     events,
     logs,
+    delays,
     advance (seconds) { clock += seconds * 1000 },
     newUser,
     admin: () => loginAs(serviceOptions.adminUsername ?? 'system', serviceOptions.adminPassword ?? ADMIN_PASSWORD, DEVICE),

@@ -216,3 +216,12 @@ app.kubernetes.io/name: {{ include "gatehouse.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: test
 {{- end }}
+
+{{/* TRUSTED_PROXIES: config.trustedProxies when set, else the ingress controller's ranges while the chart's Ingress is enabled (behind it every client arrives from the controller's address). */}}
+{{- define "gatehouse.trustedProxies" -}}
+{{- if .Values.config.trustedProxies }}
+{{- .Values.config.trustedProxies }}
+{{- else if .Values.ingress.enabled }}
+{{- .Values.ingress.trustedProxies }}
+{{- end }}
+{{- end }}
