@@ -92,8 +92,8 @@ t.test('through the gateway, AUTH_QUERY_TOKENS=false refuses query tokens (401) 
   const gw = await startGateway({ ...ADMIN, AUTH_QUERY_TOKENS: 'false' })
   t.teardown(gw.close)
   const api = authClient(gw.url + '/v1/api')
-  await api.signup('header_user', 'password123')
-  const { user_id: userId, access_token: token } = (await api.login('header_user', 'password123')).body
+  await api.signup('header_user', 'quiet-lantern-58')
+  const { user_id: userId, access_token: token } = (await api.login('header_user', 'quiet-lantern-58')).body
   const inQuery = await api.validate(userId, token)
   t.equal(inQuery.status, 401)
   t.match(inQuery.body.detail, /not accepted in the query string.*token header.*Authorization: Bearer/)
@@ -107,27 +107,27 @@ t.test('through the gateway, AUTH_REAUTH_SECONDS=0 asks for current_password on 
   const gw = await startGateway({ ...ADMIN, AUTH_REAUTH_SECONDS: '0' })
   t.teardown(gw.close)
   const api = authClient(gw.url + '/v1/api')
-  await api.signup('careful_user', 'password123')
-  const { user_id: userId, access_token: token } = (await api.login('careful_user', 'password123')).body
+  await api.signup('careful_user', 'quiet-lantern-58')
+  const { user_id: userId, access_token: token } = (await api.login('careful_user', 'quiet-lantern-58')).body
   const headers = { token, 'user-agent': 'gatehouse-tests/1.0 (device A)' }
   t.equal((await api.call('PUT', '/auth/user/update', { query: { user_id: userId }, headers, json: { email: 'c@example.com' } })).status, 401)
-  t.equal((await api.call('PUT', '/auth/user/update', { query: { user_id: userId }, headers, json: { email: 'c@example.com', current_password: 'password123' } })).status, 200)
+  t.equal((await api.call('PUT', '/auth/user/update', { query: { user_id: userId }, headers, json: { email: 'c@example.com', current_password: 'quiet-lantern-58' } })).status, 200)
 })
 
 t.test('through the gateway, an admin disables and enables an account, ends its sessions and clears its lockout', async t => {
   const gw = await startGateway(ADMIN)
   t.teardown(gw.close)
   const api = authClient(gw.url + '/v1/api')
-  await api.signup('managed_user', 'password123')
-  const user = (await api.login('managed_user', 'password123')).body
+  await api.signup('managed_user', 'quiet-lantern-58')
+  const user = (await api.login('managed_user', 'quiet-lantern-58')).body
   const admin = (await api.login('gate_admin', ADMIN.AUTH_ADMIN_PASSWORD, 'console/1')).body
   const as = { query: { admin_id: admin.user_id }, headers: { 'user-agent': 'console/1', authorization: `Bearer ${admin.access_token}` } }
   t.equal((await api.call('DELETE', `/admin/user/${user.user_id}/sessions`, as)).body.ended, 1)
   t.equal((await api.call('PUT', `/admin/user/${user.user_id}/status`, { ...as, json: { disabled: true } })).body.disabled, true)
-  t.equal((await api.login('managed_user', 'password123')).status, 401)
+  t.equal((await api.login('managed_user', 'quiet-lantern-58')).status, 401)
   t.equal((await api.call('PUT', `/admin/user/${user.user_id}/status`, { ...as, json: { disabled: false } })).body.disabled, false)
   t.same((await api.call('DELETE', `/admin/user/${user.user_id}/lockout`, as)).body, { message: 'Lockout cleared' })
-  t.equal((await api.login('managed_user', 'password123')).status, 200)
+  t.equal((await api.login('managed_user', 'quiet-lantern-58')).status, 200)
 })
 
 t.test('the gateway limits sign-ups per client address (10 an hour by default, AUTH_SIGNUPS_PER_ADDRESS, AUTH_SIGNUP_WINDOW_SECONDS)', async t => {
