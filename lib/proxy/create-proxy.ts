@@ -112,7 +112,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
-  const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()))
+  const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const routes = proxyRoutes({
     checkAuth: createClientAuth(password, attempts),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),

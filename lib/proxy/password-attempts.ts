@@ -4,6 +4,7 @@
 // (the proxy's request rate is benchmarked). With n replicas an address gets at most n times the attempts,
 // which changes nothing against a password of 16 characters or more (PROXY_PASSWORD_MIN_LENGTH).
 import { fail } from '../errors.ts'
+import type { Logger } from '../logger.ts'
 
 export interface PasswordAttemptLimits {
   /** Wrong passwords allowed per client address within the window; past them every request from it is a 429. Default 10. */
@@ -28,7 +29,7 @@ export interface PasswordAttempts {
   readonly tracking: boolean
 }
 
-export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () => Date): PasswordAttempts {
+export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () => Date, logger?: Logger): PasswordAttempts {
   const windowMs = limits.windowSeconds * 1000
   const windows = new Map<string, Window>()
 
@@ -58,13 +59,16 @@ export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () =
     },
     failed (bucket) {
       const at = now().getTime()
-      const window = live(bucket, at)
-      if (window !== undefined) {
-        window.count++
-        return
+      let window = live(bucket, at)
+      if (window === undefined) {
+        if (windows.size >= MAX_TRACKED) makeRoom(at)
+        window = { count: 0, resetAt: at + windowMs }
+        windows.set(bucket, window)
       }
-      if (windows.size >= MAX_TRACKED) makeRoom(at)
-      windows.set(bucket, { count: 1, resetAt: at + windowMs })
+      window.count++
+      if (window.count === limits.attempts) {
+        logger?.warn({ address: bucket, attempts: window.count, until: new Date(window.resetAt).toISOString() }, 'Too many wrong proxy passwords: address locked out')
+      }
     },
   }
 }

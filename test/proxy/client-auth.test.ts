@@ -159,3 +159,22 @@ t.test('a proxy password shorter than 16 characters is refused when the proxy is
   t.teardown(() => proxy.close())
   t.ok(proxy.routes.length > 0, '16 characters are enough')
 })
+
+t.test('the password-attempt counters stay bounded: at most 10 000 addresses, expired windows dropped first, then the oldest', async t => {
+  let now = new Date('2026-01-01T00:00:00Z')
+  const warnings: unknown[] = []
+  const attempts = createPasswordAttempts({ attempts: 1, windowSeconds: 60 }, () => now, { debug () {}, info () {}, warn: (obj: unknown) => warnings.push(obj), error () {} })
+  t.equal(attempts.tracking, false, 'nothing tracked: the check skips the lookup')
+  attempts.failed('198.51.100.1')
+  t.match(warnings, [{ address: '198.51.100.1', attempts: 1 }], 'a lockout is logged')
+  t.throws(() => attempts.admit('198.51.100.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS', retryAfter: 60 })
+  now = new Date(now.getTime() + 30_000)
+  for (let i = 0; i < 9_999; i++) attempts.failed(`10.0.${i >> 8}.${i & 255}`)
+  attempts.failed('203.0.113.1')
+  t.doesNotThrow(() => attempts.admit('198.51.100.1'), 'the oldest window went to make room')
+  t.throws(() => attempts.admit('203.0.113.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS' }, 'the newest is kept')
+  now = new Date(now.getTime() + 60_000)
+  attempts.failed('203.0.113.2')
+  t.doesNotThrow(() => attempts.admit('10.0.0.1'), 'expired windows are gone')
+  t.throws(() => attempts.admit('203.0.113.2'), { code: 'PROXY_TOO_MANY_ATTEMPTS' })
+})
