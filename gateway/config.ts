@@ -2,6 +2,7 @@
 // Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
 import Joi from 'joi'
 import { parseTrustedProxies } from '../lib/http/client-address.ts'
+import { PROXY_PASSWORD_MIN_LENGTH } from '../lib/proxy/client-auth.ts'
 
 export type GeminiBackend = 'code-assist' | 'gemini-api'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -37,7 +38,7 @@ export interface GatewayConfig {
   readonly authSignupWindowSeconds?: number
   /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For / Forwarded names the client. Default none (TRUSTED_PROXIES). */
   readonly trustedProxies?: readonly string[]
-  /** Password every proxy client presents; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
+  /** Password every proxy client presents, at least 16 characters; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
   readonly proxyPassword?: string
   /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
   readonly geminiCredentials?: Readonly<Record<string, unknown>>
@@ -61,6 +62,8 @@ export interface GatewayConfig {
   readonly geminiModels?: readonly string[]
   /** Chat image URLs may point at private, loopback and link-local addresses. Default false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
   readonly imageFetchAllowPrivateNetworks: boolean
+  /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
+  readonly imageFetchAllowedPorts?: readonly number[]
   /** When set, /metrics is served on this port only. Default unset: on the main port (METRICS_PORT). */
   readonly metricsPort?: number
   /** pino level. Default `info`, `debug` when DEBUG=true (LOG_LEVEL). */
@@ -115,8 +118,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
     }
     return value.split(',').map(s => s.trim()).filter(s => s !== '')
   }),
-  GEMINI_AUTH_PASSWORD: Joi.string(),
-  LLM_AUTH_PASSWORD: Joi.string(),
+  GEMINI_AUTH_PASSWORD: Joi.string().min(PROXY_PASSWORD_MIN_LENGTH),
+  LLM_AUTH_PASSWORD: Joi.string().min(PROXY_PASSWORD_MIN_LENGTH),
   GEMINI_CREDENTIALS: Joi.string(),
   LLM_CREDENTIALS: Joi.string(),
   GOOGLE_APPLICATION_CREDENTIALS: str,
@@ -134,6 +137,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_BACKEND: str.lowercase().valid('code-assist', 'gemini-api'),
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
+  IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
   METRICS_PORT: port,
   LOG_LEVEL: str.lowercase().valid(...LOG_LEVELS),
   SHUTDOWN_TIMEOUT_SECONDS: Joi.number().min(0).max(3600),
@@ -207,6 +211,11 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     ? tracesExporter.toLowerCase() !== 'none'
     : v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
   const models: string | undefined = v.GEMINI_MODELS
+  const imagePorts: string | undefined = v.IMAGE_FETCH_ALLOWED_PORTS
+  const imageFetchAllowedPorts = imagePorts === undefined ? undefined : Object.freeze(imagePorts.split(',').map(p => Number(p.trim())))
+  if (imageFetchAllowedPorts?.some(p => p < 1 || p > 65535) === true) {
+    throw new ConfigError('IMAGE_FETCH_ALLOWED_PORTS', `Invalid configuration: IMAGE_FETCH_ALLOWED_PORTS must list ports 1-65535 (got ${JSON.stringify(imagePorts)})`)
+  }
   const config: GatewayConfig = {
     host: v.HOST ?? '0.0.0.0',
     port,
@@ -235,6 +244,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiBackend,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS ?? false,
+    imageFetchAllowedPorts,
     metricsPort: v.METRICS_PORT,
     logLevel: v.LOG_LEVEL ?? (debug ? 'debug' : 'info'),
     shutdownTimeoutSeconds: v.SHUTDOWN_TIMEOUT_SECONDS ?? 25,

@@ -4,9 +4,9 @@
 import { Readable } from 'node:stream'
 import type { Server, Request, ResponseToolkit, ResponseObject, Lifecycle, RouteDefMethods, HTTP_METHODS } from '@hapi/hapi'
 import type { HandlerRequest, HandlerResponse, Route } from '../lib/http/contract.ts'
-import { isStreamBody } from '../lib/http/contract.ts'
+import { authenticateRoute, isStreamBody } from '../lib/http/contract.ts'
 import { fail, isGatehouseError } from '../lib/errors.ts'
-import { readBody } from '../lib/http/read-body.ts'
+import { isBodyTimeout, readBody } from '../lib/http/read-body.ts'
 import { reserveBody } from '../lib/http/body-budget.ts'
 import { clientAddress } from '../lib/http/client-address.ts'
 import type { TrustedProxies } from '../lib/http/client-address.ts'
@@ -72,16 +72,22 @@ function routeHandler (route: Route, logger?: Logger, trustedProxies?: TrustedPr
     let res: HandlerResponse
     const signal = clientGone(request)
     let release: (() => void) | undefined
+    const req = toHandlerRequest(request, undefined, signal, trustedProxies)
     try {
-      // Reserved before reading, so a body that does not fit stays in the client's socket, not in memory.
-      if (request.payload !== undefined) release = await reserveBody(route, request.headers, signal)
+      // Credentials first, then the budget, then the body: a request without credentials, or one whose body
+      // does not fit, is answered with its body still in the client's socket, not in memory.
+      const refused = route.authenticate === undefined ? undefined : await authenticateRoute(route, req)
+      if (refused !== undefined) return toHapiResponse(h, refused, logger)
+      if (request.payload !== undefined) release = await reserveBody(route, request.headers, signal, req.remoteAddress)
       const length = Number(request.headers['content-length'])
-      const body = await readBody(request.payload, route.maxBytes, Number.isFinite(length) ? length : undefined)
-      res = await route.handler(toHandlerRequest(request, body, signal, trustedProxies))
+      req.body = await readBody(request.payload, route.maxBytes, Number.isFinite(length) ? length : undefined, route.bodyRead)
+      res = await route.handler(req)
     } catch (err) {
       // Catalogue errors are answers (the service logs its own operational trouble); anything else is a bug.
       if (!isGatehouseError(err)) logger?.error({ err, route: route.path, method: request.method.toUpperCase() }, 'handler failed')
       res = route.errorResponse(err)
+      // The rest of a body that came too slowly stays unread: the connection cannot carry another request.
+      if (isBodyTimeout(err)) res.headers = { ...res.headers, connection: 'close' }
     } finally {
       release?.()
     }

@@ -69,7 +69,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     password: config.proxyPassword,
     upstream,
     models: config.geminiModels,
-    imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks },
+    imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     logger,
     observer: metrics.proxy,
   })

@@ -36,6 +36,7 @@ export const ERRORS = {
   // proxy
   PROXY_PASSWORD_UNSET: { status: 503, message: 'The proxy is not configured: set GEMINI_AUTH_PASSWORD' },
   PROXY_UNAUTHENTICATED: { status: 401, message: "Invalid authentication credentials. Use a Bearer token, HTTP Basic auth, the 'key' query parameter, or the 'x-goog-api-key' header." },
+  PROXY_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong proxy passwords from this address; try again later' },
   MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
   IMAGE_FETCH_FAILED: { status: 400, message: 'Could not fetch the image URL' },
   UPSTREAM_NOT_CONFIGURED: { status: 503, message: 'No upstream credentials are configured' },

@@ -3,10 +3,13 @@
 // can take more memory than a container has: in a 512 MiB pod, three concurrent 24 MB requests got the
 // gateway OOM-killed. Routes that take large bodies reserve their declared size here before reading it; a
 // request that does not fit waits its turn (first come, first served), and one that waits too long gets a 503
-// with Retry-After, which the official SDKs retry.
+// with Retry-After, which the official SDKs retry. Hosts reserve only after the route's header-only
+// authentication (Route.authenticate), and one client address holds at most a share of the budget, so
+// neither strangers nor one client sending slowly can keep everyone else's large bodies waiting.
 import { constrainedMemory } from 'node:process'
 import { totalmem } from 'node:os'
 import { fail } from '../errors.ts'
+import { addressBucket } from './client-address.ts'
 import type { Route } from './contract.ts'
 
 export interface BodyBudget {
@@ -18,13 +21,17 @@ export interface BodyBudget {
   readonly waiting: number
   /** Bodies up to this size are not counted (see BodyBudgetOptions.smallBytes). */
   readonly smallBytes: number
+  /** Bytes one client may hold at once (see BodyBudgetOptions.perClientBytes). */
+  readonly perClientBytes: number
   /**
    * Reserves `bytes` (capped at the capacity, so any allowed body can be admitted alone), waiting while they do
-   * not fit or others wait before it; small bodies (see smallBytes) pass at once, uncounted. Resolves with the
-   * function that gives them back (call it once the request no longer holds its body). Rejects with SERVER_BUSY
-   * after the wait limit, CLIENT_CLOSED_REQUEST when `signal` aborts.
+   * not fit or others wait before it; small bodies (see smallBytes) pass at once, uncounted. With `client` (the
+   * key of a client address, see addressBucket), the client's reservations together stay within perClientBytes,
+   * except that one holding nothing may always take one body; a request over its client's share waits without
+   * holding up the others. Resolves with the function that gives them back (call it once the request no longer
+   * holds its body). Rejects with SERVER_BUSY after the wait limit, CLIENT_CLOSED_REQUEST when `signal` aborts.
    */
-  reserve (bytes: number, signal?: AbortSignal): Promise<() => void>
+  reserve (bytes: number, signal?: AbortSignal, client?: string): Promise<() => void>
 }
 
 export interface BodyBudgetOptions {
@@ -33,11 +40,16 @@ export interface BodyBudgetOptions {
   /** Longest wait for room before a 503, in ms. Default 30 000. */
   maxWaitMs?: number
   /**
-   * Bodies up to this size are neither counted nor kept waiting. Default 1 MiB. The budget is reserved before
-   * the handler checks the client's password, so whoever holds it with large bodies (sent slowly, say) must
-   * not stall the ordinary small requests queued behind a large one; only large requests wait.
+   * Bodies up to this size are neither counted nor kept waiting. Default 1 MiB. Whoever holds the budget with
+   * large bodies (sent slowly, say) must not stall the ordinary small requests queued behind a large one; only
+   * large requests wait, and ordinary ones cost no bookkeeping.
    */
   smallBytes?: number
+  /**
+   * Bytes one client may hold at once, so one client sending large bodies slowly cannot take the whole budget.
+   * Default a quarter of `bytes`. A client holding nothing may always take one body, whatever its size.
+   */
+  perClientBytes?: number
 }
 
 /**
@@ -52,7 +64,7 @@ export function defaultBodyBudgetBytes (largestBody: number): number {
   return Math.max(largestBody, Math.floor(memory / 16))
 }
 
-interface Waiter { bytes: number, admit: () => void }
+interface Waiter { bytes: number, client: string | undefined, admit: () => void }
 
 const NOTHING_TO_GIVE_BACK = (): void => {}
 
@@ -60,23 +72,46 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
   const capacity = options.bytes
   const maxWaitMs = options.maxWaitMs ?? 30_000
   const smallBytes = options.smallBytes ?? 1024 * 1024
+  const perClientBytes = options.perClientBytes ?? Math.floor(capacity / 4)
   let reserved = 0
   const queue: Waiter[] = []
+  /** Bytes held per client key; a client holding nothing has no entry. */
+  const held = new Map<string, number>()
 
-  function releaser (bytes: number): () => void {
+  function withinShare (client: string | undefined, bytes: number): boolean {
+    if (client === undefined) return true
+    const holds = held.get(client)
+    return holds === undefined || holds + bytes <= perClientBytes
+  }
+
+  function take (client: string | undefined, bytes: number): () => void {
+    reserved += bytes
+    if (client !== undefined) held.set(client, (held.get(client) ?? 0) + bytes)
     let released = false
     return () => {
       if (released) return
       released = true
       reserved -= bytes
+      if (client !== undefined) {
+        const left = (held.get(client) ?? bytes) - bytes
+        if (left > 0) held.set(client, left)
+        else held.delete(client)
+      }
       admitWaiting()
     }
   }
 
+  // First come, first served for the budget as a whole; a waiter over its own client's share is passed over
+  // (it waits for that client's other bodies), so it cannot hold up other clients queued behind it.
   function admitWaiting (): void {
-    while (queue.length > 0 && reserved + queue[0].bytes <= capacity) {
-      const next = queue.shift()!
-      reserved += next.bytes
+    for (let i = 0; i < queue.length;) {
+      const next = queue[i]
+      if (!withinShare(next.client, next.bytes)) {
+        i++
+        continue
+      }
+      if (reserved + next.bytes > capacity) return
+      queue.splice(i, 1)
       next.admit()
     }
   }
@@ -84,15 +119,15 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
   return {
     capacity,
     smallBytes,
+    perClientBytes,
     get reserved () { return reserved },
     get waiting () { return queue.length },
-    reserve (requested, signal) {
+    reserve (requested, signal, client) {
       const bytes = Math.min(Math.max(0, requested), capacity)
       if (signal?.aborted === true) return Promise.reject(fail('CLIENT_CLOSED_REQUEST'))
       if (bytes <= smallBytes) return Promise.resolve(NOTHING_TO_GIVE_BACK)
-      if (queue.length === 0 && reserved + bytes <= capacity) {
-        reserved += bytes
-        return Promise.resolve(releaser(bytes))
+      if (reserved + bytes <= capacity && withinShare(client, bytes) && queue.every(w => !withinShare(w.client, w.bytes))) {
+        return Promise.resolve(take(client, bytes))
       }
       return new Promise((resolve, reject) => {
         const leave = (err: unknown): void => {
@@ -108,10 +143,11 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
         const timer = setTimeout(() => leave(fail('SERVER_BUSY', undefined, { retryAfter: 1 })), maxWaitMs)
         const waiter: Waiter = {
           bytes,
+          client,
           admit: () => {
             clearTimeout(timer)
             signal?.removeEventListener('abort', onAbort)
-            resolve(releaser(bytes))
+            resolve(take(client, bytes))
           },
         }
         signal?.addEventListener('abort', onAbort, { once: true })
@@ -122,15 +158,16 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
 }
 
 /**
- * What a host does before reading a body it is about to read itself: reserve the body's declared size in the
- * route's budget. Resolves with the function that gives it back once the handler has answered, or undefined
- * when there is nothing to reserve (no budget, no body, or one over the limit, which is a 413 anyway).
+ * What a host does before reading a body it is about to read itself (and after the route's authenticate hook):
+ * reserve the body's declared size in the route's budget, counted against the client's address when the host
+ * knows it. Resolves with the function that gives it back once the handler has answered, or undefined when there
+ * is nothing to reserve (no budget, no body, or one over the limit, which is a 413 anyway).
  */
-export async function reserveBody (route: Route, headers: Record<string, unknown>, signal?: AbortSignal): Promise<(() => void) | undefined> {
+export async function reserveBody (route: Route, headers: Record<string, unknown>, signal?: AbortSignal, remoteAddress?: string): Promise<(() => void) | undefined> {
   if (route.bodyBudget === undefined) return undefined
   const bytes = declaredBodyBytes(headers, route.maxBytes)
   if (bytes === undefined || bytes > route.maxBytes) return undefined
-  return await route.bodyBudget.reserve(bytes, signal)
+  return await route.bodyBudget.reserve(bytes, signal, remoteAddress === undefined ? undefined : addressBucket(remoteAddress))
 }
 
 /**

@@ -1,6 +1,7 @@
 // The handler contract: the seam between the library and any host server
 // (the Hapi gateway, node:http, Express, Fastify, fetch-style runtimes).
 import type { BodyBudget } from './body-budget.ts'
+import type { BodyReadLimits } from './read-body.ts'
 
 /** A plain request, as any host can build it. */
 export interface HandlerRequest {
@@ -18,7 +19,7 @@ export interface HandlerRequest {
    * already parsed as JSON (Express's express.json(), Fastify). undefined when there is none.
    */
   body?: unknown
-  /** Client address, used by the login limiter. */
+  /** Client address, used by the per-address limits (failed logins and proxy passwords, the body budget's shares). */
   remoteAddress?: string
   /** Aborted when the client goes away; handlers pass it to upstream calls. */
   signal?: AbortSignal
@@ -49,6 +50,17 @@ export interface Route {
   /** Largest accepted request body in bytes; beyond it the host answers 413 through errorResponse. */
   maxBytes: number
   /**
+   * The route's credential check on the request without its body (method, path, query, headers, remoteAddress;
+   * `body` undefined). Hosts call it first, before they reserve body budget or read a byte of the body, so a
+   * client without credentials holds neither memory nor a place in the budget's queue. It refuses by throwing
+   * (hosts answer errorResponse(err)) or by returning the response to send; undefined lets the request on. The
+   * handler still checks for itself (a host may call it directly), which is cheap once this has passed for the
+   * same request object. Default none.
+   */
+  authenticate?: (req: HandlerRequest) => HandlerResponse | undefined | Promise<HandlerResponse | undefined>
+  /** How long the host waits for the body (deadline, minimum rate: 408 past them). Default DEFAULT_BODY_READ_LIMITS (lib/http/read-body.ts). */
+  bodyRead?: BodyReadLimits
+  /**
    * Shared by the routes that take large bodies: hosts reserve a body's declared size here before reading it
    * and give it back once the handler has answered (see lib/http/body-budget.ts). Hosts that read bodies
    * themselves (a framework's body parser) cannot, and are then not protected by it.
@@ -56,6 +68,19 @@ export interface Route {
   bodyBudget?: BodyBudget
   /** Turns any error (a GatehouseError or a host's own) into this route's error response. */
   errorResponse: (err: unknown) => HandlerResponse
+}
+
+/**
+ * Runs the route's authenticate hook as hosts do before touching the body: resolves with the response that
+ * refuses the request (the hook's own, or errorResponse of what it threw), or undefined to go on.
+ */
+export async function authenticateRoute (route: Route, req: HandlerRequest): Promise<HandlerResponse | undefined> {
+  if (route.authenticate === undefined) return undefined
+  try {
+    return await route.authenticate(req)
+  } catch (err) {
+    return route.errorResponse(err)
+  }
 }
 
 export function isStreamBody (body: unknown): body is StreamBody {

@@ -1,8 +1,10 @@
 import { reserveBody } from './body-budget.ts'
 import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
-import { isStreamBody } from './contract.ts'
+import { authenticateRoute, isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { fail } from '../errors.ts'
+import { DEFAULT_BODY_READ_LIMITS, watchBodyRead } from './read-body.ts'
+import type { BodyReadLimits } from './read-body.ts'
 
 export interface FetchHandlerOptions {
   /** Client address for a request (the login limiter uses it); fetch Requests do not carry one. */
@@ -28,17 +30,21 @@ export function createFetchHandler (routes: readonly Route[], options: FetchHand
     let release: (() => void) | undefined
     try {
       const headers = Object.fromEntries(request.headers)
-      if (request.body !== null) release = await reserveBody(route, headers, request.signal)
       const handlerRequest: HandlerRequest = {
         method,
         path: url.pathname,
         params,
         query: Object.fromEntries([...url.searchParams].reverse()),
         headers,
-        body: await readBody(request, route.maxBytes),
+        body: undefined,
         remoteAddress: options.remoteAddress?.(request),
         signal: request.signal
       }
+      // Credentials first: a request without them is refused before its body is reserved or read.
+      const refused = route.authenticate === undefined ? undefined : await authenticateRoute(route, handlerRequest)
+      if (refused !== undefined) return toResponse(refused)
+      if (request.body !== null) release = await reserveBody(route, headers, request.signal, handlerRequest.remoteAddress)
+      handlerRequest.body = await readBody(request, route.maxBytes, route.bodyRead)
       return toResponse(await route.handler(handlerRequest))
     } catch (err) {
       return toResponse(route.errorResponse(err))
@@ -48,16 +54,31 @@ export function createFetchHandler (routes: readonly Route[], options: FetchHand
   }
 }
 
-async function readBody (request: Request, maxBytes: number): Promise<Uint8Array | undefined> {
+async function readBody (request: Request, maxBytes: number, limits: BodyReadLimits = DEFAULT_BODY_READ_LIMITS): Promise<Uint8Array | undefined> {
   if (request.body === null) return undefined
   const declared = Number(request.headers.get('content-length'))
   if (Number.isFinite(declared) && declared > maxBytes) throw fail('PAYLOAD_TOO_LARGE')
+  const reader = request.body.getReader()
+  let expire!: () => void
+  const expired = new Promise<never>((_resolve, reject) => { expire = () => reject(fail('REQUEST_TIMEOUT')) })
+  expired.catch(() => {})
+  const watch = watchBodyRead(limits, expire)
   const chunks: Uint8Array[] = []
   let size = 0
-  for await (const chunk of request.body) {
-    size += chunk.byteLength
-    if (size > maxBytes) throw fail('PAYLOAD_TOO_LARGE')
-    chunks.push(chunk)
+  try {
+    for (;;) {
+      const { value, done } = await Promise.race([reader.read(), expired])
+      if (done === true) break
+      size += value.byteLength
+      watch.received(value.byteLength)
+      if (size > maxBytes) throw fail('PAYLOAD_TOO_LARGE')
+      chunks.push(value)
+    }
+  } catch (err) {
+    reader.cancel().catch(() => {})
+    throw err
+  } finally {
+    watch.stop()
   }
   return size === 0 ? undefined : Buffer.concat(chunks)
 }

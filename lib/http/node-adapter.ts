@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
-import { isStreamBody } from './contract.ts'
+import { authenticateRoute, isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { fail } from '../errors.ts'
-import { readBody } from './read-body.ts'
+import { isBodyTimeout, readBody } from './read-body.ts'
+import type { BodyReadLimits } from './read-body.ts'
 import { reserveBody } from './body-budget.ts'
 import { clientAddress, parseTrustedProxies } from './client-address.ts'
 import type { TrustedProxies } from './client-address.ts'
@@ -43,8 +44,14 @@ export function createNodeListener (routes: readonly Route[], options: NodeListe
     }
     const { route, params } = found
     void serve(route, params, url, req, res, trusted).catch((err: unknown) => {
-      if (!res.headersSent) void send(res, route.errorResponse(err))
-      else res.destroy()
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      const response = route.errorResponse(err)
+      // The rest of a body that came too slowly stays unread: the connection cannot carry another request.
+      if (isBodyTimeout(err)) response.headers = { ...response.headers, connection: 'close' }
+      void send(res, response)
     })
   }
 }
@@ -52,24 +59,29 @@ export function createNodeListener (routes: readonly Route[], options: NodeListe
 async function serve (route: Route, params: Record<string, string>, url: URL, req: IncomingMessage & { body?: unknown }, res: ServerResponse, trusted: TrustedProxies | undefined): Promise<void> {
   const controller = new AbortController()
   res.once('close', () => { if (!res.writableFinished) controller.abort() })
-  // A body a framework has parsed already is in memory whatever the budget says.
-  const release = req.body === undefined ? await reserveBody(route, req.headers, controller.signal) : undefined
-  let body: unknown
-  try {
-    body = await requestBody(req, route.maxBytes)
-  } catch (err) {
-    release?.()
-    throw err
-  }
   const request: HandlerRequest = {
     method: (req.method ?? 'GET').toUpperCase(),
     path: url.pathname,
     params,
     query: firstValues(url.searchParams),
     headers: lowerCaseHeaders(req),
-    body,
+    body: undefined,
     remoteAddress: clientAddress(req.socket.remoteAddress, req.headers, trusted),
     signal: controller.signal
+  }
+  // Credentials first: a request without them is refused with its body still in the socket.
+  const refused = route.authenticate === undefined ? undefined : await authenticateRoute(route, request)
+  if (refused !== undefined) {
+    await send(res, refused, controller.signal)
+    return
+  }
+  // A body a framework has parsed already is in memory whatever the budget says.
+  const release = req.body === undefined ? await reserveBody(route, req.headers, controller.signal, request.remoteAddress) : undefined
+  try {
+    request.body = await requestBody(req, route.maxBytes, route.bodyRead)
+  } catch (err) {
+    release?.()
+    throw err
   }
   let response: HandlerResponse
   try {
@@ -83,14 +95,14 @@ async function serve (route: Route, params: Record<string, string>, url: URL, re
 }
 
 /** Raw body bytes, or the value a framework already parsed; 413 past `maxBytes`. */
-async function requestBody (req: IncomingMessage & { body?: unknown }, maxBytes: number): Promise<unknown> {
+async function requestBody (req: IncomingMessage & { body?: unknown }, maxBytes: number, limits?: BodyReadLimits): Promise<unknown> {
   if (req.body !== undefined) return req.body
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume()
     throw fail('PAYLOAD_TOO_LARGE')
   }
-  return await readBody(req, maxBytes, Number.isFinite(declared) ? declared : undefined)
+  return await readBody(req, maxBytes, Number.isFinite(declared) ? declared : undefined, limits)
 }
 
 function firstValues (params: URLSearchParams): Record<string, string> {

@@ -1,24 +1,88 @@
-// Reading a request body up to a size limit, for hosts that hand over a Node stream (the Hapi gateway,
-// node:http, Express without a body parser).
+// Reading a request body up to a size limit and within a deadline, for hosts that hand over a Node stream (the
+// Hapi gateway, node:http, Express without a body parser); the deadline rule is shared with the fetch adapter.
 import { Readable } from 'node:stream'
-import { fail } from '../errors.ts'
+import { fail, isGatehouseError } from '../errors.ts'
+
+/**
+ * How long a host waits for a request body. A body that arrives too slowly holds its socket, its place in the
+ * body budget (lib/http/body-budget.ts) and its bytes so far; past these limits the request is a 408 in its
+ * surface's shape and the connection is closed.
+ */
+export interface BodyReadLimits {
+  /**
+   * The whole body must have arrived within this many ms of the start of the read. Default 240 000 (4 minutes:
+   * a 20 MB image at 0.7 Mbit/s, a slow mobile uplink; under node:http's own 5-minute requestTimeout, whose 408
+   * would not be in the surface's shape).
+   */
+  timeoutMs: number
+  /** Once graceMs have passed, the bytes so far must average at least this many per second. Default 16384 (16 KiB/s). */
+  minBytesPerSecond: number
+  /** How long a body may arrive at any rate (a mobile radio waking up, a slow start), in ms. Default 10 000. */
+  graceMs: number
+}
+
+export const DEFAULT_BODY_READ_LIMITS: Readonly<BodyReadLimits> = Object.freeze({ timeoutMs: 240_000, minBytesPerSecond: 16 * 1024, graceMs: 10_000 })
+
+export interface BodyReadWatch {
+  /** Counts bytes as they arrive. */
+  received: (bytes: number) => void
+  /** The read ended (whole, refused or failed): no more checks. */
+  stop: () => void
+}
+
+/**
+ * Watches one body read against `limits` and calls `expired` once when it has run out of time or fallen below
+ * the minimum rate. One timer per read, set for the moment the bytes so far would no longer keep up the rate
+ * (at the earliest graceMs, at the latest timeoutMs), so a body arriving at a good rate is looked at rarely.
+ */
+export function watchBodyRead (limits: BodyReadLimits, expired: () => void): BodyReadWatch {
+  const started = Date.now()
+  let size = 0
+  let timer: NodeJS.Timeout | undefined
+  const check = (): void => {
+    const elapsed = Date.now() - started
+    if (elapsed >= limits.timeoutMs || size * 1000 < limits.minBytesPerSecond * elapsed) {
+      timer = undefined
+      expired()
+      return
+    }
+    const keepsUp = limits.minBytesPerSecond > 0 ? Math.ceil(size * 1000 / limits.minBytesPerSecond) : Infinity
+    timer = setTimeout(check, Math.max(1, Math.min(limits.timeoutMs, keepsUp) - elapsed))
+  }
+  timer = setTimeout(check, Math.min(limits.graceMs, limits.timeoutMs))
+  return {
+    received (bytes) { size += bytes },
+    stop () {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+    },
+  }
+}
+
+/** Whether a body read failed for being too slow: hosts close the connection after that 408, the rest of the body unread. */
+export function isBodyTimeout (err: unknown): boolean {
+  return isGatehouseError(err) && err.code === 'REQUEST_TIMEOUT'
+}
 
 /**
  * The whole body, or undefined when empty; PAYLOAD_TOO_LARGE past `maxBytes` (the rest is read and dropped,
- * so the socket stays usable for the 413). Plain stream events: an async iterator costs more per request.
- * With `expectedBytes` (the declared content-length) the body is copied into one buffer of that size as it
- * arrives, so a large body is never held twice (its chunks and their concatenation).
+ * so the socket stays usable for the 413); REQUEST_TIMEOUT past `limits` (the rest is left unread). Plain
+ * stream events: an async iterator costs more per request. With `expectedBytes` (the declared content-length)
+ * the body is copied into one buffer of that size as it arrives, so a large body is never held twice (its
+ * chunks and their concatenation).
  */
-export function readBody (payload: unknown, maxBytes: number, expectedBytes?: number): Promise<Buffer | undefined> {
+export function readBody (payload: unknown, maxBytes: number, expectedBytes?: number, limits: BodyReadLimits = DEFAULT_BODY_READ_LIMITS): Promise<Buffer | undefined> {
   if (!(payload instanceof Readable) || payload.readableEnded) return Promise.resolve(undefined)
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let into = expectedBytes !== undefined && expectedBytes > 0 && expectedBytes <= maxBytes ? Buffer.allocUnsafe(expectedBytes) : undefined
     let size = 0
     let settled = false
+    const watch = watchBodyRead(limits, () => settle(fail('REQUEST_TIMEOUT')))
     const settle = (err?: unknown): void => {
       if (settled) return
       settled = true
+      watch.stop()
       payload.off('data', onData)
       if (err !== undefined) reject(err)
       else if (size === 0) resolve(undefined)
@@ -28,6 +92,7 @@ export function readBody (payload: unknown, maxBytes: number, expectedBytes?: nu
     const onData = (chunk: Buffer): void => {
       const at = size
       size += chunk.length
+      watch.received(chunk.length)
       if (size > maxBytes) {
         settle(fail('PAYLOAD_TOO_LARGE'))
         payload.resume()

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Handler, HandlerResponse } from '../http/contract.ts'
 import { readJsonBody } from '../http/json-body.ts'
+import { addressBucket } from '../http/client-address.ts'
 import { isGatehouseError } from '../errors.ts'
 import { CORS_HEADERS } from './client-auth.ts'
 import { chatErrorBody, withParam } from './chat-error-body.ts'
@@ -29,7 +30,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     const imageUrls = ctx.fetchImage === undefined ? 0 : imageUrlCount(body)
     const budget = ctx.bodyBudget
     const releaseImages = imageUrls > 0 && budget !== undefined && bodyBytes(req.body) <= budget.smallBytes
-      ? await budget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal)
+      ? await budget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress))
       : undefined
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
     const sessionId = req.headers['x-session-id']

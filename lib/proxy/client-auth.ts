@@ -3,9 +3,15 @@
 // (any username, password after the first colon). Any one matching form is enough.
 // Comparison is constant-time on SHA-256 digests, so neither content nor length leaks.
 // With no password configured every proxy route answers 503: there is no default password.
+// Wrong passwords are counted per client address (password-attempts.ts).
 import { hash, timingSafeEqual } from 'node:crypto'
 import type { HandlerRequest, HandlerResponse } from '../http/contract.ts'
+import { addressBucket } from '../http/client-address.ts'
 import { fail } from '../errors.ts'
+import type { PasswordAttempts } from './password-attempts.ts'
+
+/** Shortest proxy password accepted at start-up (GEMINI_AUTH_PASSWORD, createProxy's `password`). */
+export const PROXY_PASSWORD_MIN_LENGTH = 16
 
 /** Added to every proxy response: browser clients call the proxy from any origin, without cookies. */
 export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -62,16 +68,32 @@ export function presentedPasswords (req: HandlerRequest): string[] {
   return found
 }
 
-/** Returns a check that throws PROXY_PASSWORD_UNSET (503) or PROXY_UNAUTHENTICATED (401). */
-export function createClientAuth (password: string | undefined): (req: HandlerRequest) => void {
+/**
+ * Returns a check that throws PROXY_PASSWORD_UNSET (503), PROXY_TOO_MANY_ATTEMPTS (429: the client's address
+ * is locked out, even with the right password) or PROXY_UNAUTHENTICATED (401, counted against the address when
+ * a password was presented). A request object that passed once passes again at once: the routes' authenticate
+ * hook and their handlers run the same check on the same request.
+ */
+export function createClientAuth (password: string | undefined, attempts?: PasswordAttempts): (req: HandlerRequest) => void {
   const expected = password === undefined || password === '' ? undefined : digest(password)
+  const passed = new WeakSet<HandlerRequest>()
   return function checkClientPassword (req) {
+    if (passed.has(req)) return
     if (expected === undefined) throw fail('PROXY_PASSWORD_UNSET')
+    const address = req.remoteAddress
+    // Nothing to look up (and no bucket to compute) while no address has a wrong password on record.
+    if (attempts?.tracking === true && address !== undefined) attempts.admit(addressBucket(address))
     let ok = false
+    const presented = presentedPasswords(req)
     // Compare every presented form (no early exit), so timing does not tell which form matched.
-    for (const candidate of presentedPasswords(req)) {
+    for (const candidate of presented) {
       if (timingSafeEqual(digest(candidate), expected)) ok = true
     }
-    if (!ok) throw fail('PROXY_UNAUTHENTICATED')
+    if (!ok) {
+      // A request without any password is not a guess (a browser, a probe): only wrong ones count.
+      if (attempts !== undefined && address !== undefined && presented.length > 0) attempts.failed(addressBucket(address))
+      throw fail('PROXY_UNAUTHENTICATED')
+    }
+    passed.add(req)
   }
 }

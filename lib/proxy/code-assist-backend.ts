@@ -76,7 +76,7 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
     kind: 'code-assist',
     async generate (call) {
       const body = await envelope(call)
-      const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal })
+      const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal, expectObject: true })
       return unwrapCodeAssistResponse(answer)
     },
     async stream (call) {

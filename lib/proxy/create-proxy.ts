@@ -6,19 +6,31 @@ import { createBackend, createUnconfiguredBackend } from './create-backend.ts'
 import type { BackendOptions } from './create-backend.ts'
 import { createChatRequestValidator } from './chat-request-schema.ts'
 import type { ChatSchemaLimits } from './chat-request-schema.ts'
-import { createClientAuth } from './client-auth.ts'
+import { createClientAuth, PROXY_PASSWORD_MIN_LENGTH } from './client-auth.ts'
+import { createPasswordAttempts, DEFAULT_PASSWORD_ATTEMPT_LIMITS } from './password-attempts.ts'
+import type { PasswordAttemptLimits } from './password-attempts.ts'
 import { createImageFetcher } from './image-fetch.ts'
 import type { ImageFetchOptions } from './image-fetch.ts'
 import { createModelCatalog, DEFAULT_MODELS } from './model-catalog.ts'
 import { proxyRoutes } from './routes.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
 import type { BodyBudget } from '../http/body-budget.ts'
+import { DEFAULT_BODY_READ_LIMITS } from '../http/read-body.ts'
+import type { BodyReadLimits } from '../http/read-body.ts'
 import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
 export interface ProxyOptions {
-  /** The password every client presents (GEMINI_AUTH_PASSWORD). Default unset: every proxy route answers 503. */
+  /** The password every client presents (GEMINI_AUTH_PASSWORD), at least 16 characters. Default unset: every proxy route answers 503. */
   password?: string
+  /**
+   * Wrong passwords allowed per client address (IPv6: per /64) before its requests are a 429 with Retry-After
+   * until the window ends, even with the right password; counted in this process's memory. Default
+   * { attempts: 10, windowSeconds: 300 }; `false` counts nothing.
+   */
+  passwordAttempts?: Partial<PasswordAttemptLimits> | false
+  /** The clock of the password-attempt windows. Default `() => new Date()`; tests pass a fake one. */
+  now?: () => Date
   /** The upstream. Default: built from `upstream` with createBackend; with neither, calls answer 503. The caller closes a backend it passes. */
   backend?: Backend
   /** Options for createBackend (credentials, API key, endpoints, timeouts), used when `backend` is not given. */
@@ -31,8 +43,9 @@ export interface ProxyOptions {
   keepAliveMs?: number
   /**
    * Limits for fetching http(s) image URLs; `false` refuses such URLs (400). Default 20 MiB, 15 s, 3 redirects,
-   * 16 per request, and no internal addresses (`allowPrivateNetworks: false`: loopback, private, link-local
-   * and CGNAT destinations are a 400, on every redirect hop, so clients cannot reach the gateway's network).
+   * 16 per request, ports 80 and 443 only, and no internal addresses (`allowPrivateNetworks: false`: loopback,
+   * private, link-local and CGNAT destinations are a 400, on every redirect hop, so clients cannot reach the
+   * gateway's network). Every refused URL gets the same answer; the reason goes to the log.
    */
   imageFetch?: ImageFetchOptions | false
   /** Largest request body in bytes (413 beyond). Default 26214400 (25 MiB: room for inline images). */
@@ -44,6 +57,11 @@ export interface ProxyOptions {
    * `false` for no limit.
    */
   maxBodyBytesInFlight?: number | false
+  /**
+   * How long hosts wait for a request body: the whole of it within `timeoutMs`, and past `graceMs` at least
+   * `minBytesPerSecond` on average; 408 beyond. Default { timeoutMs: 240000, minBytesPerSecond: 16384, graceMs: 10000 }.
+   */
+  bodyRead?: Partial<BodyReadLimits>
   /** Chat request limits. Default 2048 messages, 1000 parts per message, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
   /** Logger. Default none. Passwords and tokens are never logged. */
@@ -62,17 +80,41 @@ export interface Proxy {
   close (): Promise<void>
 }
 
+function positiveInteger (value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createProxy: ${name} must be a positive integer (got ${String(value)})`)
+  return value
+}
+
+function nonNegative (value: number, name: string): number {
+  if (!Number.isFinite(value) || value < 0) throw new TypeError(`createProxy: ${name} must be a number of at least 0 (got ${String(value)})`)
+  return value
+}
+
 export function createProxy (options: ProxyOptions = {}): Proxy {
+  const { password } = options
+  if (password !== undefined && password !== '' && password.length < PROXY_PASSWORD_MIN_LENGTH) {
+    throw new TypeError(`createProxy: password must be at least ${PROXY_PASSWORD_MIN_LENGTH} characters (got ${password.length})`)
+  }
+  const attemptLimits = options.passwordAttempts === false ? undefined : { ...DEFAULT_PASSWORD_ATTEMPT_LIMITS, ...options.passwordAttempts }
+  if (attemptLimits !== undefined) {
+    positiveInteger(attemptLimits.attempts, 'passwordAttempts.attempts')
+    positiveInteger(attemptLimits.windowSeconds, 'passwordAttempts.windowSeconds')
+  }
+  const bodyRead = { ...DEFAULT_BODY_READ_LIMITS, ...options.bodyRead }
+  positiveInteger(bodyRead.timeoutMs, 'bodyRead.timeoutMs')
+  nonNegative(bodyRead.minBytesPerSecond, 'bodyRead.minBytesPerSecond')
+  nonNegative(bodyRead.graceMs, 'bodyRead.graceMs')
+  const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch, undefined, options.logger)
   const ownsBackend = options.backend === undefined
   const backend = options.backend ?? (options.upstream === undefined
     ? createUnconfiguredBackend()
     : createBackend({ logger: options.logger, observer: options.observer, ...options.upstream }))
-  const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch)
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
+  const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const routes = proxyRoutes({
-    checkAuth: createClientAuth(options.password),
+    checkAuth: createClientAuth(password, attempts),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
     backend,
     validateChat: createChatRequestValidator(options.chatLimits),
@@ -83,6 +125,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     keepAliveMs: options.keepAliveMs ?? 15000,
     maxBodyBytes,
     bodyBudget,
+    bodyRead,
     logger: options.logger,
     observer: options.observer,
   })

@@ -31,7 +31,7 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
     kind: 'gemini-api',
     async generate (call) {
       // The public API has no session_id; sending one would be an unknown field (400).
-      return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal }))
+      return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal, expectObject: true }))
     },
     async stream (call) {
       return geminiEventStream(await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal }, events => events.map(asResponse)))

@@ -4,7 +4,9 @@
 // The check runs inside the connector, on the address the socket is about to use: IP literals
 // before connecting, host names in the DNS lookup the socket itself uses (so a name cannot
 // resolve to a public address for a check and a private one for the connection), and the peer
-// address once connected. Every redirect hop opens its connection through the same connector.
+// address once connected. Every redirect hop opens its connection through the same connector,
+// which also refuses ports outside the allowed ones (80 and 443 by default), so image URLs cannot
+// probe which ports of a host answer.
 import dns from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 import type { LookupFunction, Socket } from 'node:net'
@@ -28,7 +30,10 @@ const RANGES: ReadonlyArray<readonly [string, number, Family, string]> = [
   ['::', 128, 'ipv6', 'unspecified'],
   ['::1', 128, 'ipv6', 'loopback'],
   ['::', 96, 'ipv6', 'IPv4-compatible'],
+  ['::ffff:0:0:0', 96, 'ipv6', 'SIIT'],
   ['64:ff9b:1::', 48, 'ipv6', 'local NAT64'],
+  // Teredo tunnels carry an (obfuscated) IPv4 address and reach whatever it names.
+  ['2001::', 32, 'ipv6', 'Teredo'],
   ['fc00::', 7, 'ipv6', 'private'],
   ['fe80::', 10, 'ipv6', 'link-local'],
   ['fec0::', 10, 'ipv6', 'site-local'],
@@ -82,14 +87,19 @@ export function blockedRange (address: string): string | undefined {
   return LISTS.find(r => r.family === family && r.list.check(plain, family))?.label
 }
 
-/** The error a refused address fails the connection with (IMAGE_ADDRESS_NOT_ALLOWED). */
+/** The error a refused address or port fails the connection with (IMAGE_ADDRESS_NOT_ALLOWED); for the log only. */
 export interface AddressNotAllowedError extends Error {
   code: 'IMAGE_ADDRESS_NOT_ALLOWED'
+  /** The range ("loopback", "private"...) or "port N". */
   range: string
 }
 
 function notAllowed (range: string): AddressNotAllowedError {
   return Object.assign(new Error(`the address is not allowed (${range} network)`), { code: 'IMAGE_ADDRESS_NOT_ALLOWED' as const, range })
+}
+
+function portNotAllowed (port: number): AddressNotAllowedError {
+  return Object.assign(new Error(`the port ${port} is not allowed`), { code: 'IMAGE_ADDRESS_NOT_ALLOWED' as const, range: `port ${port}` })
 }
 
 export function isAddressNotAllowed (err: unknown): err is AddressNotAllowedError {
@@ -113,10 +123,19 @@ function guardedLookup (blocked: AddressClassifier): LookupFunction {
   }
 }
 
-/** An undici connector that refuses addresses the classifier names, on every connection. */
-export function guardedConnector (timeout: number, blocked: AddressClassifier = blockedRange): buildConnector.connector {
-  const connect = buildConnector({ timeout, lookup: guardedLookup(blocked) })
+/** Ports an image URL may use: a set of them, or 'any'. */
+export type AllowedPorts = ReadonlySet<number> | 'any'
+
+/**
+ * An undici connector that refuses ports outside `ports` and addresses the classifier names (none when it is
+ * false: private networks allowed), on every connection.
+ */
+export function guardedConnector (timeout: number, blocked: AddressClassifier | false = blockedRange, ports: AllowedPorts = 'any'): buildConnector.connector {
+  const connect = buildConnector(blocked === false ? { timeout } : { timeout, lookup: guardedLookup(blocked) })
   return (options, callback) => {
+    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80)
+    if (ports !== 'any' && !ports.has(port)) return callback(portNotAllowed(port), null)
+    if (blocked === false) return connect(options, callback)
     // IP literals never reach the lookup; undici already stripped IPv6 brackets.
     const literal = options.hostname.replace(/^\[(.*)\]$/, '$1')
     const range = isIP(literal) === 0 ? undefined : blocked(literal)

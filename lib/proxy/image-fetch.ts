@@ -1,8 +1,12 @@
 // Fetches http(s) image URLs that chat clients send in `image_url` parts, so the upstream gets the
 // bytes inline. Bounded in time and size; every failure (closed port, slow server, non-image,
 // too large, an internal address) becomes a 400 IMAGE_FETCH_FAILED well within the time limit.
+// Whatever keeps the gateway from getting an HTTP answer (a refused address or port, a name that does
+// not resolve, a refused, reset or timed-out connection) gets one and the same message: anything more
+// would tell a client which internal names exist and which ports answer. The reason goes to the log.
 import { Agent, interceptors, request } from 'undici'
 import { fail } from '../errors.ts'
+import type { Logger } from '../logger.ts'
 import { blockedRange, guardedConnector, isAddressNotAllowed } from './image-fetch-guard.ts'
 import type { AddressClassifier } from './image-fetch-guard.ts'
 import { canonicalImageType, sniffImageType } from './openai-image-bytes.ts'
@@ -24,7 +28,11 @@ export interface ImageFetchOptions {
    * a network you trust.
    */
   allowPrivateNetworks?: boolean
+  /** Ports image URLs may use, on every redirect hop (others are refused before connecting); 'any' for all. Default [80, 443]. */
+  allowedPorts?: readonly number[] | 'any'
 }
+
+export const DEFAULT_IMAGE_FETCH_PORTS: readonly number[] = Object.freeze([80, 443])
 
 export interface FetchedImage {
   mimeType: string
@@ -65,11 +73,20 @@ function reason (err: unknown, timedOut: boolean, timeoutMs: number): string {
   return (err as Error)?.message ?? String(err)
 }
 
+function allowedPortSet (ports: readonly number[] | 'any'): ReadonlySet<number> | 'any' {
+  if (ports === 'any') return ports
+  if (!Array.isArray(ports) || ports.length === 0 || !ports.every(p => Number.isInteger(p) && p >= 1 && p <= 65535)) {
+    throw new TypeError(`createProxy: imageFetch.allowedPorts must be 'any' or a non-empty list of ports 1-65535 (got ${JSON.stringify(ports)})`)
+  }
+  return new Set(ports)
+}
+
 /** `refused` decides which addresses are off limits (default: internal ranges, see image-fetch-guard.ts). */
-export function createImageFetcher (options: ImageFetchOptions = {}, refused: AddressClassifier = blockedRange): ImageFetcher {
+export function createImageFetcher (options: ImageFetchOptions = {}, refused: AddressClassifier = blockedRange, logger?: Logger): ImageFetcher {
   const maxBytes = options.maxBytes ?? 20 * 1024 * 1024
   const timeoutMs = options.timeoutMs ?? 15000
-  const connect = options.allowPrivateNetworks === true ? { timeout: timeoutMs } : guardedConnector(timeoutMs, refused)
+  const ports = allowedPortSet(options.allowedPorts ?? DEFAULT_IMAGE_FETCH_PORTS)
+  const connect = guardedConnector(timeoutMs, options.allowPrivateNetworks === true ? false : refused, ports)
   const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
   const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: options.maxRedirects ?? 3 }))
 
@@ -127,7 +144,11 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
         return { mimeType: sniffImageType(bytes) ?? canonicalImageType(type), bytes }
       } catch (err) {
         if ((err as { code?: string })?.code === 'IMAGE_FETCH_FAILED') throw err
-        throw failed(reason(err, timeout.aborted, timeoutMs))
+        if (signal?.aborted === true && !timeout.aborted) throw failed('request aborted')
+        const why = reason(err, timeout.aborted, timeoutMs)
+        if (isAddressNotAllowed(err)) logger?.warn({ url: where, reason: why }, 'Image URL refused')
+        else logger?.info({ url: where, reason: why }, 'Image URL could not be fetched')
+        throw fail('IMAGE_FETCH_FAILED', `Could not fetch the image URL ${where}`)
       }
     },
     async close () {

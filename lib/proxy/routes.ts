@@ -1,7 +1,10 @@
 // The proxy's route table: chat-completions routes answer in the OpenAI error shape, native routes
-// in Google's. Every route checks the proxy password except CORS preflights.
+// in Google's. Every route checks the proxy password except CORS preflights, first in the authenticate hook
+// hosts run before reading the body (Route.authenticate), then in the handler (at once for a request that
+// passed the hook).
 import type { BodyBudget } from '../http/body-budget.ts'
-import type { Handler, HandlerRequest, Route } from '../http/contract.ts'
+import type { BodyReadLimits } from '../http/read-body.ts'
+import type { Handler, HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
 import type { Backend, ProxyObserver } from './backend.ts'
 import { createChatCompletionsHandler } from './chat-completions.ts'
 import { createChatErrorResponse, withParam } from './chat-error-body.ts'
@@ -30,6 +33,8 @@ export interface ProxyContext {
   maxBodyBytes: number
   /** Shared by the routes that take bodies; none means no limit. */
   bodyBudget?: BodyBudget
+  /** How long hosts wait for a body. */
+  bodyRead?: BodyReadLimits
   logger?: Logger
   observer?: ProxyObserver
 }
@@ -46,10 +51,15 @@ export function isGoogleClient (req: HandlerRequest): boolean {
 export function proxyRoutes (ctx: ProxyContext): Route[] {
   const chatError = createChatErrorResponse(ctx.logger)
   const nativeError = createNativeErrorResponse(ctx.logger)
-  const chat = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, errorResponse: chatError })
+  // Preflights carry no password and need none.
+  const authenticate = (req: HandlerRequest): undefined => {
+    if (req.method !== 'OPTIONS') ctx.checkAuth(req)
+    return undefined
+  }
+  const chat = (method: string, path: string, handler: Handler, auth: Route['authenticate'] = authenticate): Route =>
+    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate: auth, errorResponse: chatError })
   const native = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, errorResponse: nativeError })
+    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   const nativeHandler = createNativeHandler(ctx)
 
@@ -62,6 +72,14 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
       return google ? nativeError(err) : chatError(err)
     }
   }
+  const authenticateByClient = (req: HandlerRequest): HandlerResponse | undefined => {
+    try {
+      ctx.checkAuth(req)
+      return undefined
+    } catch (err) {
+      return isGoogleClient(req) ? nativeError(err) : chatError(err)
+    }
+  }
 
   return [
     chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
@@ -69,14 +87,14 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
     chat('GET', '/v1/models', byClient(async req => {
       ctx.checkAuth(req)
       return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList() }
-    })),
+    }), authenticateByClient),
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
       ctx.checkAuth(req)
       const entry = ctx.catalog.openaiModel(req.params.id ?? '')
       if (entry === undefined) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
       return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
-    })),
+    }), authenticateByClient),
     native('*', '/v1/models/{path*}', nativeHandler),
     native('GET', '/v1beta/models', nativeHandler),
     native('GET', '/v1beta/models/{id}', nativeHandler),

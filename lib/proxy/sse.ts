@@ -8,6 +8,12 @@ export interface SseParser {
   push (text: string): string[]
   /** End of stream: returns the last event if its closing blank line never came. */
   end (): string[]
+  /**
+   * The first line fed that is neither blank, a comment, nor a `data`, `event`, `id` or `retry` field (an HTML
+   * page, a JSON document): the SSE rules ignore such lines, but a caller that knows its source sends only SSE
+   * can refuse the stream. Undefined while there is none.
+   */
+  readonly invalidLine: string | undefined
 }
 
 export function createSseParser (): SseParser {
@@ -16,6 +22,7 @@ export function createSseParser (): SseParser {
   let started = false
   // The previous chunk ended in CR: a LF at the start of the next one belongs to the same line ending.
   let afterCR = false
+  let invalidLine: string | undefined
 
   function line (text: string, out: string[]): void {
     if (text === '') {
@@ -26,13 +33,17 @@ export function createSseParser (): SseParser {
     if (text.charCodeAt(0) === 58 /* ':' comment */) return
     const colon = text.indexOf(':')
     const field = colon === -1 ? text : text.slice(0, colon)
-    if (field !== 'data') return
+    if (field !== 'data') {
+      if (field !== 'event' && field !== 'id' && field !== 'retry') invalidLine ??= text
+      return
+    }
     let value = colon === -1 ? '' : text.slice(colon + 1)
     if (value.charCodeAt(0) === 32) value = value.slice(1)
     data.push(value)
   }
 
   return {
+    get invalidLine () { return invalidLine },
     push (text) {
       const out: string[] = []
       if (text === '') return out
@@ -81,11 +92,12 @@ export function createSseParser (): SseParser {
 }
 
 /** An SseParser over UTF-8 bytes: a character split across two network reads is decoded whole. */
-export function createSseDecoder (): { push: (bytes: Uint8Array) => string[], end: () => string[] } {
+export function createSseDecoder (): { push: (bytes: Uint8Array) => string[], end: () => string[], readonly invalidLine: string | undefined } {
   const decoder = new TextDecoder()
   const parser = createSseParser()
   return {
     push: bytes => parser.push(decoder.decode(bytes, { stream: true })),
     end: () => [...parser.push(decoder.decode()), ...parser.end()],
+    get invalidLine () { return parser.invalidLine },
   }
 }

@@ -32,15 +32,19 @@ export interface UpstreamRequest {
   model?: string
   auth: UpstreamAuth
   signal?: AbortSignal
+  /** json(): the answer must be a JSON object (a generateContent answer), so an empty body is an upstream error too. Default false: empty is `{}`. */
+  expectObject?: boolean
 }
 
 export interface UpstreamClient {
   /** A unary call answering JSON (retried per the options). */
   json (req: UpstreamRequest): Promise<unknown>
   /**
-   * A streaming call (SSE). Resolves once the upstream answered 200, with its events parsed as JSON
-   * (malformed ones skipped and logged), grouped as they arrived: one array per network read that
-   * completed any. Never retried once the upstream answered. Breaking out of the iteration closes the
+   * A streaming call (SSE). Resolves once the upstream answered 200, with its events parsed as JSON, grouped
+   * as they arrived: one array per network read that completed any. An answer that is not SSE (a line that is
+   * no SSE field, an HTML page), an event that is not JSON, or a stream that ends without any event fails the
+   * iteration with UPSTREAM_ERROR after the events before it, so garbage never reads as a complete answer.
+   * Never retried once the upstream answered. Breaking out of the iteration closes the
    * upstream connection. `toEvents` turns each group into what the caller reads (groups it leaves empty are
    * dropped): done as the bytes arrive, rather than by one more generator for every group to pass through.
    */
@@ -176,16 +180,31 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
         const during = statusCode === 0 ? 'before it answered' : statusCode < 300 ? 'while reading its answer' : 'while reading its error answer'
         reject(transportError(err, signal, during))
       }
-      /** Parsed events to the queue; an error event ends the stream with that error, after the events before it. */
+      let sawEvent = false
+      let ended = false
+      /** Ends the stream with `err` after what was delivered, and hangs up unless the answer is complete already. */
+      const refuse = (err: GatehouseError): void => {
+        (events as PushQueue<unknown[]>).fail(err)
+        if (!ended) controller?.abort(err)
+      }
+      /**
+       * Parsed events to the queue; an error event, a payload that is not JSON or a line that is not SSE ends the
+       * stream with an error, after the events before it.
+       */
       const deliver = (data: string[]): void => {
         const queue = events as PushQueue<unknown[]>
-        if (data.length === 0 || queue.closed) return
-        const parsed = parseEvents(data, req)
-        const mapped = parsed.events.length > 0 ? toEvents(parsed.events) : parsed.events
-        if (mapped.length > 0) queue.push(mapped)
-        if (parsed.error !== undefined) {
-          queue.fail(parsed.error)
-          controller?.abort(parsed.error)
+        if (queue.closed) return
+        if (data.length > 0) {
+          sawEvent = true
+          const parsed = parseEvents(data, req)
+          const mapped = parsed.events.length > 0 ? toEvents(parsed.events) : parsed.events
+          if (mapped.length > 0) queue.push(mapped)
+          if (parsed.error !== undefined) return refuse(parsed.error)
+        }
+        const invalid = sse?.invalidLine
+        if (invalid !== undefined) {
+          logger.warn({ url: String(req.url), line: invalid.slice(0, 200) }, 'The upstream stream is not server-sent events')
+          refuse(fail('UPSTREAM_ERROR', 'The upstream answered with a stream that is not server-sent events', { upstreamStatus: statusCode }))
         }
       }
       const handler: Dispatcher.DispatchHandler = {
@@ -211,7 +230,9 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
             resolve({ statusCode, text: utf8Text(chunks) })
             return
           }
+          ended = true
           deliver(sse.end())
+          if (!sawEvent) refuse(fail('UPSTREAM_ERROR', 'The upstream stream ended without any event', { upstreamStatus: statusCode }))
           events?.end()
         },
         onResponseError (_c, err) { failed(err) },
@@ -227,7 +248,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     })
   }
 
-  /** The events in a batch of SSE data payloads, up to the first error event (malformed JSON skipped and logged). */
+  /** The events in a batch of SSE data payloads, up to the first error event or payload that is not JSON. */
   function parseEvents (data: string[], req: UpstreamRequest): { events: unknown[], error?: GatehouseError } {
     const events: unknown[] = []
     for (const text of data) {
@@ -235,8 +256,9 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       try {
         event = JSON.parse(text)
       } catch {
-        logger.warn({ url: String(req.url), chunk: text.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream; skipped')
-        continue
+        // Skipping it would hand the client an answer with a hole in it as if it were whole.
+        logger.warn({ url: String(req.url), chunk: text.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream')
+        return { events, error: fail('UPSTREAM_ERROR', 'The upstream stream sent an event that is not JSON', { upstreamStatus: 200 }) }
       }
       const inner = Array.isArray(event) ? event[0] : event
       if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
@@ -253,13 +275,19 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       const { answer, started } = await send(req, false)
       observe(req, answer.statusCode, started)
       const text = answer.text ?? ''
-      if (text.trim() === '') return {}
+      if (text.trim() === '' && req.expectObject !== true) return {}
+      let value: unknown
       try {
-        return JSON.parse(text)
+        value = JSON.parse(text)
       } catch {
         logger.warn({ url: String(req.url), body: text.slice(0, 200) }, 'Upstream answered 2xx with a body that is not JSON')
         throw fail('UPSTREAM_ERROR', 'The upstream answered with a body that is not JSON', { upstreamStatus: answer.statusCode })
       }
+      if (req.expectObject === true && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+        logger.warn({ url: String(req.url), body: text.slice(0, 200) }, 'Upstream answered 2xx with JSON that is not an object')
+        throw fail('UPSTREAM_ERROR', 'The upstream answered with JSON that is not a response object', { upstreamStatus: answer.statusCode })
+      }
+      return value
     },
     async stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]) {
       const { answer, started } = await send(req, true, toEvents)

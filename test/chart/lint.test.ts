@@ -42,7 +42,7 @@ t.test('install notes tell how to reach the gateway and warn about what is missi
   t.match(defaults, `get secret gh-gatehouse -o jsonpath='{.data.admin-password}' | base64 -d`)
 
   const configured = await notes({
-    secrets: { proxyPassword: 'pw', adminPassword: 'long-enough', mongodbUrl: 'mongodb://m:27017' },
+    secrets: { proxyPassword: 'a-long-proxy-password', adminPassword: 'long-enough', mongodbUrl: 'mongodb://m:27017' },
     metrics: { port: 9464 },
   })
   t.notMatch(configured, 'no proxy password')

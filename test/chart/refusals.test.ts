@@ -61,6 +61,8 @@ t.test('values.schema.json rejects unknown keys, wrong types and values the gate
     ['unknown nested key', { service: { prot: 80 } }, /additional properties 'prot' not allowed/],
     ['wrong type', { replicaCount: 'three' }, /replicaCount/],
     ['short admin password', { secrets: { adminPassword: 'short' } }, /adminPassword/],
+    ['proxy password shorter than 16 characters', { secrets: { proxyPassword: 'fifteen-chars!!' } }, /proxyPassword/],
+    ['image ports that are not a list of ports', { config: { imageFetchAllowedPorts: 'http, https' } }, /imageFetchAllowedPorts/],
     ['not a MongoDB URL', { secrets: { mongodbUrl: 'http://db' } }, /mongodbUrl/],
     ['unknown log level', { config: { logLevel: 'loud' } }, /logLevel/],
     ['unknown backend', { config: { backend: 'openai' } }, /backend/],

@@ -12,6 +12,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
+  'IMAGE_FETCH_ALLOWED_PORTS',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -198,6 +199,7 @@ t.test('with existingSecret the chart makes no Secret and references only the de
   t.equal(configData(objects).GOOGLE_APPLICATION_CREDENTIALS, `${mount.mountPath}/credentials.json`)
   t.equal(configData(objects).GEMINI_OAUTH_CLIENT_ID, 'id.apps.example.com')
   t.equal(configData(objects).GOOGLE_CLOUD_PROJECT, 'my-project')
+  t.equal(configData(objects).IMAGE_FETCH_ALLOWED_PORTS, '80,443,8080', 'config.imageFetchAllowedPorts becomes IMAGE_FETCH_ALLOWED_PORTS')
 })
 
 t.test('pod template carries config and secret checksums that change with the values', async t => {
@@ -206,12 +208,12 @@ t.test('pod template carries config and secret checksums that change with the va
     const annotations = only(await render({ ...values, secrets: { adminPassword: 'admin-password-1', ...values.secrets } }), 'Deployment').spec.template.metadata.annotations
     return { config: annotations['checksum/config'], secret: annotations['checksum/secret'] }
   }
-  const base = await checksums({ secrets: { proxyPassword: 'one' } })
+  const base = await checksums({ secrets: { proxyPassword: 'proxy-password-one' } })
   t.match(base, { config: /^[0-9a-f]{64}$/, secret: /^[0-9a-f]{64}$/ })
-  const otherSecret = await checksums({ secrets: { proxyPassword: 'two' } })
+  const otherSecret = await checksums({ secrets: { proxyPassword: 'proxy-password-two' } })
   t.not(otherSecret.secret, base.secret, 'a new secret value rolls the pods')
   t.equal(otherSecret.config, base.config)
-  const otherConfig = await checksums({ secrets: { proxyPassword: 'one' }, config: { logLevel: 'debug' } })
+  const otherConfig = await checksums({ secrets: { proxyPassword: 'proxy-password-one' }, config: { logLevel: 'debug' } })
   t.not(otherConfig.config, base.config, 'a new setting rolls the pods')
   t.equal(otherConfig.secret, base.secret)
 })

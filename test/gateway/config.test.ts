@@ -44,7 +44,7 @@ t.test('every variable is read into its field', async t => {
     AUTH_SIGNUPS_PER_ADDRESS: '25',
     AUTH_SIGNUP_WINDOW_SECONDS: '600',
     TRUSTED_PROXIES: '10.0.0.0/8, 2001:db8::/32,192.168.1.7',
-    GEMINI_AUTH_PASSWORD: 'proxy-pass',
+    GEMINI_AUTH_PASSWORD: 'proxy-password-16chars',
     GEMINI_CREDENTIALS: '{"refresh_token":"r"}',
     GOOGLE_APPLICATION_CREDENTIALS: '/creds.json',
     GOOGLE_CLOUD_PROJECT: 'proj',
@@ -76,7 +76,7 @@ t.test('every variable is read into its field', async t => {
     authSignupsPerAddress: 25,
     authSignupWindowSeconds: 600,
     trustedProxies: ['10.0.0.0/8', '2001:db8::/32', '192.168.1.7'],
-    proxyPassword: 'proxy-pass',
+    proxyPassword: 'proxy-password-16chars',
     geminiCredentials: { refresh_token: 'r' },
     credentialsFile: '/creds.json',
     projectId: 'proj',
@@ -97,17 +97,17 @@ t.test('every variable is read into its field', async t => {
 
 t.test('the neutral aliases are accepted, the real names win over them', async t => {
   const aliases = loadConfig({
-    LLM_AUTH_PASSWORD: 'p1',
+    LLM_AUTH_PASSWORD: 'alias-proxy-password-1',
     LLM_CREDENTIALS: '{"a":1}',
     PLATFORM_APPLICATION_CREDENTIALS: '/f',
     PLATFORM_CLOUD_PROJECT: 'proj-a',
   })
-  t.match(aliases, { proxyPassword: 'p1', geminiCredentials: { a: 1 }, credentialsFile: '/f', projectId: 'proj-a' })
+  t.match(aliases, { proxyPassword: 'alias-proxy-password-1', geminiCredentials: { a: 1 }, credentialsFile: '/f', projectId: 'proj-a' })
   for (const name of ['PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID']) {
     t.equal(loadConfig({ [name]: 'p' }).projectId, 'p', name)
   }
-  const both = loadConfig({ GEMINI_AUTH_PASSWORD: 'real', LLM_AUTH_PASSWORD: 'alias', GOOGLE_CLOUD_PROJECT: 'g', LLM_PROJECT_ID: 'l' })
-  t.equal(both.proxyPassword, 'real')
+  const both = loadConfig({ GEMINI_AUTH_PASSWORD: 'real-proxy-password', LLM_AUTH_PASSWORD: 'alias-proxy-password', GOOGLE_CLOUD_PROJECT: 'g', LLM_PROJECT_ID: 'l' })
+  t.equal(both.proxyPassword, 'real-proxy-password')
   t.equal(both.projectId, 'g')
 })
 
@@ -158,6 +158,9 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
   [{ SHUTDOWN_TIMEOUT_SECONDS: 'soon' }, 'SHUTDOWN_TIMEOUT_SECONDS'],
   [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+  [{ IMAGE_FETCH_ALLOWED_PORTS: 'http' }, 'IMAGE_FETCH_ALLOWED_PORTS'],
+  [{ IMAGE_FETCH_ALLOWED_PORTS: '80,0' }, 'IMAGE_FETCH_ALLOWED_PORTS'],
+  [{ IMAGE_FETCH_ALLOWED_PORTS: '70000' }, 'IMAGE_FETCH_ALLOWED_PORTS'],
 ]
 
 t.test('a bad value is refused with one line naming the variable', async t => {
@@ -176,6 +179,25 @@ t.test('a refused secret is not echoed back', async t => {
     const err = (() => { try { loadConfig(env); return undefined } catch (e) { return e as Error } })()
     t.notMatch(err?.message ?? '', /very-secret|sh0rt/)
   }
+})
+
+t.test('a proxy password shorter than 16 characters stops start-up with one clear line naming the variable', async t => {
+  for (const variable of ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD']) {
+    const err = (() => { try { loadConfig({ [variable]: 'fifteen-chars!!' }); return undefined } catch (e) { return e } })()
+    t.ok(err instanceof ConfigError, variable)
+    t.equal((err as ConfigError).variable, variable)
+    t.equal((err as ConfigError).message, `Invalid configuration: ${variable} length must be at least 16 characters long`, 'says what is wrong, not the value')
+    t.equal(loadConfig({ [variable]: 'sixteen-chars!!!' }).proxyPassword, 'sixteen-chars!!!', `${variable}: 16 characters are enough`)
+  }
+  const { code, stdout, stderr } = await runMain({ GEMINI_AUTH_PASSWORD: 'short-password' })
+  t.equal(code, 1, 'npm start exits 1')
+  t.equal(stdout, '', 'nothing started')
+  t.same(stderr.trim().split('\n'), ['Invalid configuration: GEMINI_AUTH_PASSWORD length must be at least 16 characters long'])
+})
+
+t.test('IMAGE_FETCH_ALLOWED_PORTS is a comma-separated list of ports, unset by default (the library allows 80 and 443)', async t => {
+  t.same(loadConfig({ IMAGE_FETCH_ALLOWED_PORTS: '80, 8443,443' }).imageFetchAllowedPorts, [80, 8443, 443])
+  t.notOk('imageFetchAllowedPorts' in loadConfig({}))
 })
 
 async function runMain (env: Record<string, string>): Promise<{ code: number | null, stdout: string, stderr: string }> {

@@ -109,11 +109,11 @@ t.test('upstream calls are counted by model base name and status; streams by chu
   const fake = await startFakeUpstream()
   t.teardown(() => fake.close())
   fake.apiKey = 'upstream-key'
-  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'pw', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'gateway-proxy-password', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
   t.teardown(gw.close)
   const chat = (body: Record<string, unknown>): Promise<Response> => fetch(gw.url + '/v1/chat/completions', {
     method: 'POST',
-    headers: { authorization: 'Bearer pw', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer gateway-proxy-password', 'content-type': 'application/json' },
     body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
   })
 
@@ -144,7 +144,7 @@ t.test('upstream calls are counted by model base name and status; streams by chu
 })
 
 t.test('the budget of large request bodies is reported: capacity, bytes reserved, requests waiting', async t => {
-  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'pw', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: 'http://127.0.0.1:9' })
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'gateway-proxy-password', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: 'http://127.0.0.1:9' })
   t.teardown(gw.close)
   const text = await scrape(gw.url + '/metrics')
   t.ok((sample(text, 'gatehouse_body_budget_bytes', { state: 'capacity' }) ?? 0) >= 25 * 1024 * 1024, 'at least the largest body')

@@ -106,7 +106,7 @@ t.test('with an upstream configured, /readyz checks it: usable credentials and a
   fake.reply('loadCodeAssist', currentTier('probe-project'))
   const gw = await startGateway({
     ...ADMIN,
-    GEMINI_AUTH_PASSWORD: 'pw',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
     GEMINI_CREDENTIALS: JSON.stringify(credentialsObject('authorized-user', { tokenUri: fake.tokenUri, accessToken: null })),
     CODE_ASSIST_ENDPOINT: fake.url,
   })
@@ -121,7 +121,7 @@ t.test('with unusable upstream credentials, /readyz is 503 naming the upstream',
   fake.setDefault('token', invalidGrant())
   const gw = await startGateway({
     ...ADMIN,
-    GEMINI_AUTH_PASSWORD: 'pw',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
     GEMINI_CREDENTIALS: JSON.stringify(credentialsObject('authorized-user', { tokenUri: fake.tokenUri, accessToken: null })),
     CODE_ASSIST_ENDPOINT: fake.url,
   })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startGateway } from '../support/gateway.ts'
 
-const gw = await startGateway({ AUTH_ADMIN_PASSWORD: 'admin-password', GEMINI_AUTH_PASSWORD: 'pw' })
+const gw = await startGateway({ AUTH_ADMIN_PASSWORD: 'admin-password', GEMINI_AUTH_PASSWORD: 'gateway-proxy-password' })
 t.teardown(gw.close)
 
 async function call (path: string, init?: RequestInit): Promise<{ status: number, body: any }> {
@@ -12,8 +12,8 @@ async function call (path: string, init?: RequestInit): Promise<{ status: number
 
 t.test('the gateway mounts the accounts, proxy and probe routes', async t => {
   t.equal((await call('/v1/api/auth/get-user-id?username=system')).status, 200)
-  t.equal((await call('/v1/models', { headers: { authorization: 'Bearer pw' } })).status, 200)
-  t.equal((await call('/v1beta/models', { headers: { 'x-goog-api-key': 'pw' } })).status, 200)
+  t.equal((await call('/v1/models', { headers: { authorization: 'Bearer gateway-proxy-password' } })).status, 200)
+  t.equal((await call('/v1beta/models', { headers: { 'x-goog-api-key': 'gateway-proxy-password' } })).status, 200)
   for (const probe of ['/health', '/livez', '/readyz']) t.equal((await call(probe)).status, 200, probe)
 })
 
@@ -24,7 +24,7 @@ t.test('unknown paths answer 404 in the error shape of the surface they fall und
   const chat = await call('/v1/embeddings', { method: 'POST', body: '{}' })
   t.equal(chat.status, 404)
   t.match(chat.body, { error: { message: String, type: String } })
-  const native = await call('/v1beta/nothing/here', { headers: { 'x-goog-api-key': 'pw' } })
+  const native = await call('/v1beta/nothing/here', { headers: { 'x-goog-api-key': 'gateway-proxy-password' } })
   t.equal(native.status, 404)
   t.match(native.body, { error: { code: 404, message: String, status: String } })
 })

@@ -104,7 +104,7 @@ t.test('npm start on SIGTERM: a proxied stream in flight completes, the data is 
     LOG_LEVEL: 'info',
     AUTH_DATA_FILE: file,
     SHUTDOWN_TIMEOUT_SECONDS: '10',
-    GEMINI_AUTH_PASSWORD: 'pw',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
     GEMINI_API_KEY: 'upstream-key',
     GEMINI_API_ENDPOINT: fake.url,
   })
@@ -115,7 +115,7 @@ t.test('npm start on SIGTERM: a proxied stream in flight completes, the data is 
   fake.reply('streamGenerateContent', streamReply(words.map((w, i) => geminiResponse({ text: w, finishReason: i === words.length - 1 ? 'STOP' : undefined })), { chunkDelayMs: 250 }))
   const res = await fetch(gw.url + '/v1/chat/completions', {
     method: 'POST',
-    headers: { authorization: 'Bearer pw', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer gateway-proxy-password', 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gemini-2.5-pro', stream: true, messages: [{ role: 'user', content: 'count' }] }),
   })
   t.equal(res.status, 200)

@@ -87,6 +87,90 @@ t.test('a client that leaves while waiting gives up its place (CLIENT_CLOSED_REQ
   t.match(await budget.reserve(1, AbortSignal.abort()).catch(e => e), { code: 'CLIENT_CLOSED_REQUEST' }, 'an already aborted signal is refused at once')
 })
 
+t.test('one client cannot hold more than its share of the budget; its next large body waits without holding up other clients', async t => {
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 0, perClientBytes: 40 })
+  t.equal(budget.perClientBytes, 40)
+  const a1 = await budget.reserve(30, undefined, 'a')
+  const a2 = budget.reserve(30, undefined, 'a')
+  t.equal(await settled(a2), false, 'a second body of client a would take it past its 40 bytes: it waits')
+  const b = budget.reserve(30, undefined, 'b')
+  t.equal(await settled(b), true, 'client b, queued behind it, goes first')
+  const c = budget.reserve(30, undefined, 'c')
+  t.equal(await settled(c), true)
+  t.equal(budget.reserved, 90)
+  a1()
+  const release = await a2
+  t.equal(budget.reserved, 90, 'once a gave its first back, its second gets in')
+  release()
+  ;(await b)()
+  ;(await c)()
+  t.equal(budget.reserved, 0)
+  const alone = await budget.reserve(90, undefined, 'a')
+  t.equal(budget.reserved, 90, 'a client holding nothing may take one body larger than its share')
+  alone()
+  t.equal(createBodyBudget({ bytes: 100 }).perClientBytes, 25, 'the default share is a quarter')
+})
+
+t.test('the budget stays first come, first served for clients within their share', async t => {
+  const budget = createBodyBudget({ bytes: 100, smallBytes: 0, perClientBytes: 100 })
+  const a = await budget.reserve(90, undefined, 'a')
+  const b = budget.reserve(50, undefined, 'b')
+  const c = budget.reserve(5, undefined, 'c')
+  t.equal(await settled(c), false, 'c does not pass b, which waits for room in the budget')
+  a()
+  ;(await b)()
+  ;(await c)()
+  t.equal(budget.reserved, 0)
+})
+
+t.test('a body read has a deadline and a minimum rate after a grace period (fake clock)', async t => {
+  const { mock } = await import('node:test')
+  const { PassThrough } = await import('node:stream')
+  const { readBody, watchBodyRead } = await import('../../lib/http/read-body.ts')
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 })
+  t.teardown(() => mock.timers.reset())
+  const limits = { timeoutMs: 60_000, minBytesPerSecond: 1000, graceMs: 10_000 }
+
+  let expired = 0
+  const stalled = watchBodyRead(limits, () => { expired++ })
+  stalled.received(10)
+  mock.timers.tick(9_999)
+  t.equal(expired, 0, 'any rate during the grace period')
+  mock.timers.tick(1)
+  t.equal(expired, 1, '10 bytes in 10 s is below 1000 bytes/s: expired when the grace period ends')
+
+  expired = 0
+  const steady = watchBodyRead(limits, () => { expired++ })
+  for (let s = 0; s < 59; s++) {
+    steady.received(1000)
+    mock.timers.tick(1000)
+  }
+  t.equal(expired, 0, '1000 bytes every second keeps up for 59 s')
+  steady.received(1000)
+  mock.timers.tick(1000)
+  t.equal(expired, 1, 'but the whole body must be in within the deadline')
+
+  expired = 0
+  const burst = watchBodyRead(limits, () => { expired++ })
+  burst.received(20_000)
+  mock.timers.tick(20_000)
+  t.equal(expired, 0, '20 000 bytes at once keep up the average for 20 s')
+  mock.timers.tick(1)
+  t.equal(expired, 1, 'and no longer when nothing more comes')
+
+  const stopped = watchBodyRead(limits, () => { expired++ })
+  stopped.stop()
+  mock.timers.tick(100_000)
+  t.equal(expired, 1, 'a finished read is not watched')
+
+  const payload = new PassThrough()
+  const read = readBody(payload, 1000, 500, limits)
+  payload.write(Buffer.from('{"a":'))
+  await new Promise(resolve => setImmediate(resolve))
+  mock.timers.tick(10_000)
+  await t.rejects(read, { code: 'REQUEST_TIMEOUT', status: 408 }, 'readBody fails with a 408')
+})
+
 t.test('declared body size: content-length, the route limit for a chunked body, nothing for none', async t => {
   const cases: Array<[Record<string, unknown>, number | undefined]> = [
     [{ 'content-length': '1234' }, 1234],

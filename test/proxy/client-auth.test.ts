@@ -1,6 +1,8 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
-import { presentedPasswords } from '../../lib/proxy/client-auth.ts'
+import { createClientAuth, presentedPasswords } from '../../lib/proxy/client-auth.ts'
+import { createPasswordAttempts } from '../../lib/proxy/password-attempts.ts'
+import { createProxy } from '../../lib/proxy/create-proxy.ts'
 import type { HandlerRequest } from '../../lib/http/contract.ts'
 
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -96,4 +98,83 @@ t.test('CORS: preflights are answered without a password, and responses allow an
   const denied = await fetch(`${h.url}/v1/models`, { headers: { origin: 'https://app.example' } })
   t.equal(denied.headers.get('access-control-allow-origin'), '*', 'errors are readable cross-origin too')
   await denied.arrayBuffer()
+})
+
+t.test('proxy password guessing is throttled per client address: past 10 wrong passwords in 5 minutes its requests are a 429 with Retry-After, even with the right password, until the window ends', async t => {
+  let now = new Date('2026-01-01T00:00:00Z')
+  const h = await startProxy(t, { now: () => now })
+  const call = async (path: string, init: RequestInit = {}): Promise<{ status: number, retryAfter: string | null, body: any }> => {
+    const res = await fetch(`${h.url}${path}`, init)
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }
+  }
+  const guess = (i: number): RequestInit => ({ headers: { authorization: `Bearer guess-number-${i}` } })
+  for (let i = 0; i < 10; i++) t.equal((await call('/v1/models', guess(i))).status, 401, `guess ${i + 1} is a 401`)
+  now = new Date(now.getTime() + 60_000)
+  const locked = await call('/v1/models', guess(10))
+  t.equal(locked.status, 429, 'the 11th is a 429')
+  t.equal(locked.retryAfter, '240', 'until 5 minutes after the first wrong password')
+  t.match(locked.body, { error: { type: 'rate_limit_error', code: 429, message: /Too many wrong proxy passwords/ } })
+
+  const right = { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' }
+  const chat = await call('/v1/chat/completions', { method: 'POST', headers: right, body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }) })
+  t.equal(chat.status, 429, 'the right password is refused too while the address is locked out')
+  t.equal(h.fake.calls('generateContent').length, 0, 'and nothing reaches the upstream')
+  const native = await call('/v1beta/models/gemini-2.5-pro:generateContent', { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body: '{"contents":[{"parts":[{"text":"x"}]}]}' })
+  t.match([native.status, native.retryAfter, native.body], [429, '240', { error: { code: 429, status: 'RESOURCE_EXHAUSTED' } }], 'native shape')
+  t.equal((await call('/v1/models')).status, 429, 'no password at all: refused too')
+
+  now = new Date(now.getTime() + 239_000)
+  t.equal((await call('/v1/models', { headers: right })).retryAfter, '1', 'one second left')
+  now = new Date(now.getTime() + 1_000)
+  t.equal((await call('/v1/models', { headers: right })).status, 200, 'once the window has ended the right password works again')
+  t.equal((await call('/v1/models', guess(11))).status, 401, 'and a wrong one starts a new window')
+})
+
+t.test('wrong proxy passwords are counted per client address (an IPv6 /64 as one); requests presenting none are not guesses', async t => {
+  const now = new Date('2026-01-01T00:00:00Z')
+  const check = createClientAuth('the-right-password-16', createPasswordAttempts({ attempts: 2, windowSeconds: 60 }, () => now))
+  const from = (remoteAddress: string, authorization?: string): HandlerRequest =>
+    ({ method: 'GET', path: '/v1/models', params: {}, query: {}, headers: authorization === undefined ? {} : { authorization }, remoteAddress })
+  const outcome = (req: HandlerRequest): string => { try { check(req); return 'ok' } catch (err) { return (err as { code: string }).code } }
+
+  for (let i = 0; i < 5; i++) t.equal(outcome(from('192.0.2.1')), 'PROXY_UNAUTHENTICATED', 'no password: 401, not counted')
+  t.equal(outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'ok')
+  t.equal(outcome(from('2001:db8:1:2::a', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(outcome(from('2001:db8:1:2:ffff::b', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(outcome(from('2001:db8:1:2::c', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'two addresses of one /64 are one client')
+  t.equal(outcome(from('2001:db8:1:3::c', 'Bearer the-right-password-16')), 'ok', 'the next /64 is another')
+  t.equal(outcome(from('::ffff:192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(outcome(from('192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'an IPv4-mapped address counts as its IPv4 form')
+  t.equal(outcome(from('192.0.2.2', 'Bearer the-right-password-16')), 'ok', 'other addresses are not affected')
+})
+
+t.test('a proxy password shorter than 16 characters is refused when the proxy is created, naming the option', async t => {
+  t.throws(() => createProxy({ password: 'fifteen-chars!!' }), { name: 'TypeError', message: /^createProxy: password must be at least 16 characters/ })
+  t.throws(() => createProxy({ password: 'x'.repeat(16), passwordAttempts: { attempts: 0 } }), { message: /passwordAttempts\.attempts/ })
+  t.throws(() => createProxy({ password: 'x'.repeat(16), bodyRead: { timeoutMs: 0 } }), { message: /bodyRead\.timeoutMs/ })
+  t.throws(() => createProxy({ password: 'x'.repeat(16), bodyRead: { minBytesPerSecond: -1 } }), { message: /bodyRead\.minBytesPerSecond/ })
+  t.throws(() => createProxy({ imageFetch: { allowedPorts: [0] } }), { message: /imageFetch\.allowedPorts/ })
+  const proxy = createProxy({ password: 'sixteen-chars!!!', passwordAttempts: false })
+  t.teardown(() => proxy.close())
+  t.ok(proxy.routes.length > 0, '16 characters are enough')
+})
+
+t.test('the password-attempt counters stay bounded: at most 10 000 addresses, expired windows dropped first, then the oldest', async t => {
+  let now = new Date('2026-01-01T00:00:00Z')
+  const warnings: unknown[] = []
+  const attempts = createPasswordAttempts({ attempts: 1, windowSeconds: 60 }, () => now, { debug () {}, info () {}, warn: (obj: unknown) => warnings.push(obj), error () {} })
+  t.equal(attempts.tracking, false, 'nothing tracked: the check skips the lookup')
+  attempts.failed('198.51.100.1')
+  t.match(warnings, [{ address: '198.51.100.1', attempts: 1 }], 'a lockout is logged')
+  t.throws(() => attempts.admit('198.51.100.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS', retryAfter: 60 })
+  now = new Date(now.getTime() + 30_000)
+  for (let i = 0; i < 9_999; i++) attempts.failed(`10.0.${i >> 8}.${i & 255}`)
+  attempts.failed('203.0.113.1')
+  t.doesNotThrow(() => attempts.admit('198.51.100.1'), 'the oldest window went to make room')
+  t.throws(() => attempts.admit('203.0.113.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS' }, 'the newest is kept')
+  now = new Date(now.getTime() + 60_000)
+  attempts.failed('203.0.113.2')
+  t.doesNotThrow(() => attempts.admit('10.0.0.1'), 'expired windows are gone')
+  t.throws(() => attempts.admit('203.0.113.2'), { code: 'PROXY_TOO_MANY_ATTEMPTS' })
 })

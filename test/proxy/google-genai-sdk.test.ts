@@ -122,6 +122,30 @@ t.test('a stream that fails midway ends with an error event the SDK raises', asy
   t.type(err, ApiError)
 })
 
+t.test('an upstream that answers 200 with garbage never looks like a successful answer: 502 unstreamed, an error event the SDK raises streamed', async t => {
+  const h = await startProxy(t)
+  const html = { text: '<!DOCTYPE html>\n<html><body>Sorry, something went wrong</body></html>\n', headers: { 'content-type': 'text/html' } }
+  h.fake.reply('generateContent', html)
+  const unstreamed = await genai(h.url).models.generateContent({ model: 'gemini-2.5-pro', contents: 'x' }).catch(e => e)
+  t.type(unstreamed, ApiError)
+  t.equal(unstreamed.status, 502)
+
+  const garbage: Array<[string, Record<string, unknown>]> = [
+    ['an HTML page', html],
+    ['events that are not JSON', { sse: 'data: <html>\n\ndata: oops\n\n' }],
+    ['an empty stream', { sse: '' }],
+  ]
+  for (const [name, reply] of garbage) {
+    h.fake.reply('streamGenerateContent', reply)
+    const stream = await genai(h.url).models.generateContentStream({ model: 'gemini-2.5-pro', contents: 'x' })
+    const seen: unknown[] = []
+    const err = await (async () => { for await (const chunk of stream) seen.push(chunk) })().catch(e => e)
+    t.type(err, ApiError, `${name}: the SDK raises`)
+    t.match(err.message, /upstream/i, name)
+    t.same(seen, [], `${name}: no chunk came before it`)
+  }
+})
+
 t.test('a wrong key is a 401 in Google\'s shape', async t => {
   const h = await startProxy(t)
   const err = await genai(h.url, 'wrong').models.generateContent({ model: 'gemini-2.5-pro', contents: 'x' }).catch(e => e)

@@ -44,14 +44,15 @@ export function staleCredentials (tokenUri: string): Record<string, unknown> {
 export async function startProxy (t: Teardown, options: HarnessOptions = {}): Promise<ProxyHarness> {
   const fake = await startFakeUpstream()
   const events: string[] = []
-  const { upstream, geminiApi, ...rest } = options
+  const { upstream, geminiApi, imageFetch, ...rest } = options
   const upstreamOptions: BackendOptions = geminiApi === true
     ? { backend: 'gemini-api', apiKey: 'test-api-key', geminiApiEndpoint: fake.url, maxRetries: 0, ...upstream }
     : { credentials: staleCredentials(fake.tokenUri), codeAssistEndpoint: fake.url, maxRetries: 0, ...upstream }
   const proxy = createProxy({
     password: PASSWORD,
     upstream: upstreamOptions,
-    imageFetch: { timeoutMs: 1000 },
+    // Test image servers listen on random ports: the port rule (80 and 443 by default) is tested where it is named.
+    imageFetch: imageFetch === false ? false : { timeoutMs: 1000, allowedPorts: 'any', ...imageFetch },
     observer: {
       streamOpened: () => events.push('opened'),
       streamClosed: () => events.push('closed'),

@@ -1,12 +1,24 @@
 // Image URLs cannot make the gateway reach its own network (SSRF): loopback, private, link-local and
 // other internal addresses are refused before any connection, on every redirect hop, unless the
-// operator turns on imageFetch.allowPrivateNetworks.
+// operator turns on imageFetch.allowPrivateNetworks; ports other than 80 and 443 likewise, unless
+// imageFetch.allowedPorts lists them. Every refused URL gets the same answer; the reason is logged.
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import t from 'tap'
 import { blockedRange } from '../../lib/proxy/image-fetch-guard.ts'
 import { createImageFetcher } from '../../lib/proxy/image-fetch.ts'
-import { startProxy, closedPort, PASSWORD, PNG_1X1 } from './harness.ts'
+import type { Logger } from '../../lib/logger.ts'
+import { startProxy, startSilentServer, closedPort, PASSWORD, PNG_1X1 } from './harness.ts'
+
+/** A logger keeping every line, for what is logged but never answered. */
+function capturingLogger (): Logger & { lines: Array<{ level: string, obj: any, msg?: string }> } {
+  const lines: Array<{ level: string, obj: any, msg?: string }> = []
+  const at = (level: string) => (obj: unknown, msg?: string) => { lines.push({ level, obj, msg }) }
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }
+}
+
+/** The URL as the answer names it: without its query. */
+const named = (url: string): string => { const u = new URL(url); return `${u.protocol}//${u.host}${u.pathname}` }
 
 interface Teardown { teardown (fn: () => unknown): void }
 
@@ -37,7 +49,7 @@ async function chatWithImage (proxyUrl: string, imageUrl: string): Promise<{ sta
   return { status: res.status, json: await res.json(), ms: Date.now() - started }
 }
 
-t.test('the address classifier names internal ranges (and IPv6 forms carrying them) and lets public addresses pass', async t => {
+t.test('the address classifier names internal ranges (and IPv6 forms carrying them, SIIT ::ffff:0:0:0/96 and Teredo 2001::/32 included) and lets public addresses pass', async t => {
   const table: Array<[string, string | undefined]> = [
     ['127.0.0.1', 'loopback'],
     ['127.255.255.254', 'loopback'],
@@ -64,6 +76,11 @@ t.test('the address classifier names internal ranges (and IPv6 forms carrying th
     ['::ffff:0.0.0.0', 'unspecified'],
     ['64:ff9b::10.0.0.1', 'private'],
     ['64:ff9b:1::1', 'local NAT64'],
+    ['::ffff:0:127.0.0.1', 'SIIT'],
+    ['::ffff:0:808:808', 'SIIT'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    ['2001::1', 'Teredo'],
+    ['2001:0:ffff:ffff:ffff:ffff:ffff:ffff', 'Teredo'],
     ['2002:7f00:1::1', 'loopback'],
     ['fc00::1', 'private'],
     ['fd12:3456:789a::1', 'private'],
@@ -85,13 +102,16 @@ t.test('the address classifier names internal ranges (and IPv6 forms carrying th
     ['64:ff9b::8.8.8.8', undefined],
     ['2002:808:808::1', undefined],
     ['2001:4860:4860::8888', undefined],
+    ['2001:1::1', undefined],
+    ['2001:db8::1', undefined],
     ['2606:4700:4700::1111', undefined],
   ]
   for (const [address, range] of table) t.equal(blockedRange(address), range, address)
 })
 
-t.test('image URLs on internal addresses are a 400 naming the rule, answered before any connection', async t => {
-  const h = await startProxy(t)
+t.test('image URLs on internal addresses are a 400 answered before any connection, the rule named only in the log', async t => {
+  const logger = capturingLogger()
+  const h = await startProxy(t, { logger })
   const server = await startCountingServer(t)
   const p = server.port
   const table: Array<[string, string, RegExp]> = [
@@ -111,12 +131,13 @@ t.test('image URLs on internal addresses are a 400 naming the rule, answered bef
     ['IPv6 link-local', 'http://[fe80::1]/a.png', /link-local/],
   ]
   for (const [name, url, range] of table) {
+    logger.lines.length = 0
     const res = await chatWithImage(h.url, url)
     t.equal(res.status, 400, name)
-    t.match(res.json, {
-      error: { type: 'invalid_request_error', code: 400, param: 'messages[0].content[1].image_url', message: /the address is not allowed/ },
+    t.same(res.json, {
+      error: { type: 'invalid_request_error', code: 400, param: 'messages[0].content[1].image_url', message: `Could not fetch the image URL ${named(url)}` },
     }, name)
-    t.match(res.json.error.message, range, name)
+    t.match(logger.lines, [{ level: 'warn', msg: 'Image URL refused', obj: { url: named(url), reason: range } }], `${name}: the log says why`)
     t.ok(res.ms < 900, `${name}: answered in ${res.ms} ms, before the 1000 ms fetch limit`)
   }
   t.equal(server.connections(), 0, 'the image server was never connected to')
@@ -136,7 +157,8 @@ t.test('allowPrivateNetworks: true fetches images from loopback addresses and na
 
 t.test('every redirect hop is checked: a redirect to an internal address is refused before connecting to it', async t => {
   // The real rules, except 127.0.0.0/8, so the first hop can be served here (no public hosts in tests).
-  const fetcher = createImageFetcher({ timeoutMs: 1000 }, address => address.startsWith('127.') ? undefined : blockedRange(address))
+  const logger = capturingLogger()
+  const fetcher = createImageFetcher({ timeoutMs: 1000, allowedPorts: 'any' }, address => address.startsWith('127.') ? undefined : blockedRange(address), logger)
   t.teardown(() => fetcher.close())
   let target = ''
   const first = await startCountingServer(t, (_req, res) => { res.writeHead(302, { location: target }); res.end() })
@@ -147,11 +169,13 @@ t.test('every redirect hop is checked: a redirect to an internal address is refu
     [`http://[::ffff:10.0.0.1]:${port}/image`, /not allowed \(private network\)/],
     ['http://169.254.169.254/latest/meta-data/', /not allowed \(link-local network\)/],
   ]
-  for (const [location, message] of table) {
+  for (const [location, reason] of table) {
     target = location
+    logger.lines.length = 0
     const started = Date.now()
     const err = await fetcher.fetch(`http://127.0.0.1:${first.port}/image`).then(() => undefined, (e: unknown) => e)
-    t.match(err, { code: 'IMAGE_FETCH_FAILED', status: 400, message }, location)
+    t.match(err, { code: 'IMAGE_FETCH_FAILED', status: 400, message: `Could not fetch the image URL http://127.0.0.1:${first.port}/image` }, `${location}: the redirect target is not named`)
+    t.match(logger.lines[0]?.obj.reason, reason, `${location}: the log says why`)
     t.ok(Date.now() - started < 900, `${location}: refused without waiting for a connection`)
   }
   t.ok(first.connections() >= 1, 'the allowed first hop was fetched')
@@ -160,4 +184,51 @@ t.test('every redirect hop is checked: a redirect to an internal address is refu
   target = `http://localhost:${allowed.port}/image`
   const image = await fetcher.fetch(`http://127.0.0.1:${first.port}/image`)
   t.same(image, { mimeType: 'image/png', bytes: PNG_1X1 }, 'a redirect to an allowed name is still followed')
+})
+
+t.test('every refused image URL gets one uniform error: unknown names, internal addresses, refused ports, closed ports and silent servers look the same to the client', async t => {
+  const logger = capturingLogger()
+  const guarded = createImageFetcher({ timeoutMs: 400 }, blockedRange, logger)
+  const open = createImageFetcher({ timeoutMs: 400, allowPrivateNetworks: true, allowedPorts: 'any' }, blockedRange, logger)
+  t.teardown(async () => { await guarded.close(); await open.close() })
+  const closed = await closedPort()
+  const silent = await startSilentServer(t)
+  const cases: Array<[string, typeof guarded, string, RegExp]> = [
+    ['a name that does not resolve', guarded, 'http://no-such-host.invalid/a.png', /host not found|no complete answer/],
+    ['an internal address', guarded, 'http://10.1.2.3/a.png', /private network/],
+    ['an internal name', guarded, 'https://localhost/a.png', /loopback network/],
+    ['a port other than 80 and 443', guarded, 'http://192.0.2.10:22/a.png', /port 22 is not allowed/],
+    ['a closed port', open, `http://127.0.0.1:${closed}/a.png?sig=secret`, /connection refused/],
+    ['a server that never answers', open, `${silent}/a.png`, /no complete answer/],
+  ]
+  const answers = new Set<string>()
+  for (const [name, fetcher, url, reason] of cases) {
+    logger.lines.length = 0
+    const err = await fetcher.fetch(url).then(() => undefined, (e: unknown) => e) as { code: string, message: string }
+    t.equal(err?.code, 'IMAGE_FETCH_FAILED', name)
+    t.equal(err.message, `Could not fetch the image URL ${named(url)}`, `${name}: nothing but the URL as sent`)
+    answers.add(err.message.replace(named(url), '<url>'))
+    t.match(logger.lines.map(l => l.obj.reason).join(' '), reason, `${name}: the reason is in the log`)
+  }
+  t.same([...answers], ['Could not fetch the image URL <url>'], 'one message for all of them')
+})
+
+t.test('image URLs may use ports 80 and 443 only unless allowedPorts lists others, on every redirect hop, refused before connecting', async t => {
+  const server = await startCountingServer(t)
+  const defaults = createImageFetcher({ timeoutMs: 1000, allowPrivateNetworks: true })
+  t.teardown(() => defaults.close())
+  const err = await defaults.fetch(`http://127.0.0.1:${server.port}/image`).then(() => undefined, (e: unknown) => e)
+  t.match(err, { code: 'IMAGE_FETCH_FAILED', message: `Could not fetch the image URL http://127.0.0.1:${server.port}/image` })
+  t.equal(server.connections(), 0, 'never connected to')
+
+  const listed = createImageFetcher({ timeoutMs: 1000, allowPrivateNetworks: true, allowedPorts: [server.port] })
+  t.teardown(() => listed.close())
+  t.same(await listed.fetch(`http://127.0.0.1:${server.port}/image`), { mimeType: 'image/png', bytes: PNG_1X1 }, 'a listed port is fetched')
+
+  const other = await startCountingServer(t)
+  const redirecting = await startCountingServer(t, (_req, res) => { res.writeHead(302, { location: `http://127.0.0.1:${other.port}/image` }); res.end() })
+  const hop = createImageFetcher({ timeoutMs: 1000, allowPrivateNetworks: true, allowedPorts: [redirecting.port] })
+  t.teardown(() => hop.close())
+  t.match(await hop.fetch(`http://127.0.0.1:${redirecting.port}/image`).then(() => undefined, (e: unknown) => e), { code: 'IMAGE_FETCH_FAILED' }, 'a redirect to another port is refused')
+  t.equal(other.connections(), 0, 'its target never connected to')
 })

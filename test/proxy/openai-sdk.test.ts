@@ -247,6 +247,32 @@ t.test('an upstream failure mid-stream surfaces as an SDK error, not a normal en
   t.match(err.message, /upstream|Upstream/)
 })
 
+t.test('an upstream that answers 200 with garbage never looks like a successful answer: 502 unstreamed, an error the SDK raises streamed', async t => {
+  const h = await startProxy(t)
+  const html = { text: '<!DOCTYPE html>\n<html><body>Sorry, something went wrong</body></html>\n', headers: { 'content-type': 'text/html' } }
+  h.fake.reply('generateContent', html)
+  const unstreamed = await client(h.url).chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
+  t.type(unstreamed, OpenAI.InternalServerError)
+  t.equal(unstreamed.status, 502)
+
+  const garbage: Array<[string, Record<string, unknown>]> = [
+    ['an HTML page', html],
+    ['events that are not JSON', { sse: 'data: <html>\n\ndata: oops\n\n' }],
+    ['an empty stream', { sse: '' }],
+  ]
+  for (const [name, reply] of garbage) {
+    h.fake.reply('streamGenerateContent', reply)
+    const stream = await client(h.url).chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }], stream: true })
+    const finishes: unknown[] = []
+    const err = await (async () => {
+      for await (const chunk of stream) finishes.push(chunk.choices[0]?.finish_reason)
+    })().catch(e => e)
+    t.type(err, OpenAI.APIError, `${name}: the SDK raises`)
+    t.match(err.message, /upstream/i, name)
+    t.notOk(finishes.some(f => f != null), `${name}: no chunk carried a finish_reason`)
+  }
+})
+
 t.test('a client that goes away mid-stream cancels the upstream call', async t => {
   const h = await startProxy(t)
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'first' }), geminiResponse({ text: 'second' })], { chunkDelayMs: 2000 }))

@@ -103,20 +103,20 @@ t.test('an upstream 401 that survives a refresh is a 503 UNAVAILABLE on the nati
 })
 
 t.test('without any upstream configured the routes answer 503 and readiness says why', async t => {
-  const proxy = createProxy({ password: 'pw' })
+  const proxy = createProxy({ password: 'route-table-password' })
   t.teardown(() => proxy.close())
   const ready = await proxy.ready()
   t.equal(ready.ok, false)
   t.match(ready.reason, /GEMINI_CREDENTIALS|GEMINI_API_KEY/)
   const chat = proxy.routes.find(r => r.path === '/v1/chat/completions' && r.method === 'POST')!
-  const err = await chat.handler({ method: 'POST', path: '/v1/chat/completions', params: {}, query: {}, headers: { authorization: 'Bearer pw' }, body: Buffer.from(JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] })) }).catch(e => e)
+  const err = await chat.handler({ method: 'POST', path: '/v1/chat/completions', params: {}, query: {}, headers: { authorization: 'Bearer route-table-password' }, body: Buffer.from(JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] })) }).catch(e => e)
   const response = chat.errorResponse(err)
   t.equal(response.status, 503)
   t.match(response.body, { error: { type: 'api_error', message: /GEMINI_CREDENTIALS/ } })
 })
 
 t.test('the route table: every route has a surface, a body limit and its surface\'s error mapper', async t => {
-  const proxy = createProxy({ password: 'pw', maxBodyBytes: 1234 })
+  const proxy = createProxy({ password: 'route-table-password', maxBodyBytes: 1234 })
   t.teardown(() => proxy.close())
   const summary = proxy.routes.map(r => `${r.method} ${r.path} ${r.surface}`)
   t.same(summary, [
@@ -140,15 +140,15 @@ t.test('the route table: every route has a surface, a body limit and its surface
 })
 
 t.test('every proxy route shares one budget of request-body bytes in flight (at least the largest body), unless turned off', async t => {
-  const proxy = createProxy({ password: 'pw', maxBodyBytes: 1234 })
+  const proxy = createProxy({ password: 'route-table-password', maxBodyBytes: 1234 })
   t.teardown(() => proxy.close())
   const budget = proxy.routes[0].bodyBudget
   t.ok(budget !== undefined && budget.capacity >= 1234)
   t.ok(proxy.routes.every(r => r.bodyBudget === budget), 'one budget for all')
-  const sized = createProxy({ password: 'pw', maxBodyBytesInFlight: 5000 })
+  const sized = createProxy({ password: 'route-table-password', maxBodyBytesInFlight: 5000 })
   t.teardown(() => sized.close())
   t.equal(sized.routes[0].bodyBudget?.capacity, 5000)
-  const unlimited = createProxy({ password: 'pw', maxBodyBytesInFlight: false })
+  const unlimited = createProxy({ password: 'route-table-password', maxBodyBytesInFlight: false })
   t.teardown(() => unlimited.close())
   t.ok(unlimited.routes.every(r => r.bodyBudget === undefined))
   const busy = proxy.routes[0].errorResponse(new (await import('../../lib/errors.ts')).GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))

@@ -35,3 +35,18 @@ t.test('a UTF-8 character split across byte chunks is decoded whole', async t =>
   const events = [bytes.subarray(0, 9), bytes.subarray(9, split), bytes.subarray(split)].flatMap(chunk => decoder.push(chunk))
   t.same([...events, ...decoder.end()].map(e => JSON.parse(e)), [{ t: 'héllo 👋' }])
 })
+
+t.test('the first line that is no SSE field is kept, for callers that refuse anything but SSE', async t => {
+  const cases: Array<[string, string[], string | undefined]> = [
+    ['SSE fields and comments only', [': c\nevent: e\nid: 1\nretry: 5\ndata: x\n\n'], undefined],
+    ['an HTML page', ['<!DOCTYPE html>\n<html>\n'], '<!DOCTYPE html>'],
+    ['a line with a colon but an unknown field', ['data: x\n\n<a href="http://x">\n'], '<a href="http://x">'],
+    ['a last line without its line end', ['data: x\n\noops'], 'oops'],
+  ]
+  for (const [name, chunks, invalid] of cases) {
+    const decoder = createSseDecoder()
+    for (const c of chunks) decoder.push(Buffer.from(c))
+    decoder.end()
+    t.equal(decoder.invalidLine, invalid, name)
+  }
+})

@@ -5,7 +5,7 @@ import { createCodeAssistBackend } from '../../lib/proxy/code-assist-backend.ts'
 import type { CodeAssistBackendOptions } from '../../lib/proxy/code-assist-backend.ts'
 import type { Backend, GeminiResponse } from '../../lib/proxy/backend.ts'
 import { errorReply, geminiResponse, googleError, startFakeUpstream, streamReply } from '../support/fake-upstream.ts'
-import type { FakeUpstream } from '../support/fake-upstream.ts'
+import type { FakeReply, FakeUpstream } from '../support/fake-upstream.ts'
 import { credentialsObject } from '../support/credentials-files.ts'
 
 const CALL = { model: 'gemini-2.5-flash', request: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } }
@@ -168,18 +168,36 @@ t.test('an error event inside a stream ends the iteration with that error', asyn
   t.equal(err.message, 'Internal error encountered.')
 })
 
-t.test('multi-line, CRLF and commented SSE events arrive intact; malformed chunks are skipped and logged', async t => {
-  const { fake, backend, logs } = await setup(t)
+t.test('multi-line, CRLF and commented SSE events arrive intact', async t => {
+  const { fake, backend } = await setup(t)
   const chunks = [geminiResponse({ thought: 'thinking…' }), geminiResponse({ text: 'line1\nline2' }), geminiResponse({ functionCalls: [{ name: 'f', args: { a: 1 } }], finishReason: 'STOP', usage: true })]
   fake.reply('streamGenerateContent', streamReply(chunks, { multiLine: true, crlf: true, comments: true }))
   const events = await collect(await backend.stream(CALL))
   t.same(events.map(({ responseId, ...rest }) => rest), chunks)
   t.ok(events.every(e => typeof e.responseId === 'string'), 'responseId from traceId')
+})
 
-  fake.reply('streamGenerateContent', { sse: 'data: {"response":{"candidates":[]},\n\ndata: {"response":{"candidates":[{"index":0}]}}\n\n' })
-  const good = await collect(await backend.stream(CALL))
-  t.same(good, [{ candidates: [{ index: 0 }] }])
-  t.ok(logs.some(l => l.level === 'warn' && /Malformed JSON chunk/.test(l.msg ?? '')), 'logged')
+t.test('an upstream stream answered 200 with garbage never ends like a whole answer: what is not SSE, not JSON, or no event at all is an upstream error', async t => {
+  const { fake, backend, logs } = await setup(t)
+  const good = `data: ${JSON.stringify({ response: geminiResponse({ text: 'a' }) })}\n\n`
+  const cases: Array<[string, FakeReply, number, RegExp]> = [
+    ['an HTML page', { text: '<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>\n', headers: { 'content-type': 'text/html' } }, 0, /not server-sent events/],
+    ['an HTML page without a line end', { text: '<html>oops</html>' }, 0, /not server-sent events/],
+    ['a JSON document instead of SSE', { text: JSON.stringify([{ response: geminiResponse({ text: 'a' }) }]), headers: { 'content-type': 'application/json' } }, 0, /not server-sent events/],
+    ['an event that is not JSON, after a good one', { sse: `${good}data: {"response":{"candidates":[]},\n\n${good}` }, 1, /not JSON/],
+    ['HTML after a good event', { sse: `${good}<html>proxy error</html>\n\n` }, 1, /not server-sent events/],
+    ['an empty stream', { sse: '' }, 0, /ended without any event/],
+    ['only comments', { sse: ': keepalive\n\n: keepalive\n\n' }, 0, /ended without any event/],
+  ]
+  for (const [name, reply, before, message] of cases) {
+    fake.reply('streamGenerateContent', reply)
+    const seen: GeminiResponse[] = []
+    const err = await (async () => { for await (const e of await backend.stream(CALL)) seen.push(e) })().catch(e => e)
+    t.equal(seen.length, before, `${name}: the events before it arrive`)
+    t.match(err, { code: 'UPSTREAM_ERROR', status: 502, message }, name)
+  }
+  t.ok(logs.some(l => l.level === 'warn' && /Malformed JSON chunk/.test(l.msg ?? '')), 'a malformed chunk is logged')
+  t.ok(logs.some(l => l.level === 'warn' && /not server-sent events/.test(l.msg ?? '')), 'so is a stream that is not SSE')
 })
 
 t.test('aborting the call closes the upstream connection', async t => {
@@ -250,6 +268,10 @@ t.test('a 200 answer that is not JSON is a 502', async t => {
   const err = await backend.generate(CALL).catch(e => e)
   t.equal(err.code, 'UPSTREAM_ERROR')
   t.equal(err.status, 502)
+  for (const text of ['', '   ', '"a string"', '[1, 2]', 'null']) {
+    fake.reply('generateContent', { text })
+    t.match(await backend.generate(CALL).catch(e => e), { code: 'UPSTREAM_ERROR', status: 502 }, `${JSON.stringify(text)} is no answer either`)
+  }
 })
 
 t.test('the observer hears of every upstream HTTP call with model, status and duration', async t => {
