@@ -112,6 +112,7 @@ t.test('tracing spans carry no session token, proxy password, API key or key/tok
     GEMINI_API_KEY: 'upstream-api-key-in-no-span',
     GEMINI_API_ENDPOINT: fake.url,
     IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: 'true',
+    IMAGE_FETCH_ALLOWED_PORTS: String((images.address() as AddressInfo).port),
   })
   t.teardown(() => gw.stop('SIGKILL'))
 
