@@ -16,7 +16,7 @@ export function readBody (payload: unknown, maxBytes: number, expectedBytes?: nu
     let into = expectedBytes !== undefined && expectedBytes > 0 && expectedBytes <= maxBytes ? Buffer.allocUnsafe(expectedBytes) : undefined
     let size = 0
     let settled = false
-    const settle = (err?: unknown): void => {
+    const settle = (err?: Error): void => {
       if (settled) return
       settled = true
       payload.off('data', onData)
