@@ -44,14 +44,14 @@ async function check (command: string, args: string[], cwd = dir): Promise<{ cod
 
 t.test('publint finds nothing to fix in the packed package (warnings count as errors)', async t => {
   const { code, output } = await check('publint', ['run', '--strict', await packed])
-  t.equal(code, 0, output)
+  t.equal(code, 0, 'publint exits 0', { output })
 })
 
 t.test('attw: the packed types resolve for node10, node16 (from ESM and CJS) and bundlers, without fetching anything', async t => {
   // The package is ESM only (engines: Node >= 22.18, where require() loads ES modules), so a require()
   // resolving to ESM is expected; every other problem fails. No @types lookup: that would need the registry.
   const { code, output } = await check('attw', ['--no-definitely-typed', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii', '--no-emoji', await packed])
-  t.equal(code, 0, output)
+  t.equal(code, 0, 'attw exits 0', { output })
   t.match(output, /No problems found/)
 })
 
@@ -64,7 +64,7 @@ t.test('the type tests of the published API pass against the packed declarations
   await symlink(join(root, 'node_modules/tstyche'), join(dir, 'node_modules/tstyche'), 'dir')
   await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2023', strict: true, noEmit: true, resolveJsonModule: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: true }, include: ['typetests'] }))
   const { code, output } = await check('tstyche', [])
-  t.equal(code, 0, output)
+  t.equal(code, 0, 'tstyche exits 0', { output })
   t.match(output, new RegExp(`Test files:\\s+${files.length} passed`))
 })
 
