@@ -14,7 +14,8 @@ const PUBLIC_NAMES = [...entry.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)]
 
 // Relative specifiers into lib/ other than the entry itself.
 const LIB_INTERNAL = String.raw`^(?:\.\./)+lib/(?!index\.ts$)`
-const ENTRY_ONLY = 'use the package entry: import from \'gatehouse\' (lib/index.ts); everything else in lib/ is internal'
+const EXAMPLES_ENTRY_ONLY = 'examples use the package as its users do: import from \'gatehouse\' (lib/index.ts); the rest of lib/ is internal'
+const GATEWAY_ENTRY_ONLY = 'the gateway uses lib through its public entry: import from \'../lib/index.ts\''
 
 // The lib modules gateway/ still imports directly. The design has the gateway use lib only through its public
 // entry; the restructure of issue 12 moves it there and empties this list. Anything not listed is an error now.
@@ -41,9 +42,9 @@ const TESTS_ON_INTERNALS_TODAY = [
 
 const escape = s => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 // `import('...')` is not covered by no-restricted-imports; esquery regexes cannot hold a slash, hence \x2F.
-const dynamicImportOf = regex => ({
+const dynamicImportOf = (regex, message) => ({
   selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\x2F')}/]`,
-  message: ENTRY_ONLY
+  message
 })
 const gatewayInternal = String.raw`^\.\./lib/(?!(?:index\.ts|${GATEWAY_INTERNALS_TODAY.map(escape).join('|')})$)`
 
@@ -85,18 +86,18 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { regex: String.raw`^(?:\.\./)+(?:lib|dist)(?:/|$)`, message: ENTRY_ONLY },
-          { regex: '^gatehouse/(?!package\\.json$)', message: ENTRY_ONLY }
+          { regex: String.raw`^(?:\.\./)+(?:lib|dist)(?:/|$)`, message: EXAMPLES_ENTRY_ONLY },
+          { regex: '^gatehouse/(?!package\\.json$)', message: EXAMPLES_ENTRY_ONLY }
         ]
       }],
-      'no-restricted-syntax': ['error', dynamicImportOf(String.raw`^(?:\.\./)+(?:lib|dist)/`), dynamicImportOf('^gatehouse/')]
+      'no-restricted-syntax': ['error', dynamicImportOf(String.raw`^(?:\.\./)+(?:lib|dist)/`, EXAMPLES_ENTRY_ONLY), dynamicImportOf('^gatehouse/', EXAMPLES_ENTRY_ONLY)]
     }
   },
   {
     files: ['gateway/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: gatewayInternal, message: ENTRY_ONLY }] }],
-      'no-restricted-syntax': ['error', dynamicImportOf(gatewayInternal)]
+      'no-restricted-imports': ['error', { patterns: [{ regex: gatewayInternal, message: GATEWAY_ENTRY_ONLY }] }],
+      'no-restricted-syntax': ['error', dynamicImportOf(gatewayInternal, GATEWAY_ENTRY_ONLY)]
     }
   },
   {
