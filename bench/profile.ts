@@ -17,7 +17,7 @@ if (!MODES.includes(mode)) {
 const dir = '/tmp/gatehouse-profile'
 rmSync(dir, { recursive: true, force: true })
 const processes = createProcessGroup()
-let requests = 0
+let requests: number
 try {
   const fake = await processes.start([join(root, 'bench/fake-server.ts')])
   const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)

@@ -59,7 +59,7 @@ export async function writeAdminPasswordFile (config: GatewayConfig, password: s
   } catch (err) {
     throw new Error(`could not write the generated password of system user "${config.authAdminUsername}" to ${file} ` +
       `(${(err as Error).message}); set AUTH_ADMIN_PASSWORD_FILE to a writable path, or AUTH_ADMIN_PASSWORD to choose the password ` +
-      '(a configured password replaces the stored one at start)')
+      '(a configured password replaces the stored one at start)', { cause: err })
   }
   return {
     path: file,

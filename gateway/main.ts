@@ -22,8 +22,13 @@ async function main (): Promise<void> {
   const gateway = await createGateway(config)
 
   // The log destination is asynchronous: let it write its last lines, and the tracer its last spans.
+  // A collector that is down fails the last export: that is logged, not left to crash the process.
   const exit = (code: number): void => {
-    shutdownTracing().finally(() => gateway.logger.flush(() => process.exit(code)))
+    const flushAndExit = (): void => { gateway.logger.flush(() => process.exit(code)) }
+    shutdownTracing().then(flushAndExit, (err: unknown) => {
+      gateway.logger.warn({ err }, 'tracing: the last spans could not be exported')
+      flushAndExit()
+    })
   }
   let signalled = false
   const onSignal = (signal: NodeJS.Signals): void => {

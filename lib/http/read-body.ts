@@ -79,7 +79,7 @@ export function readBody (payload: unknown, maxBytes: number, expectedBytes?: nu
     let size = 0
     let settled = false
     const watch = watchBodyRead(limits, () => settle(fail('REQUEST_TIMEOUT')))
-    const settle = (err?: unknown): void => {
+    const settle = (err?: Error): void => {
       if (settled) return
       settled = true
       watch.stop()

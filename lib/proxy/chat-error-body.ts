@@ -6,7 +6,8 @@
 // 5xx becomes 502 (503 stays 503); an upstream 401 that survived a token refresh is a 503.
 // `code` is the HTTP status, except `model_not_found` for unknown models, as OpenAI does.
 import type { HandlerResponse } from '../http/contract.ts'
-import { ERRORS, GatehouseError, fail, isGatehouseError } from '../errors.ts'
+import { ERRORS, fail, isGatehouseError } from '../errors.ts'
+import type { GatehouseError } from '../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from './client-auth.ts'
 import type { Logger } from '../logger.ts'
 

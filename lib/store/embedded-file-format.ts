@@ -33,7 +33,7 @@ export function decodeStoreFile (text: string): EmbeddedData {
   try {
     raw = JSON.parse(text)
   } catch (err) {
-    throw new Error(`not valid JSON (${(err as Error).message})`)
+    throw new Error(`not valid JSON (${(err as Error).message})`, { cause: err })
   }
   const top = objectAt(raw, 'the top level')
   if (top.format !== FILE_FORMAT) throw new Error(`"format" is not "${FILE_FORMAT}"`)

@@ -2,10 +2,9 @@
 // directly: clearUser, the admin action, and the delay schedule's bounds.
 import t from 'tap'
 import type { Test } from 'tap'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { createLoginLimiter, loginDelayMs } from '../../lib/auth/login-limiter.ts'
 import { DEFAULT_LOGIN_LIMITS } from '../../lib/auth/options.ts'
-import { isGatehouseError } from '../../lib/errors.ts'
+import { createEmbeddedStore, isGatehouseError } from '../../lib/index.ts'
 
 async function setup (t: Test) {
   let clock = Date.UTC(2030, 0, 1)

@@ -5,7 +5,7 @@ import { startAuthHarness } from '../support/auth-harness.ts'
 import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
 import type { Reply } from '../support/auth-client.ts'
 import { requestToken } from '../../lib/auth/session-token.ts'
-import type { HandlerRequest } from '../../lib/http/contract.ts'
+import type { HandlerRequest } from '../../lib/index.ts'
 
 type TokenForm = 'query' | 'header' | 'bearer'
 

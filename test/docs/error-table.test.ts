@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ERRORS } from '../../lib/errors.ts'
+import { ERRORS } from '../../lib/index.ts'
 import { backticked, readRepoFile, tableUnder } from './markdown.ts'
 
 // The README's "Error codes" table is the list users read; lib/errors.ts is the list the code uses

@@ -1,6 +1,6 @@
 // lib/http/client-address.ts: which address a request is counted under, behind trusted proxies or not.
 import t from 'tap'
-import { addressBucket, clientAddress, parseTrustedProxies } from '../../lib/http/client-address.ts'
+import { addressBucket, clientAddress, parseTrustedProxies } from '../../lib/index.ts'
 
 const trusted = parseTrustedProxies('10.0.0.0/8, 192.168.1.7, fd00::/8, ::1')
 

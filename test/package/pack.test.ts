@@ -1,28 +1,76 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtemp, writeFile, rm, readdir } from 'node:fs/promises'
+import { mkdtemp, writeFile, rm, readdir, mkdir, copyFile, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { once } from 'node:events'
 
-// The published package as a consumer gets it: npm pack, install the tarball into an empty project,
-// type-check a consumer against its declarations, mount it in node:http, sign up and log in.
+// The published package as a consumer gets it: npm pack, lint the tarball (publint, and attw for the types
+// under every module resolution), install it into an empty project, type-check a consumer and the type tests
+// of test/types against its declarations, mount it in node:http, sign up and log in. All offline after `npm ci`.
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '../..')
 const bin = join(root, 'node_modules/.bin')
 const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' }
 
+// Build, install and two type-checks take a minute alone and up to three on a loaded 2-core machine.
+t.setTimeout(300_000)
+
+// One tarball for every test below (npm pack builds dist/ through prepack), installed into `dir` once.
+const dir = await mkdtemp(join(tmpdir(), 'gatehouse-pack-'))
+t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
+const packed = run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: root, env, maxBuffer: 1 << 24 })
+  .then(({ stdout }) => stdout.trim().split('\n').pop() as string)
+let installing: Promise<void> | undefined
+async function installed (): Promise<void> {
+  installing ??= (async () => {
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, await packed)], { cwd: dir, env, maxBuffer: 1 << 24 })
+  })()
+  await installing
+}
+
+/** Runs a checker and gives its exit code and output, so a failure shows what it found. */
+async function check (command: string, args: string[], cwd = dir): Promise<{ code: number, output: string }> {
+  try {
+    const { stdout, stderr } = await run(join(bin, command), args, { cwd, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' }, maxBuffer: 1 << 24 })
+    return { code: 0, output: stdout + stderr }
+  } catch (err) {
+    const { code, stdout, stderr } = err as { code: number, stdout: string, stderr: string }
+    return { code, output: `${stdout}${stderr}` }
+  }
+}
+
+t.test('publint finds nothing to fix in the packed package (warnings count as errors)', async t => {
+  const { code, output } = await check('publint', ['run', '--strict', await packed])
+  t.equal(code, 0, 'publint exits 0', { output })
+})
+
+t.test('attw: the packed types resolve for node10, node16 (from ESM and CJS) and bundlers, without fetching anything', async t => {
+  // The package is ESM only (engines: Node >= 22.18, where require() loads ES modules), so a require()
+  // resolving to ESM is expected; every other problem fails. No @types lookup: that would need the registry.
+  const { code, output } = await check('attw', ['--no-definitely-typed', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii', '--no-emoji', await packed])
+  t.equal(code, 0, 'attw exits 0', { output })
+  t.match(output, /No problems found/)
+})
+
+t.test('the type tests of the published API pass against the packed declarations', async t => {
+  await installed()
+  const tests = join(dir, 'typetests')
+  await mkdir(tests, { recursive: true })
+  const files = (await readdir(join(root, 'test/types'))).filter(f => f.endsWith('.tst.ts'))
+  for (const file of files) await copyFile(join(root, 'test/types', file), join(tests, file))
+  await symlink(join(root, 'node_modules/tstyche'), join(dir, 'node_modules/tstyche'), 'dir')
+  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2023', strict: true, noEmit: true, resolveJsonModule: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: true }, include: ['typetests'] }))
+  const { code, output } = await check('tstyche', [])
+  t.equal(code, 0, 'tstyche exits 0', { output })
+  t.match(output, new RegExp(`Test files:\\s+${files.length} passed`))
+})
+
 t.test('the packed library installs, type-checks and serves sign-up and login in node:http', async t => {
-  const dir = await mkdtemp(join(tmpdir(), 'gatehouse-pack-'))
-  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
-
-  const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: root, env, maxBuffer: 1 << 24 })
-  const tarball = stdout.trim().split('\n').pop() as string
-  t.match(tarball, /^gatehouse-.*\.tgz$/, 'npm pack produced a tarball')
-
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, tarball)], { cwd: dir, env, maxBuffer: 1 << 24 })
+  t.match(await packed, /^gatehouse-.*\.tgz$/, 'npm pack produced a tarball')
+  await installed()
   const files = await readdir(join(dir, 'node_modules/gatehouse/dist/lib'))
   t.ok(files.includes('index.js') && files.includes('index.d.ts'), 'the package ships JS and type declarations')
   t.ok((await readdir(join(dir, 'node_modules/gatehouse/docs'))).includes('errors.md'), 'the package ships docs/, which its README links to')
@@ -42,8 +90,8 @@ t.test('the packed library installs, type-checks and serves sign-up and login in
     'createAuthService({})',
     ''
   ].join('\n'))
-  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2023', strict: true, noEmit: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: true }, files: ['consumer.ts'] }))
-  await t.resolves(run(join(bin, 'tsc'), ['-p', dir], { cwd: dir, env }), 'a consumer type-checks against the published declarations')
+  await writeFile(join(dir, 'tsconfig.consumer.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2023', strict: true, noEmit: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: true }, files: ['consumer.ts'] }))
+  await t.resolves(run(join(bin, 'tsc'), ['-p', join(dir, 'tsconfig.consumer.json')], { cwd: dir, env }), 'a consumer type-checks against the published declarations')
 
   await writeFile(join(dir, 'server.js'), [
     "import { createServer } from 'node:http'",

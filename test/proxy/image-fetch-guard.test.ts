@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import t from 'tap'
 import { blockedRange } from '../../lib/proxy/image-fetch-guard.ts'
 import { createImageFetcher } from '../../lib/proxy/image-fetch.ts'
-import type { Logger } from '../../lib/logger.ts'
+import type { Logger } from '../../lib/index.ts'
 import { startProxy, startSilentServer, closedPort, PASSWORD, PNG_1X1 } from './harness.ts'
 
 /** A logger keeping every line, for what is logged but never answered. */

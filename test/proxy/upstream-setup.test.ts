@@ -67,7 +67,7 @@ t.test('a free-tier account is onboarded without a project even when one is conf
   fake.reply('loadCodeAssist', needsOnboarding('free-tier'))
   fake.reply('onboardUser', operation({ done: true, project: 'managed' }))
   await backend.generate(CALL)
-  t.notOk('cloudaicompanionProject' in fake.last('onboardUser')?.body)
+  t.notOk('cloudaicompanionProject' in fake.last('onboardUser')!.body)
   t.equal(fake.last('generateContent')?.body.project, 'managed')
 })
 

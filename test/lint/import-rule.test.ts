@@ -1,0 +1,64 @@
+import t from 'tap'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Linter } from 'eslint'
+import tseslint from 'typescript-eslint'
+
+// The import rule of eslint.config.js (run by `npm run lint` in `npm test`), checked on code written for the
+// purpose: its import sections alone, with the TypeScript parser and no type information, so this stays fast.
+const root = resolve(import.meta.dirname, '../..')
+const { default: config } = await import(pathToFileURL(join(root, 'eslint.config.js')).href) as { default: Linter.Config[] }
+const importSections = config.filter(c => c.rules?.['no-restricted-imports'] !== undefined)
+const linter = new Linter({ cwd: root })
+
+function lint (file: string, code: string): string[] {
+  const configs: Linter.Config[] = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ...importSections]
+  return linter.verify(code, configs, { filename: join(root, file) }).map(m => `${m.line}: ${m.message}`)
+}
+
+t.test('examples/ import only the package entry: lib internals, dist/ and package subpaths are lint errors', async t => {
+  const errors = lint('examples/new-example.ts', [
+    "import { createAuthService } from 'gatehouse'",
+    "import { fail } from '../lib/errors.ts'",
+    "import type { Store } from '../lib/store/types.ts'",
+    "import { createNodeListener } from '../dist/lib/index.js'",
+    "import { isStreamBody } from 'gatehouse/lib/http/contract.ts'",
+    "export { fail as f } from '../lib/errors.ts'",
+    "const mongo = await import('../lib/store/mongo-store.ts')",
+    'void [createAuthService, fail, createNodeListener, isStreamBody, mongo]',
+    'export type S = Store'
+  ].join('\n'))
+  t.same(errors.map(e => Number(e.split(':')[0])), [2, 3, 4, 5, 6, 7], 'every import but the entry is an error')
+  t.match(errors[0], /examples use the package as its users do: import from 'gatehouse'/)
+})
+
+t.test('gateway/ may not import lib internals beyond the modules it uses today; the entry is fine', async t => {
+  t.same(lint('gateway/new-part.ts', [
+    "import { createAuthService } from '../lib/index.ts'",
+    "import { fail, isGatehouseError } from '../lib/errors.ts'",
+    "import type { Route } from '../lib/http/contract.ts'",
+    'void [createAuthService, fail, isGatehouseError]',
+    'export type R = Route'
+  ].join('\n')), [], 'the entry and the modules on GATEWAY_INTERNALS_TODAY pass')
+  const errors = lint('gateway/new-part.ts', [
+    "import { createChatRequestValidator } from '../lib/proxy/chat-request-schema.ts'",
+    "const sse = await import('../lib/proxy/sse.ts')",
+    'void [createChatRequestValidator, sse]'
+  ].join('\n'))
+  t.same(errors.map(e => Number(e.split(':')[0])), [1, 2], 'a module not on the list is an error, imported statically or dynamically')
+  t.match(errors[1], /the gateway uses lib through its public entry: import from '..\/lib\/index.ts'/)
+})
+
+t.test('tests take public API names from the entry; internals the entry does not export stay importable', async t => {
+  const errors = lint('test/new-area/new.test.ts', [
+    "import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'",
+    "import type { Route } from '../../lib/http/contract.ts'",
+    "import { isStreamBody } from '../../lib/http/contract.ts'",
+    "import { createChatRequestValidator } from '../../lib/proxy/chat-request-schema.ts'",
+    "import { fail } from '../../lib/index.ts'",
+    'void [createEmbeddedStore, isStreamBody, createChatRequestValidator, fail]',
+    'export type R = Route'
+  ].join('\n'))
+  t.same(errors.map(e => Number(e.split(':')[0])), [1, 2], 'only the public names imported from internal modules')
+  t.match(errors[0], /'createEmbeddedStore' import from '..\/..\/lib\/store\/embedded-store.ts' is restricted.*import it from lib\/index.ts/)
+})
