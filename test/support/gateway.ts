@@ -74,7 +74,7 @@ export interface SpawnedGateway {
 }
 
 export interface SpawnOptions {
-  /** How long to wait for the URL. Default 20000 ms. */
+  /** How long to wait for the URL. Default 60000 ms: a traced gateway starts slowly on a loaded 2-core machine. */
   startTimeoutMs?: number
   cwd?: string
   /** Node options before the gateway's own, e.g. ['--import', script]. */
@@ -98,7 +98,7 @@ export async function spawnGateway (env: Record<string, string> = {}, options: S
     child.once('exit', (code, signal) => resolve({ code, signal }))
   })
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`gateway did not start in time; output:\n${out}`)) }, options.startTimeoutMs ?? 20000)
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`gateway did not start in time; output:\n${out}`)) }, options.startTimeoutMs ?? 60000)
     const onData = (): void => {
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
       if (m !== null) { clearTimeout(timer); resolve(m[1]) }
