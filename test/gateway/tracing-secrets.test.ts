@@ -28,7 +28,7 @@ t.test('tracing spans carry no session token, proxy password, API key or key/tok
     GEMINI_API_KEY: 'upstream-api-key-in-no-span',
     GEMINI_API_ENDPOINT: fake.url,
     IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: 'true',
-  })
+  }, { startTimeoutMs: 60_000 })
   t.teardown(() => gw.stop('SIGKILL'))
 
   const api = authClient(gw.url + '/v1/api')
