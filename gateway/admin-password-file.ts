@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { GatewayConfig } from './config.ts'
 
-export const ADMIN_PASSWORD_FILE_NAME = 'admin-password'
+const ADMIN_PASSWORD_FILE_NAME = 'admin-password'
 // O_EXCL (with O_CREAT) refuses any existing entry, a symlink or a dangling one included; O_NOFOLLOW says so twice.
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0)
 

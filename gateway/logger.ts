@@ -23,8 +23,7 @@ const SECRET_FIELD = /authorization|token|passw|secret|credential|cookie|^key$|k
 const SECRET_PARAMS = new Set(['key', 'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'apikey', 'password', 'client_secret', 'code'])
 // Every name=value pair after ?, & or ;, the name as written (it may be percent-encoded: ?tok%65n=).
 const QUERY_PAIR = /([?&;])([^=&#?;\s"']*)=([^&#\s"']*)/g
-const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi
-const SCHEME_WORD = /bearer|basic/i
+const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*):[^\s/@"']*@/gi
 const PERCENT_BYTE = /%([0-9a-f]{2})/gi
 const MAX_DEPTH = 8
@@ -54,7 +53,7 @@ export function isSecretField (name: string): boolean {
 export function redactString (s: string): string {
   let out = s
   if (out.includes('=')) out = out.replace(QUERY_PAIR, redactPair)
-  if (SCHEME_WORD.test(out)) out = out.replace(SECRET_SCHEME, `$1 ${REDACTED}`)
+  if (out.includes('Bearer') || out.includes('Basic')) out = out.replace(SECRET_SCHEME, `$1 ${REDACTED}`)
   if (out.includes('@')) out = out.replace(URL_PASSWORD, `$1:${REDACTED}@`)
   return out
 }

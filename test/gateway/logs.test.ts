@@ -157,7 +157,6 @@ t.test('redact() is a pure copy: table of inputs and outputs', async t => {
     [[1, { key: 'k' }], [1, { key: REDACTED }]],
     ['/p?tok%65n=t&k%65y=k&KEY=K&Access_Token=a&pass%77ord=p&api%5Fkey=x&to+ken=kept', `/p?tok%65n=${REDACTED}&k%65y=${REDACTED}&KEY=${REDACTED}&Access_Token=${REDACTED}&pass%77ord=${REDACTED}&api%5Fkey=${REDACTED}&to+ken=kept`],
     ['/p?tok%zzen=kept&user_id=u', '/p?tok%zzen=kept&user_id=u'],
-    ['authorization: bearer abc', `authorization: bearer ${REDACTED}`],
     ['connect to mongodb://gate:db-pw@mongo:27017/?authSource=admin failed', `connect to mongodb://gate:${REDACTED}@mongo:27017/?authSource=admin failed`],
     ['ada@example.com', 'ada@example.com'],
     [{ rawHeaders: ['x-goog-api-key', 'AIza', 'Authorization', 'Bearer b', 'accept', 'json'] }, { rawHeaders: ['x-goog-api-key', REDACTED, 'Authorization', REDACTED, 'accept', 'json'] }],
