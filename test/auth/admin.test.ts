@@ -5,6 +5,7 @@ import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
 import type { Reply } from '../support/auth-client.ts'
 import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { createAuthService } from '../../lib/auth/service.ts'
+import type { UserPatch } from '../../lib/store/types.ts'
 
 const listUsers = (h: AuthHarness, admin: TestUser, extra: Record<string, string | number> = {}): Promise<Reply> =>
   h.call('GET', '/admin/users', { query: { user_id: admin.userId, token: admin.token, ...extra }, headers: { 'user-agent': admin.device } })
@@ -508,4 +509,44 @@ t.test('the session and account routes answer 403 below hush, 400 for a bad id o
     t.equal((await adminCall(h, admin, path.endsWith('status') ? 'PUT' : 'DELETE', path, path.endsWith('status') ? { disabled: true } : undefined)).status, 400, path)
   }
   t.equal(await h.snapshot(), before, 'nothing changed')
+})
+
+t.test('two replicas disabling or demoting the only two enabled hush users at once still leave one enabled', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const one = await startAuthHarness({ store })
+  const two = await startAuthHarness({ store })
+  t.teardown(async () => { await one.close(); await two.close() })
+  for (const demoteInstead of [false, true]) {
+    const admin = await one.admin()
+    const deputy = await one.newUser()
+    await setLevel(one, admin, deputy.userId, 'hush')
+    const [a, b] = await Promise.all([
+      setDisabled(one, admin, deputy.userId, true),
+      demoteInstead ? setLevel(two, deputy, admin.userId, 'member') : setDisabled(two, deputy, admin.userId, true),
+    ])
+    t.ok([a.status, b.status].some(s => s !== 200), 'not both went through')
+    t.equal(await store.users.countByAccessLevel('hush'), 1, 'one enabled hush user remains')
+    // Back to one enabled hush user (the system user) for the next round.
+    await store.users.update(admin.userId, { disabled: false, accessLevel: 'hush' })
+    await store.users.update(deputy.userId, { disabled: true, accessLevel: 'default' })
+  }
+})
+
+t.test('a disable that another replica\'s change makes the last enabled hush user\'s is undone (400)', async t => {
+  const base = await createEmbeddedStore()
+  t.teardown(() => base.close())
+  let racer: (() => Promise<unknown>) | undefined
+  // Another replica's write lands between this replica's check and its update.
+  const users = { ...base.users, update: async (id: string, patch: UserPatch) => { const run = racer; racer = undefined; await run?.(); return await base.users.update(id, patch) } }
+  const h = await startAuthHarness({ store: { ...base, users } })
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const deputy = await h.newUser()
+  await setLevel(h, admin, deputy.userId, 'hush')
+  racer = () => base.users.update(deputy.userId, { disabled: true })
+  const res = await setDisabled(h, admin, admin.userId, true)
+  t.same([res.status, res.body], [400, { detail: 'The last enabled hush user cannot be disabled' }])
+  t.equal((await base.users.findById(admin.userId))?.disabled, undefined, 'this replica\'s disable was undone')
+  t.equal(await base.users.countByAccessLevel('hush'), 1)
 })

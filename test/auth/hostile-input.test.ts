@@ -127,6 +127,14 @@ for (const host of ['hapi', 'node'] as const) {
         ['GET', `/admin/user/${user.userId}`, { query: { admin_id: '$where', token: admin.token }, headers: ua }],
         ['PUT', `/admin/user/${encodeURIComponent('.*')}/access-level`, { query: { admin_id: admin.userId, token: admin.token }, headers: ua, json: { access_level: 'hush' } }],
         ['PUT', '/auth/user/update', { query: { user_id: user.userId }, headers: { token: '{"$ne":null}', 'user-agent': user.device }, json: { email: 'a@b.co' } }],
+        ['PUT', '/auth/user/update', { query: { user_id: user.userId }, headers: { authorization: 'Bearer {"$ne":null}', 'user-agent': user.device }, json: { email: 'a@b.co' } }],
+        ['GET', '/auth/validate', { query: { user_id: user.userId }, headers: { ...ua, token: 'x'.repeat(10 * 1024) } }],
+        ['GET', '/auth/sessions', { query: { 'user_id[$ne]': 'x', token: user.token }, headers: ua }],
+        ['DELETE', '/auth/sessions', { query: { user_id: user.userId }, headers: { ...ua, token: '{"$ne":null}' } }],
+        ['PUT', `/admin/user/${encodeURIComponent('{"$ne":null}')}/status`, { query: { admin_id: admin.userId, token: admin.token }, headers: ua, json: { disabled: true } }],
+        ['PUT', `/admin/user/${user.userId}/status`, { query: { admin_id: admin.userId, token: admin.token }, headers: ua, json: { disabled: { $ne: false } } }],
+        ['DELETE', `/admin/user/${encodeURIComponent('.*')}/sessions`, { query: { admin_id: admin.userId, token: admin.token }, headers: ua }],
+        ['DELETE', `/admin/user/${user.userId}/lockout`, { query: { admin_id: '$where', token: admin.token }, headers: ua }],
       ]
       for (const [method, path, options] of cases) assertRefused(t, await h.call(method, path, options), `${method} ${path} ${JSON.stringify(options.query ?? {}).slice(0, 60)}`)
     })
