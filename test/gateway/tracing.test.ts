@@ -16,7 +16,7 @@ t.test('a proxied request exports one span tree: HTTP server, Hapi route, undici
     OTEL_BSP_SCHEDULE_DELAY: '50',
     LOG_LEVEL: 'warn',
     AUTH_ADMIN_PASSWORD: 'admin-password',
-    GEMINI_AUTH_PASSWORD: 'pw',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
     GEMINI_API_KEY: 'upstream-key',
     GEMINI_API_ENDPOINT: fake.url,
   })
@@ -25,7 +25,7 @@ t.test('a proxied request exports one span tree: HTTP server, Hapi route, undici
   await (await fetch(gw.url + '/readyz')).text()
   const res = await fetch(gw.url + '/v1/chat/completions', {
     method: 'POST',
-    headers: { authorization: 'Bearer pw', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer gateway-proxy-password', 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }] }),
   })
   t.equal(res.status, 200)
