@@ -24,6 +24,8 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
   INVALID_JSON: { status: 400, message: 'Invalid JSON in request body' },
+  JSON_TOO_DEEP: { status: 400, message: 'The JSON is nested too deeply' },
+  JSON_TOO_MANY_VALUES: { status: 400, message: 'The JSON holds too many values' },
   INTERNAL: { status: 500, message: 'Internal error' },
   // proxy
   PROXY_PASSWORD_UNSET: { status: 503, message: 'The proxy is not configured: set GEMINI_AUTH_PASSWORD' },
