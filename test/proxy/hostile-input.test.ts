@@ -187,3 +187,21 @@ t.test('names that are not models are a 404, not an upstream call', async t => {
   }
   t.equal(h.fake.calls('generateContent').length, 0)
 })
+
+t.test('model names are checked before use: control characters, CR/LF, NUL, slashes or 129 characters never reach the upstream', async t => {
+  const h = await startProxy(t)
+  const names = ['gemini-2.5-flash\r\nX-Injected: 1', 'gemini-2.5-flash\n', 'gemini-2.5-flash\u0000', 'gemini-2.5-\tflash', 'gemini-2.5-flash\u007f',
+    'gemini-2.5-pro/../../v1beta/files', 'gemini-' + 'a'.repeat(122), 'gemini-2.5-flash?alt=x']
+  for (const model of names) {
+    const res = await chat(h.url, JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }))
+    t.equal(res.status, 404, JSON.stringify(model))
+    t.match(res.json, { error: { type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: /at most 128 characters/ } }, JSON.stringify(model))
+    const native = await fetch(`${h.url}/v1beta/models/${encodeURIComponent(model)}:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body: '{"contents":[]}' })
+    t.equal(native.status, 404, `native ${JSON.stringify(model)}`)
+    t.match(await native.json(), { error: { code: 404, status: 'NOT_FOUND' } }, `native ${JSON.stringify(model)}`)
+  }
+  const longest = await chat(h.url, JSON.stringify({ model: 'gemini-' + 'a'.repeat(121), messages: [{ role: 'user', content: 'x' }] }))
+  t.equal(longest.status, 200, '128 characters are fine')
+  t.equal(h.fake.calls('generateContent').length, 1, 'only that one reached the upstream')
+  t.ok(h.fake.requests.every(r => !/[\r\n\0]/.test(String(r.headers['user-agent']))))
+})
