@@ -31,6 +31,7 @@ export const ERRORS = {
   PROXY_PASSWORD_UNSET: { status: 503, message: 'The proxy is not configured: set GEMINI_AUTH_PASSWORD' },
   PROXY_UNAUTHENTICATED: { status: 401, message: "Invalid authentication credentials. Use a Bearer token, HTTP Basic auth, the 'key' query parameter, or the 'x-goog-api-key' header." },
   MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
+  TOO_MANY_PARTS: { status: 400, message: 'Too many content parts in one request' },
   IMAGE_FETCH_FAILED: { status: 400, message: 'Could not fetch the image URL' },
   UPSTREAM_NOT_CONFIGURED: { status: 503, message: 'No upstream credentials are configured' },
   UPSTREAM_CREDENTIALS_REJECTED: { status: 503, message: 'Upstream credentials rejected' },

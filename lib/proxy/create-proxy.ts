@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts'
 import type { Backend, ProxyObserver, ReadyState } from './backend.ts'
 import { createBackend, createUnconfiguredBackend } from './create-backend.ts'
 import type { BackendOptions } from './create-backend.ts'
-import { createChatRequestValidator } from './chat-request-schema.ts'
+import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat-request-schema.ts'
 import type { ChatSchemaLimits } from './chat-request-schema.ts'
 import { createClientAuth } from './client-auth.ts'
 import { createImageFetcher } from './image-fetch.ts'
@@ -44,7 +44,7 @@ export interface ProxyOptions {
    * `false` for no limit.
    */
   maxBodyBytesInFlight?: number | false
-  /** Chat request limits. Default 2048 messages, 1000 parts per message, 512 tools. */
+  /** Chat request limits. Default 2048 messages, 1000 parts per message, 4096 parts per request, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
   /** Logger. Default none. Passwords and tokens are never logged. */
   logger?: Logger
@@ -71,11 +71,13 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
+  const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const routes = proxyRoutes({
     checkAuth: createClientAuth(options.password),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
     backend,
-    validateChat: createChatRequestValidator(options.chatLimits),
+    validateChat: createChatRequestValidator(chatLimits),
+    maxTotalParts: chatLimits.maxTotalParts,
     fetchImage: fetcher?.fetch,
     maxImageUrls: fetcher?.maxPerRequest,
     maxImageBytes: fetcher?.maxBytes,
