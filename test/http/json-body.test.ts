@@ -1,7 +1,7 @@
 // Request bodies as JSON (lib/http/json-body.ts): every surface refuses bodies nested too deeply or holding
 // too many values with a 400 in its own shape, before anything walks them.
 import t from 'tap'
-import { readJsonBody, parseJson, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../lib/http/json-body.ts'
+import { readJsonBody, parseJson, MAX_JSON_DEPTH, MAX_JSON_KEYS, MAX_JSON_VALUES } from '../../lib/http/json-body.ts'
 import type { HandlerRequest } from '../../lib/http/contract.ts'
 import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
@@ -79,6 +79,18 @@ t.test('a JSON body may hold at most 100000 values: more is a 400 before JSON.pa
   })
   t.equal(res.status, 400)
   t.match(await res.json(), { error: { type: 'invalid_request_error', message: /more than 100000 values/ } })
+})
+
+t.test('a JSON body may hold at most 10000 different object keys; repeated keys count only as values', async t => {
+  const keys = (n: number, from = 0): string => Array.from({ length: n }, (_, i) => `"k${from + i}": 0`).join(',')
+  t.equal(Object.keys(parseJson(`{${keys(MAX_JSON_KEYS)}}`) as object).length, MAX_JSON_KEYS)
+  t.throws(() => parseJson(`{${keys(MAX_JSON_KEYS + 1)}}`), { code: 'JSON_TOO_MANY_VALUES', status: 400, message: /more than 10000 different object keys/ })
+  t.throws(() => parseJson(`[${Array.from({ length: MAX_JSON_KEYS + 1 }, (_, i) => `{"k${i}" : 0}`).join(',')}]`), { code: 'JSON_TOO_MANY_VALUES' }, 'spread over many objects, and with spaces before the colon')
+  t.equal((parseJson(`[${'{"role":"user","text":"x"},'.repeat(30_000)}{}]`) as unknown[]).length, 30_001, 'repeated keys are fine')
+  t.equal((parseJson(`[${Array.from({ length: MAX_JSON_KEYS + 1 }, (_, i) => `"k${i}"`).join(',')}]`) as unknown[]).length, MAX_JSON_KEYS + 1, 'strings that are not keys are no keys')
+  const many: Record<string, number> = {}
+  for (let i = 0; i <= MAX_JSON_KEYS; i++) many[`k${i}`] = i
+  t.throws(() => readJsonBody(request({ a: many })), { code: 'JSON_TOO_MANY_VALUES' }, 'a body a host parsed too')
 })
 
 t.test('the depth check reads strings as strings: brackets, quotes and escapes inside them do not count', async t => {
