@@ -118,10 +118,12 @@ t.test('a request may hold at most 4096 content parts, Markdown images inside te
   t.equal(tooMany.status, 400)
   t.match(tooMany.body, { error: { type: 'invalid_request_error', param: 'messages', message: /at most 4096 content parts/ } })
 
-  const started = performance.now()
-  const issue = await call(JSON.stringify({ model: 'gemini-2.5-flash', messages: messages(400, 1000) }))
+  const body = JSON.stringify({ model: 'gemini-2.5-flash', messages: messages(400, 1000) })
+  const started = cpuMs()
+  const issue = await call(body)
+  const spent = cpuMs() - started
   t.equal(issue.status, 400, 'the issue\'s 400 messages of 1,000 empty parts')
-  t.ok(performance.now() - started < 1000, `refused in ${(performance.now() - started).toFixed(0)} ms (it used to take 3 s)`)
+  t.ok(spent < 1000, `refused after ${spent.toFixed(0)} ms of CPU (it used to take 3 s)`)
 
   const images = '![a](data:image/png;base64,iVBORw0KGgo=)'.repeat(4097)
   const inText = await call(chatBody(images))
