@@ -40,8 +40,8 @@ function stringEnd (text: string, open: number): number {
 }
 
 /**
- * Refuses JSON text nested deeper than MAX_JSON_DEPTH or holding more values than the allowance, before
- * JSON.parse builds any of it. One pass, no recursion, linear in the text; it stops at the first excess, so
+ * Refuses JSON text nested deeper than MAX_JSON_DEPTH or holding more values or different keys than the allowance,
+ * before JSON.parse builds any of it. One pass, no recursion, linear in the text; it stops at the first excess, so
  * the places it stops at (a few per value) are bounded by the limit whatever the size. Malformed text is left
  * to JSON.parse to report.
  */
