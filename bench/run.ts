@@ -7,25 +7,29 @@
 //             streaming (20 chunks, back to back and paced) time to first byte and streams/s; in every proxy row a
 //             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here; the gateway's
 //             peak RSS during the proxy part and overall
+//   hostile:  the longest event-loop block while a second gateway (bench/event-loop-delay.ts preloaded) answers the
+//             hostile requests of bench/workloads.ts one after another, against the same count of ordinary chats
 // The gateway measured is the built one (dist/), started as the container image starts it, under the chart's
 // default memory limit where a cgroup can be made (bench/memory-limit.ts). Every server and the load generator
 // run in their own processes. Prints a table, writes bench/results.json.
 import type { ChildProcess } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
 import { createProcessGroup, root } from './processes.ts'
-import { GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv } from './workloads.ts'
+import { GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests } from './workloads.ts'
+import type { Started } from './processes.ts'
 import type { Workload } from './workloads.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /** BENCH_ROUNDS: each figure's BENCH_SECONDS (default 5) are split into this many rounds (default 5). */
 const roundCount = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5))
 const roundMs = (seconds * 1000) / roundCount
-/** BENCH_ONLY=accounts or proxy runs one part. */
+/** BENCH_ONLY=accounts, proxy or hostile runs one part. */
 const only = process.env.BENCH_ONLY
 const processes = createProcessGroup()
 const startProcess = processes.start
@@ -77,6 +81,64 @@ async function resetPeakRss (child: ChildProcess): Promise<boolean> {
     return true
   } catch {
     return false
+  }
+}
+
+interface LoopBlocks {
+  /** The longest block a request caused, as the median of its rounds (a hiccup of a busy host does not recur). */
+  max_ms: number
+  /** The longest block seen at all, in any round. */
+  worst_ms: number
+}
+
+/**
+ * The longest event-loop block in `gateway` (started with bench/event-loop-delay.ts writing to `file`) while it
+ * answers each hostile request, one at a time, in three rounds: those it takes and those it refuses apart; and, as
+ * the baseline, while it answers an ordinary chat request as often. Throws when a request is not answered as expected.
+ */
+async function eventLoopBlocks (gateway: Started, file: string): Promise<{ accepted: LoopBlocks, refused: LoopBlocks, ordinary: LoopBlocks, requests: number }> {
+  let seq = 0
+  /** The longest block since the previous call. */
+  const longest = async (): Promise<number> => {
+    gateway.child.kill('SIGUSR2')
+    const expected = seq++
+    for (let waited = 0; waited < 5000; waited += 10) {
+      await new Promise(resolve => setTimeout(resolve, 10))
+      if (expected === 0) return NaN
+      try {
+        const figures = JSON.parse(await readFile(file, 'utf8'))
+        if (figures.seq === expected) return figures.max_ms
+      } catch {}
+    }
+    throw new Error(`the gateway wrote no event-loop figures to ${file}`)
+  }
+  const send = async (path: string, headers: Record<string, string>, body: string): Promise<number> => {
+    const res = await fetch(gateway.url + path, { method: 'POST', headers, body })
+    await res.arrayBuffer()
+    return res.status
+  }
+  const ordinary = chatLoad(gateway.url, false, 1)
+  const hostile = hostileRequests()
+  const requests = [...hostile, ...hostile.map(() => ({ name: 'ordinary', path: '/v1/chat/completions', headers: ordinary.headers ?? {}, body: ordinary.body ?? '', accepted: true }))]
+  for (const r of requests) await send(r.path, r.headers, r.body) // warm-up: the first call of each path compiles code
+  await longest()
+  const blocks: number[][] = requests.map(() => [])
+  for (let round = 0; round < 3; round++) {
+    for (const [i, r] of requests.entries()) {
+      const status = await send(r.path, r.headers, r.body)
+      if ((status < 300) !== r.accepted) throw new Error(`${r.name}: answered ${status}`)
+      blocks[i].push(await longest())
+    }
+  }
+  const summary = (pick: (i: number) => boolean): LoopBlocks => {
+    const picked = blocks.filter((_, i) => pick(i))
+    return { max_ms: Math.max(...picked.map(median)), worst_ms: Math.max(...picked.flat()) }
+  }
+  return {
+    accepted: summary(i => i < hostile.length && hostile[i].accepted),
+    refused: summary(i => i < hostile.length && !hostile[i].accepted),
+    ordinary: summary(i => i >= hostile.length),
+    requests: 3 * hostile.length,
   }
 }
 
@@ -163,6 +225,21 @@ try {
       { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps) }, { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1' })
   }
   await processes.stop(relay)
+  }
+
+  if (only === undefined || only === 'proxy' || only === 'hostile') {
+  log('proxy: the longest event-loop block while a second gateway answers hostile requests (bench/event-loop-delay.ts)')
+  const loopMemory = benchMemoryLimit('-loop')
+  const loopFile = join(tmpdir(), `gatehouse-event-loop-${process.pid}.json`)
+  const watched = await startProcess([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), '--import', join(root, 'bench/event-loop-delay.ts'), built],
+    { ...gatewayEnv(fakeUrl, tokenUri), EVENT_LOOP_FILE: loopFile }, root, loopMemory.limit)
+  const blocks = await eventLoopBlocks(watched, loopFile)
+  await processes.stop(watched)
+  loopMemory.limit?.remove()
+  await rm(loopFile, { force: true })
+  row('event loop, hostile requests', `the same gateway answering an ordinary chat request as often; ${blocks.requests} hostile requests (bench/workloads.ts), one at a time, in 3 rounds: the longest block of a request is the median of its rounds`,
+    { max_block_ms: blocks.accepted.max_ms, worst_block_ms: blocks.accepted.worst_ms, refused_max_block_ms: blocks.refused.max_ms, refused_worst_block_ms: blocks.refused.worst_ms, baseline_max_block_ms: blocks.ordinary.max_ms, baseline_worst_block_ms: blocks.ordinary.worst_ms },
+    {}, { max_block_ms: '< 100' })
   }
 
   const memoryNote = memory.limit !== undefined ? `in a ${memory.limit.mib} MiB memory cgroup, as the chart's default limit` : 'no memory limit'

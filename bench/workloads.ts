@@ -70,3 +70,60 @@ export function directLoad (fakeUrl: string, stream: boolean, connections: numbe
     stream,
   }
 }
+
+/** One request of the hostile set: what the event-loop row sends (bench/run.ts). */
+export interface HostileRequest {
+  name: string
+  path: string
+  headers: Record<string, string>
+  body: string
+  /** Whether the gateway takes it (2xx) or refuses it (4xx): the 100 ms target is for requests it takes. */
+  accepted: boolean
+}
+
+/**
+ * Requests built to make the gateway work hard on the event loop: the inputs of hardening issue item 10 and
+ * the largest ones still accepted under each limit (4096 content parts, 100000 JSON values, 10000 different
+ * keys, 64 levels).
+ */
+export function hostileRequests (): HostileRequest[] {
+  const chat = (name: string, accepted: boolean, body: unknown): HostileRequest => ({
+    name,
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${PROXY_PASSWORD}` },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    accepted,
+  })
+  const native = (name: string, accepted: boolean, body: string): HostileRequest => ({
+    name,
+    path: '/v1beta/models/gemini-2.5-flash:generateContent',
+    headers: { 'content-type': 'application/json', 'x-goog-api-key': PROXY_PASSWORD },
+    body,
+    accepted,
+  })
+  const user = (content: unknown): unknown => ({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content }] })
+  const emptyParts = (n: number): unknown[] => Array.from({ length: n }, () => ({ type: 'text', text: '' }))
+  const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
+  return [
+    chat('40 KB of "![" in a chat message', true, user('!['.repeat(20_000) + '](data:image/png;base64,AAAA')),
+    chat('400 messages of 1,000 empty parts', false, { model: 'gemini-2.5-flash', messages: Array.from({ length: 400 }, () => ({ role: 'user', content: emptyParts(1000) })) }),
+    chat('4096 empty parts (the most accepted)', true, { model: 'gemini-2.5-flash', messages: Array.from({ length: 8 }, () => ({ role: 'user', content: emptyParts(512) })) }),
+    chat('4096 Markdown images in one text', true, user('![a](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==)'.repeat(4096))),
+    chat('a tool result of 99 000 JSON values', true, {
+      model: 'gemini-2.5-flash',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: '[' + '{},'.repeat(49_000) + '{}]' },
+      ],
+    }),
+    chat('a chat body of 99 000 JSON values', true, `{"model":"gemini-2.5-flash","messages":[{"role":"user","content":"x"}],"metadata":[${'{},'.repeat(49_000)}{}]}`),
+    native('a native body of 99 000 JSON values', true, `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"labels":[${'0,'.repeat(99_000)}0]}`),
+    native('a native body of 9 900 different keys', true, `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"labels":[${Array.from({ length: 9_900 }, (_, i) => `{"k${i}":0,"a":1,"b":2}`).join(',')}]}`),
+    native('a native body of 99 000 different keys', false, `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"labels":{${Array.from({ length: 99_000 }, (_, i) => `"k${i}":0`).join(',')}}}`),
+    native('1 MB of "["', false, '['.repeat(1024 * 1024)),
+    native('a body nested 100 000 deep', false, `{"contents":${nested(100_000)}}`),
+    native('1 MB of escaped quotes in a text', true, `{"contents":[{"role":"user","parts":[{"text":"${'\\"'.repeat(512 * 1024)}"}]}]}`),
+    chat('a model name with CR/LF', false, { model: 'gemini-2.5-flash\r\nX-Injected: 1', messages: [{ role: 'user', content: 'x' }] }),
+  ]
+}

@@ -42,6 +42,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
         fetchImage: ctx.fetchImage,
         maxImageUrls: ctx.maxImageUrls,
         maxImageBytes: ctx.maxBodyBytes,
+        maxParts: ctx.maxTotalParts,
         signal: req.signal,
         onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
       })

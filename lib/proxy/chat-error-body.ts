@@ -2,8 +2,9 @@
 // with the status and `type` the official OpenAI SDKs turn into their error classes
 // (400 BadRequestError, 401 AuthenticationError, 403 PermissionDeniedError, 404 NotFoundError,
 // 429 RateLimitError with Retry-After, 5xx InternalServerError).
-// Upstream failures follow docs/errors.md, "Upstream failures": the upstream's own message is kept; an upstream
-// 5xx becomes 502 (503 stays 503); an upstream 401 that survived a token refresh is a 503.
+// Upstream failures follow docs/errors.md, "Upstream failures": the message upstream-errors.ts made of the
+// upstream's own is kept as it is; an upstream 5xx becomes 502 (503 stays 503); an upstream 401 that survived a
+// token refresh is a 503.
 // `code` is the HTTP status, except `model_not_found` for unknown models, as OpenAI does.
 import type { HandlerResponse } from '../http/contract.ts'
 import { ERRORS, fail, isGatehouseError } from '../errors.ts'
@@ -20,24 +21,6 @@ export function invalidParam (message: string, param: string | null): ParamError
 
 export function withParam (err: GatehouseError, param: string | null): ParamError {
   return Object.assign(err, { param })
-}
-
-interface UpstreamError { message?: string, status?: string, details?: Array<Record<string, any>> }
-
-/** The `error` object of an upstream body; stream errors come wrapped in an array. */
-export function upstreamErrorOf (body: unknown): UpstreamError | undefined {
-  const first = Array.isArray(body) ? body[0] : body
-  const error = (first as { error?: unknown } | null | undefined)?.error
-  return error !== null && typeof error === 'object' ? error as UpstreamError : undefined
-}
-
-/** A link the user must visit (account validation, enabling the API), from Help or ErrorInfo details. */
-export function helpLinkOf (error: UpstreamError | undefined): string | undefined {
-  for (const d of error?.details ?? []) {
-    const url = d?.metadata?.validation_url ?? d?.metadata?.validationUrl ?? d?.metadata?.activationUrl ?? d?.links?.[0]?.url
-    if (typeof url === 'string' && /^https?:\/\//.test(url)) return url
-  }
-  return undefined
 }
 
 function typeFor (status: number): string {
@@ -64,17 +47,6 @@ const HOST_MESSAGES: Record<number, string> = {
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
 }
 
-function upstreamMessage (err: GatehouseError): string {
-  const upstream = upstreamErrorOf(err.upstreamBody)
-  let message = typeof upstream?.message === 'string' && upstream.message !== '' ? upstream.message : err.message
-  if (err.code === 'UPSTREAM_NOT_FOUND') {
-    message = `${message} The model does not exist or is not enabled for this account (Gemini 3 previews need preview access).`
-  }
-  const link = helpLinkOf(upstream)
-  if (link !== undefined && !message.includes(link)) message = `${message} (see ${link})`
-  return message
-}
-
 export interface ChatErrorBody {
   status: number
   headers: Record<string, string>
@@ -90,7 +62,7 @@ export function chatErrorBody (err: unknown, logger?: Logger): ChatErrorBody {
   if (isGatehouseError(err)) {
     status = err.status
     if (err.code === 'UPSTREAM_ERROR' && err.upstreamStatus === 503) status = 503
-    message = err.code.startsWith('UPSTREAM_') ? upstreamMessage(err) : err.message
+    message = err.message
     if (err.code === 'MODEL_NOT_FOUND' || err.code === 'UPSTREAM_NOT_FOUND') code = 'model_not_found'
     if (err.code === 'PROXY_UNAUTHENTICATED') headers['www-authenticate'] = WWW_AUTHENTICATE
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))

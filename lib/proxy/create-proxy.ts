@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts'
 import type { Backend, ProxyObserver, ReadyState } from './backend.ts'
 import { createBackend, createUnconfiguredBackend } from './create-backend.ts'
 import type { BackendOptions } from './create-backend.ts'
-import { createChatRequestValidator } from './chat-request-schema.ts'
+import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat-request-schema.ts'
 import type { ChatSchemaLimits } from './chat-request-schema.ts'
 import { createClientAuth, PROXY_PASSWORD_MIN_LENGTH } from './client-auth.ts'
 import { createPasswordAttempts, DEFAULT_PASSWORD_ATTEMPT_LIMITS } from './password-attempts.ts'
@@ -62,7 +62,7 @@ export interface ProxyOptions {
    * `minBytesPerSecond` on average; 408 beyond. Default { timeoutMs: 240000, minBytesPerSecond: 16384, graceMs: 10000 }.
    */
   bodyRead?: Partial<BodyReadLimits>
-  /** Chat request limits. Default 2048 messages, 1000 parts per message, 512 tools. */
+  /** Chat request limits. Default 2048 messages, 1000 parts per message, 4096 parts per request, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
   /** Logger. Default none. Passwords and tokens are never logged. */
   logger?: Logger
@@ -113,11 +113,13 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
+  const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const routes = proxyRoutes({
     checkAuth: createClientAuth(password, attempts),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
     backend,
-    validateChat: createChatRequestValidator(options.chatLimits),
+    validateChat: createChatRequestValidator(chatLimits),
+    maxTotalParts: chatLimits.maxTotalParts,
     fetchImage: fetcher?.fetch,
     maxImageUrls: fetcher?.maxPerRequest,
     maxImageBytes: fetcher?.maxBytes,

@@ -9,7 +9,7 @@ import { fail } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { blockedRange, guardedConnector, isAddressNotAllowed } from './image-fetch-guard.ts'
 import type { AddressClassifier } from './image-fetch-guard.ts'
-import { canonicalImageType, sniffImageType } from './openai-image-bytes.ts'
+import { imageTypeOf } from './openai-image-bytes.ts'
 
 export interface ImageFetchOptions {
   /** Largest image accepted, in bytes. Default 20 MiB. */
@@ -140,8 +140,10 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
         }
         const bytes = Buffer.concat(chunks)
         if (bytes.length === 0) throw failed('the image is empty')
-        // Servers mislabel images often; trust the bytes when we recognise them.
-        return { mimeType: sniffImageType(bytes) ?? canonicalImageType(type), bytes }
+        // Servers mislabel images often: the bytes decide, as for data URLs.
+        const image = imageTypeOf(type, bytes)
+        if (!('mimeType' in image)) throw failed(image.error)
+        return { mimeType: image.mimeType, bytes }
       } catch (err) {
         if ((err as { code?: string })?.code === 'IMAGE_FETCH_FAILED') throw err
         if (signal?.aborted === true && !timeout.aborted) throw failed('request aborted')

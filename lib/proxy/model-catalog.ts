@@ -5,7 +5,7 @@
 // (the upstream knows models we don't, and decides); anything else is a 404 model_not_found.
 import { fail } from '../errors.ts'
 import type { ModelName } from './model-name.ts'
-import { parseModelName, normaliseModelId, modelFamily } from './model-name.ts'
+import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './model-name.ts'
 
 export const DEFAULT_MODELS: readonly string[] = [
   'gemini-2.5-pro',
@@ -106,6 +106,11 @@ function entry (base: string, suffixes: string[]): NativeModel {
 export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS): ModelCatalog {
   const entries = new Map<string, NativeModel>()
   for (const raw of models) {
+    try {
+      checkModelName(raw)
+    } catch (err) {
+      throw new TypeError(`createProxy: models: ${JSON.stringify(raw)} is not a model id (${(err as Error).message})`, { cause: err })
+    }
     const base = parseModelName(raw).base
     for (const suffixes of variantSuffixes(base)) {
       const model = entry(base, suffixes)

@@ -54,6 +54,18 @@ export function variantThinking (model: ModelName): ThinkingConfig | undefined {
 }
 
 /**
+ * What a model name adds to a native request's thinkingConfig: only what an explicit -nothinking/-maxthinking
+ * suffix sets, and never `includeThoughts: true`. Native clients get Google's defaults otherwise, and thoughts
+ * only when they ask for them: `@google/genai` and LangChain callers do not expect thought parts.
+ */
+export function nativeThinking (model: ModelName): ThinkingConfig | undefined {
+  if (model.thinking === 'default') return undefined
+  const config = variantThinking(model)
+  if (config?.includeThoughts === true) delete config.includeThoughts
+  return config !== undefined && Object.keys(config).length > 0 ? config : undefined
+}
+
+/**
  * The thinkingConfig for a chat request: a -nothinking/-maxthinking suffix wins over
  * `reasoning_effort`, which wins over the family default.
  */

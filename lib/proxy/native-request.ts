@@ -1,14 +1,16 @@
 // Edits to a native generateContent body before it goes upstream (docs/model-proxy.md, "Native requests"):
 //  - the client's safetySettings are kept; the defaults are used only when it sent none
 //  - a top-level thinkingConfig (as the reference README shows) is moved into generationConfig
-//  - thinking follows the model variant, but the client's includeThoughts, budget or level win;
-//    a null budget is dropped and an empty thinkingConfig is never created
+//  - Google's defaults stay: a plain model name adds no thinkingConfig, and no name adds includeThoughts: true
+//    (clients that did not ask for thoughts get none); a -nothinking/-maxthinking suffix still sets its budget or
+//    level, but the client's includeThoughts, budget or level win; a null budget is dropped and an empty
+//    thinkingConfig is never created
 //  - -search appends googleSearch unless a tool already has a googleSearch key or the request
 //    declares function tools (the same rule as the chat route, see openai-to-gemini.ts)
 import type { GeminiRequest } from './backend.ts'
 import { fail } from '../errors.ts'
 import type { ModelName } from './model-name.ts'
-import { variantThinking } from './model-thinking.ts'
+import { nativeThinking } from './model-thinking.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
 type Json = Record<string, unknown>
@@ -25,7 +27,7 @@ export function requestObject (body: unknown): Json {
 }
 
 function thinkingConfigFor (client: unknown, model: ModelName): Json | undefined {
-  const variant = variantThinking(model)
+  const variant = nativeThinking(model)
   if (!isObject(client)) return variant === undefined ? undefined : { ...variant }
   const config: Json = { ...client }
   for (const key of ['thinkingBudget', 'thinkingLevel', 'includeThoughts']) {

@@ -7,6 +7,8 @@
 //  - Gemini 3 thought signatures come back out of the tool-call ids; calls in the active loop
 //    that have none get gemini-cli's placeholder so the upstream does not reject the turn
 import type { ChatMessage } from './chat-request-schema.ts'
+import { jsonAllowance, parseJson } from '../http/json-body.ts'
+import type { JsonAllowance } from '../http/json-body.ts'
 import { invalidParam } from './chat-error-body.ts'
 import { contentText, contentToParts } from './openai-content.ts'
 import type { ContentContext, GeminiPart } from './openai-content.ts'
@@ -27,20 +29,22 @@ export interface MessageOptions extends ContentContext {
   placeholderSignatures: boolean
 }
 
-function parseArguments (args: string | undefined): Record<string, unknown> {
+// Tool arguments and results are JSON inside strings: they are parsed within the same depth limit as a body, and
+// all of one request's together within one body's count of values (else they stay as they are: text, or no args).
+function parseArguments (args: string | undefined, allowance: JsonAllowance): Record<string, unknown> {
   if (args === undefined || args.trim() === '') return {}
   try {
-    const value = JSON.parse(args)
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { value }
+    const value = parseJson(args, allowance)
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : { value }
   } catch {
     return {}
   }
 }
 
-function toolResult (content: ChatMessage['content']): unknown {
+function toolResult (content: ChatMessage['content'], allowance: JsonAllowance): unknown {
   const text = contentText(content)
   try {
-    return JSON.parse(text)
+    return parseJson(text, allowance)
   } catch {
     return text
   }
@@ -70,6 +74,7 @@ export async function convertMessages (messages: readonly ChatMessage[], options
   const turns: Array<{ role: 'user' | 'model', parts: GeminiPart[], tool?: Array<{ part: GeminiPart, order: number }> }> = []
   const calls = new Map<string, CallInfo>()
   let callCounter = 0
+  const json = jsonAllowance()
 
   // Image fetches of all messages run concurrently; order is restored below.
   const partsOf = await Promise.all(messages.map((m, i) =>
@@ -97,7 +102,7 @@ export async function convertMessages (messages: readonly ChatMessage[], options
         // Empty text beside tool calls is how clients say "no text"; it is not a part.
         const parts = partsOf[i].filter(p => !(p.text === '' && Object.keys(p).length === 1))
         for (const call of m.tool_calls ?? []) {
-          const part: GeminiPart = { functionCall: { name: call.function.name, args: parseArguments(call.function.arguments) } }
+          const part: GeminiPart = { functionCall: { name: call.function.name, args: parseArguments(call.function.arguments, json) } }
           const signature = thoughtSignatureOf(call.id)
           if (signature !== undefined) part.thoughtSignature = signature
           parts.push(part)
@@ -113,7 +118,7 @@ export async function convertMessages (messages: readonly ChatMessage[], options
         if (name === undefined || name === null) {
           throw invalidParam(`No assistant tool call has the id "${m.tool_call_id}"`, `messages[${i}].tool_call_id`)
         }
-        const part = { functionResponse: { name, response: { result: toolResult(m.content) } } }
+        const part = { functionResponse: { name, response: { result: toolResult(m.content, json) } } }
         const last = turns[turns.length - 1]
         const entry = { part, order: call?.order ?? Number.MAX_SAFE_INTEGER }
         if (last?.tool !== undefined) last.tool.push(entry)

@@ -21,6 +21,8 @@ export interface TranslateOptions extends ContentContext {
   maxImageUrls?: number
   /** Most bytes the fetched images of one request may total (a 400 beyond). Default unlimited. */
   maxImageBytes?: number
+  /** Most Gemini parts the messages may turn into (TOO_MANY_PARTS beyond). Default unlimited. */
+  maxParts?: number
   /** Told when googleSearch is left out because function tools are present. */
   onSearchDropped?: () => void
 }
@@ -74,7 +76,8 @@ export async function toGeminiRequest (body: ChatRequest, model: ModelName, opti
   // Families that validate thought signatures get placeholders for calls whose signature was lost.
   const placeholderSignatures = model.family === 'gemini-3' || model.family === 'other'
   const imageAllowance = options.maxImageBytes === undefined ? undefined : { remaining: options.maxImageBytes, total: options.maxImageBytes }
-  const { contents, systemInstruction } = await convertMessages(body.messages, { ...options, imageAllowance, placeholderSignatures })
+  const partAllowance = options.maxParts === undefined ? undefined : { remaining: options.maxParts, total: options.maxParts }
+  const { contents, systemInstruction } = await convertMessages(body.messages, { ...options, imageAllowance, partAllowance, placeholderSignatures })
   const request: GeminiRequest = { contents }
   if (systemInstruction !== undefined) request.systemInstruction = systemInstruction
 

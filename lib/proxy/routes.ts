@@ -24,6 +24,8 @@ export interface ProxyContext {
   catalog: ModelCatalog
   backend: Backend
   validateChat: (body: unknown) => ChatRequest
+  /** Most content parts one chat request may turn into (Markdown images inside text count). Default unlimited. */
+  maxTotalParts?: number
   fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
   maxImageUrls?: number
   /** Largest single fetched image, in bytes. */

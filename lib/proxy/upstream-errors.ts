@@ -1,6 +1,7 @@
 // Upstream error answers (Google's RPC error shape) turned into GatehouseErrors the routes can map:
-// the code follows the HTTP status, the message is the upstream's own (plus any Help link), and the
-// Google error object travels along so the native surface can pass it through unchanged.
+// the code follows the HTTP status, the message is the upstream's own, enriched here and only here (a
+// hint on 404, a prefix on 401, the links the user must visit), and the Google error object travels along
+// so the native surface can pass it through unchanged. Every surface shows the message as it is.
 import { fail } from '../errors.ts'
 import type { ErrorCode, GatehouseError } from '../errors.ts'
 
@@ -66,8 +67,8 @@ function helpLinks (body: { error: GoogleErrorObject } | undefined): string[] {
     }
   }
   for (const d of detailOfType(body, 'google.rpc.ErrorInfo')) {
-    const url = d.metadata?.validation_url ?? d.metadata?.validationUrl
-    if (typeof url === 'string' && !links.some(l => l.endsWith(url))) links.push(url)
+    const url = d.metadata?.validation_url ?? d.metadata?.validationUrl ?? d.metadata?.activationUrl
+    if (typeof url === 'string' && /^https?:\/\//.test(url) && !links.some(l => l.endsWith(url))) links.push(url)
   }
   return links
 }
@@ -92,12 +93,10 @@ export function upstreamError (status: number, text: string): GatehouseError {
     ? body.error.message
     : `Upstream answered HTTP ${status}`
   if (status === 401) message = `Upstream credentials rejected: ${message}`
-  if (status === 403) {
-    const links = helpLinks(body)
-    if (links.length > 0) message = `${message} (${links.join('; ')})`
-  }
   // Gemini 3 previews answer 404 until the account has preview access (docs/upstream-protocol.md, "Upstream errors").
-  if (status === 404) message = `${message} The model may not exist or may not be enabled for this account (Gemini 3 previews need preview access).`
+  if (status === 404) message = `${message}${/[.!?]$/.test(message) ? '' : '.'} The model may not exist or may not be enabled for this account (Gemini 3 previews need preview access).`
+  const links = helpLinks(body).filter(link => !message.includes(link))
+  if (links.length > 0) message = `${message} (${links.join('; ')})`
   const delay = retryDelaySeconds(body)
   return fail(code, message, {
     upstreamStatus: status,

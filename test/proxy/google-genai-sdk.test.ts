@@ -47,6 +47,27 @@ t.test('the client\'s own thinking config, safety settings and tools are respect
   t.same(request.tools, [{ googleSearch: {} }])
 })
 
+t.test('native requests keep Google\'s defaults: a body that does not ask for thoughts gets none', async t => {
+  const h = await startProxy(t)
+  const ai = genai(h.url)
+  const thinkingSent = (call: 'generateContent' | 'streamGenerateContent'): unknown => h.fake.last(call)!.body.request.generationConfig?.thinkingConfig
+  await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'Hi' })
+  t.equal(thinkingSent('generateContent'), undefined, 'generateContent: no thinkingConfig, so no includeThoughts')
+  for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-3-pro-preview', contents: 'Hi' })) void chunk
+  t.equal(thinkingSent('streamGenerateContent'), undefined, 'streamGenerateContent: the same')
+  await ai.models.generateContent({ model: 'gemini-2.5-pro-maxthinking', contents: 'Hi' })
+  t.same(thinkingSent('generateContent'), { thinkingBudget: 32768 }, 'a variant still sets its budget, and no thoughts')
+  await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hi', config: { thinkingConfig: { includeThoughts: true } } })
+  t.same(thinkingSent('generateContent'), { includeThoughts: true }, 'thoughts when the client asks for them')
+  const chat = await fetch(`${h.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'Hi' }] }),
+  })
+  await chat.arrayBuffer()
+  t.same(thinkingSent('generateContent'), { thinkingBudget: -1, includeThoughts: true }, 'the chat surface, which shows reasoning_content, still asks for them')
+})
+
 t.test('generateContentStream: SSE events pass through in order with their responseId', async t => {
   const h = await startProxy(t)
   h.fake.reply('streamGenerateContent', streamReply([

@@ -80,13 +80,16 @@ t.test('native: malformed JSON and non-object bodies are 400 INVALID_ARGUMENT', 
   t.equal(h.fake.requests.filter(r => r.call === 'generateContent' || r.call === 'countTokens').length, 0)
 })
 
-t.test('data URLs that lie about their type are a 400 naming the part', async t => {
+// Item 16 of the hardening issue: a mislabelled image is no longer refused (see the next test); this one used to
+// hold a row "JPEG bytes declared as PNG".
+t.test('image data URLs whose bytes are no image the model accepts are a 400 naming the part', async t => {
   const h = await startProxy(t)
   const table: Array<[string, string, RegExp]> = [
-    ['JPEG bytes declared as PNG', `data:image/png;base64,${JPEG_HEAD.toString('base64')}`, /image\/jpeg, not image\/png/],
     ['text declared as PNG', `data:image/png;base64,${Buffer.from('<?php system($_GET[0]); ?>').toString('base64')}`, /not a valid image\/png/],
     ['a PDF as image_url', 'data:application/pdf;base64,JVBERi0xLjQK', /not an image type/],
     ['HTML with an image type', `data:image/gif;base64,${Buffer.from('<html>').toString('base64')}`, /not a valid image\/gif/],
+    ['a GIF, which Gemini does not take', `data:image/gif;base64,${Buffer.from('GIF89a\x01\x00\x01\x00').toString('base64')}`, /image\/gif, which the model does not accept/],
+    ['SVG', `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64')}`, /not a valid image\/svg\+xml/],
     ['garbage base64', 'data:image/png;base64,!!!!', /not base64/],
   ]
   for (const [name, url, message] of table) {
@@ -95,6 +98,30 @@ t.test('data URLs that lie about their type are a 400 naming the part', async t 
     t.match(res.json, { error: { type: 'invalid_request_error', param: 'messages[0].content[1].image_url', message } }, name)
   }
   t.equal(h.fake.calls('generateContent').length, 0)
+})
+
+t.test('an image whose declared type differs from its bytes is sent with the type its bytes show', async t => {
+  const h = await startProxy(t, { imageFetch: { timeoutMs: 1000, allowPrivateNetworks: true } })
+  const png = PNG_1X1.toString('base64')
+  const jpeg = JPEG_HEAD.toString('base64')
+  const mislabelled = await startImageServer(t, PNG_1X1, 'image/jpeg')
+  const res = await chat(h.url, JSON.stringify({
+    model: 'gemini-2.5-flash',
+    messages: [{
+      role: 'user',
+      content: [
+        { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${png}` } },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${jpeg}` } },
+        { type: 'text', text: `look ![a](data:image/webp;base64,${png}) here` },
+        { type: 'file', file: { file_data: `data:image/jpeg;base64,${png}` } },
+        { type: 'file', file: { file_data: png, filename: 'photo.jpg' } },
+        { type: 'image_url', image_url: { url: mislabelled } },
+      ],
+    }],
+  }))
+  t.equal(res.status, 200)
+  const sent = h.fake.last('generateContent')!.body.request.contents[0].parts.map((p: any) => p.inlineData?.mimeType ?? 'text')
+  t.same(sent, ['image/png', 'image/jpeg', 'text', 'image/png', 'text', 'image/png', 'image/png', 'image/png'])
 })
 
 t.test('http(s) image URLs are fetched; closed ports, silent servers, non-images and oversized images are a clean 400 within the time limit', async t => {
@@ -186,4 +213,22 @@ t.test('names that are not models are a 404, not an upstream call', async t => {
     t.match(res.json, { error: { code: 'model_not_found', param: 'model' } })
   }
   t.equal(h.fake.calls('generateContent').length, 0)
+})
+
+t.test('model names are checked before use: control characters, CR/LF, NUL, slashes or 129 characters never reach the upstream', async t => {
+  const h = await startProxy(t)
+  const names = ['gemini-2.5-flash\r\nX-Injected: 1', 'gemini-2.5-flash\n', 'gemini-2.5-flash\u0000', 'gemini-2.5-\tflash', 'gemini-2.5-flash\u007f',
+    'gemini-2.5-pro/../../v1beta/files', 'gemini-' + 'a'.repeat(122), 'gemini-2.5-flash?alt=x']
+  for (const model of names) {
+    const res = await chat(h.url, JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }))
+    t.equal(res.status, 404, JSON.stringify(model))
+    t.match(res.json, { error: { type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: /at most 128 characters/ } }, JSON.stringify(model))
+    const native = await fetch(`${h.url}/v1beta/models/${encodeURIComponent(model)}:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body: '{"contents":[]}' })
+    t.equal(native.status, 404, `native ${JSON.stringify(model)}`)
+    t.match(await native.json(), { error: { code: 404, status: 'NOT_FOUND' } }, `native ${JSON.stringify(model)}`)
+  }
+  const longest = await chat(h.url, JSON.stringify({ model: 'gemini-' + 'a'.repeat(121), messages: [{ role: 'user', content: 'x' }] }))
+  t.equal(longest.status, 200, '128 characters are fine')
+  t.equal(h.fake.calls('generateContent').length, 1, 'only that one reached the upstream')
+  t.ok(h.fake.requests.every(r => !/[\r\n\0]/.test(String(r.headers['user-agent']))))
 })

@@ -129,4 +129,6 @@ t.test('requests may name gemini- models outside the catalog; anything else is m
   for (const name of ['gpt-4o', 'claude-3', 'gemini-', '', 'gemini-2.5-pro-nothinking-maxthinking']) {
     t.throws(() => catalog.resolve(name), { code: 'MODEL_NOT_FOUND', status: 404 }, name)
   }
+  t.equal(catalog.resolve(' models/gemini-2.5-pro ').requested, 'gemini-2.5-pro', 'surrounding spaces and models/ are not part of the name')
+  t.throws(() => createModelCatalog(['gemini-2.5-pro', 'gemini-x\n']), { name: 'TypeError', message: /models: "gemini-x\\n" is not a model id/ })
 })

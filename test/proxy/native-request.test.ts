@@ -31,17 +31,21 @@ t.test('the default safety settings are used only when the client sent none', as
   t.same(prepareNativeRequest({ contents: [], safetySettings: mine }, pro, DEFAULT_SAFETY_SETTINGS).safetySettings, mine)
 })
 
-t.test('thinking: variant defaults, the client\'s own values win, never null, never empty', async t => {
+// Item 17 of the hardening issue changed the rows marked *: native requests keep Google's defaults, so a plain
+// model name adds nothing and no name adds includeThoughts: true.
+t.test('thinking: variant suffixes set budgets, the client\'s own values win, never null, never empty', async t => {
   const table: Array<[string, Record<string, unknown>, unknown]> = [
-    ['gemini-2.5-pro', {}, { thinkingBudget: -1, includeThoughts: true }],
+    ['gemini-2.5-pro', {}, undefined], // *
     ['gemini-2.5-flash-nothinking', {}, { thinkingBudget: 0, includeThoughts: false }],
     ['gemini-2.5-pro-maxthinking', { generationConfig: { thinkingConfig: { includeThoughts: false } } }, { includeThoughts: false, thinkingBudget: 32768 }],
-    ['gemini-2.5-pro', { generationConfig: { thinkingConfig: { thinkingBudget: 2048 } } }, { thinkingBudget: 2048, includeThoughts: true }],
-    ['gemini-2.5-pro-nothinking', { generationConfig: { thinkingConfig: { thinkingBudget: 4096 } } }, { thinkingBudget: 4096, includeThoughts: true }],
-    ['gemini-3-pro-preview', { generationConfig: { thinkingConfig: { thinkingBudget: 100 } } }, { thinkingBudget: 100, includeThoughts: true }],
-    ['gemini-3-pro-preview-maxthinking', {}, { thinkingLevel: 'high', includeThoughts: true }],
-    ['gemini-2.5-pro', { generationConfig: { thinkingConfig: { thinkingBudget: null } } }, { thinkingBudget: -1, includeThoughts: true }],
-    ['gemini-exp-1206-maxthinking', {}, { includeThoughts: true }],
+    ['gemini-2.5-pro', { generationConfig: { thinkingConfig: { thinkingBudget: 2048 } } }, { thinkingBudget: 2048 }], // *
+    ['gemini-2.5-pro-nothinking', { generationConfig: { thinkingConfig: { thinkingBudget: 4096 } } }, { thinkingBudget: 4096 }], // *
+    ['gemini-3-pro-preview', { generationConfig: { thinkingConfig: { thinkingBudget: 100 } } }, { thinkingBudget: 100 }], // *
+    ['gemini-3-pro-preview-maxthinking', {}, { thinkingLevel: 'high' }], // *
+    ['gemini-2.5-pro', { generationConfig: { thinkingConfig: { thinkingBudget: null } } }, undefined], // *
+    ['gemini-exp-1206-maxthinking', {}, undefined], // *
+    ['gemini-2.5-pro-nothinking', {}, { thinkingBudget: 128 }],
+    ['gemini-2.5-flash', { generationConfig: { thinkingConfig: { includeThoughts: true } } }, { includeThoughts: true }],
     ['gemini-2.5-pro', { thinkingConfig: { thinkingBudget: 512, includeThoughts: false } }, { thinkingBudget: 512, includeThoughts: false }],
     ['gemini-2.5-flash-image-preview', {}, undefined],
     ['gemini-2.5-flash-image-preview', { generationConfig: { thinkingConfig: { thinkingBudget: null } } }, undefined],

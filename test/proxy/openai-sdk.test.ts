@@ -192,6 +192,23 @@ t.test('errors the SDK understands', async t => {
     t.match(err.message, /preview access/)
   })
 
+  t.test('the upstream error message is enriched once: a bodiless 404 carries the preview hint once, on both surfaces', async t => {
+    const hint = /preview access/g
+    h.fake.reply('generateContent', { status: 404, text: '' })
+    const err = await client(h.url).chat.completions.create({ model: 'gemini-3-pro-preview', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
+    t.type(err, OpenAI.NotFoundError)
+    t.equal(err.message.match(hint)?.length, 1, err.message)
+    t.match(err.message, /^404 Upstream answered HTTP 404\. The model may not exist/)
+    h.fake.reply('generateContent', { status: 404, text: '' })
+    const native = await fetch(`${h.url}/v1beta/models/gemini-3-pro-preview:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body: '{"contents":[]}' })
+    const body = await native.json() as any
+    t.equal(native.status, 404)
+    t.equal(body.error.message.match(hint)?.length, 1, body.error.message)
+    h.fake.reply('generateContent', errorReply(404, { message: 'Requested entity was not found.' }))
+    const withBody = await client(h.url).chat.completions.create({ model: 'gemini-3-pro-preview', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
+    t.equal(withBody.message.match(hint)?.length, 1, withBody.message)
+  })
+
   t.test('an upstream 403 is a PermissionDeniedError carrying the help link', async t => {
     h.fake.reply('generateContent', errorReply(403, { reason: 'VALIDATION_REQUIRED', helpUrl: 'https://accounts.google.com/verify?x=1', message: 'Verify your account.' }))
     const err = await client(h.url).chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)

@@ -6,7 +6,7 @@ import { parseModelName } from '../../lib/proxy/model-name.ts'
 import { DEFAULT_SAFETY_SETTINGS } from '../../lib/proxy/safety-settings.ts'
 import { newToolCallId, thoughtSignatureOf, SKIP_THOUGHT_SIGNATURE } from '../../lib/proxy/tool-call-ids.ts'
 import { parseDataUrl } from '../../lib/proxy/openai-data-url.ts'
-import { imageMismatch, sniffImageType } from '../../lib/proxy/openai-image-bytes.ts'
+import { imageTypeOf, sniffImageType } from '../../lib/proxy/openai-image-bytes.ts'
 import { textToParts } from '../../lib/proxy/openai-content.ts'
 import { PNG_1X1, JPEG_HEAD } from './harness.ts'
 
@@ -90,7 +90,8 @@ t.test('content parts: text, Markdown data-URL images, image_url data URLs with 
 
 t.test('image parts that cannot be used are a 400 naming the part, never dropped', async t => {
   const table: Array<[string, unknown, RegExp]> = [
-    ['declared PNG, bytes are JPEG', { type: 'image_url', image_url: { url: `data:image/png;base64,${JPEG_HEAD.toString('base64')}` } }, /image\/jpeg, not image\/png/],
+    // (a row "declared PNG, bytes are JPEG" went with item 16 of the hardening issue: such images are sent as JPEG)
+    ['declared PNG, bytes are a GIF', { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.from('GIF89a\x01\x00').toString('base64')}` } }, /image\/gif, which the model does not accept/],
     ['declared PNG, bytes are text', { type: 'image_url', image_url: { url: 'data:image/png;base64,aGVsbG8gd29ybGQ=' } }, /not a valid image\/png/],
     ['not an image type', { type: 'image_url', image_url: { url: 'data:text/plain;base64,aGVsbG8=' } }, /not an image type/],
     ['no media type', { type: 'image_url', image_url: { url: `data:;base64,${PNG_B64}` } }, /no media type/],
@@ -313,12 +314,18 @@ t.test('image bytes are recognised by their magic numbers', async t => {
   t.equal(sniffImageType(Buffer.from('RIFF\0\0\0\0WEBPVP8 ')), 'image/webp')
   t.equal(sniffImageType(Buffer.from('\0\0\0\x18ftypheic')), 'image/heic')
   t.equal(sniffImageType(Buffer.from('hello')), undefined)
-  t.equal(imageMismatch('image/svg+xml', Buffer.from('<svg/>')), undefined, 'types we cannot check pass to the upstream')
-  t.match(imageMismatch('image/svg+xml', PNG_1X1), /image\/png/)
-  t.equal(imageMismatch('image/heif', Buffer.from('\0\0\0\x18ftypheic')), undefined, 'heic and heif are one family')
+  t.equal(sniffImageType(Buffer.from('\0\0\0\x1cftypmif1\0\0\0\0mif1heic')), 'image/heic', 'a HEIC brand among the compatible ones')
+  t.equal(sniffImageType(Buffer.from('\0\0\0\x18ftypmif1\0\0\0\0mif1')), 'image/heif')
+  t.equal(sniffImageType(Buffer.from('\0\0\0\x1cftypavif\0\0\0\0avifmif1')), 'image/avif', 'AVIF names mif1 too, and is not HEIF')
+  // Item 16 of the hardening issue: the bytes decide. Types the upstream cannot take are refused, whatever their label
+  // (svg used to pass unchecked).
+  t.match(imageTypeOf('image/svg+xml', Buffer.from('<svg/>')), { error: /not a valid image\/svg\+xml/ })
+  t.same(imageTypeOf('image/svg+xml', PNG_1X1), { mimeType: 'image/png' })
+  t.same(imageTypeOf('image/heif', Buffer.from('\0\0\0\x18ftypheic')), { mimeType: 'image/heic' })
+  t.match(imageTypeOf('image/gif', Buffer.from('GIF89a....')), { error: /image\/gif, which the model does not accept/ })
 })
 
-t.test('text messages: what the quick check lets through is exactly what the role schemas accept', async t => {
+t.test('messages: what the quick check lets through is exactly what the role schemas accept', async t => {
   const rows: Array<[string, Record<string, unknown>, string | null]> = [
     ['user text', { role: 'user', content: 'hi' }, null],
     ['empty text', { role: 'system', content: '' }, null],
@@ -332,6 +339,31 @@ t.test('text messages: what the quick check lets through is exactly what the rol
     ['assistant with a malformed tool call', { role: 'assistant', content: 'x', tool_calls: [{ id: 'a' }] }, 'messages[0].tool_calls[0].function'],
     ['tool message without its call id', { role: 'tool', content: 'x' }, 'messages[0].tool_call_id'],
     ['role not a string', { role: ['user'], content: 'x' }, 'messages[0].role'],
+    // content parts and tool calls, which the quick check also reads
+    ['every part type', { role: 'user', content: [{ type: 'text', text: '' }, { type: 'refusal', refusal: '' }, { type: 'image_url', image_url: 'https://x/a.png' }, { type: 'image_url', image_url: { url: 'https://x/a.png', detail: null } }, { type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } }, { type: 'file', file: { file_id: 'f' } }, { type: 'file', file: { file_data: 'AA==', filename: 'a.pdf', extra: 1 } }] }, null],
+    ['a text part without text', { role: 'user', content: [{ type: 'text' }] }, 'messages[0].content[0].text'],
+    ['an empty image URL', { role: 'user', content: [{ type: 'image_url', image_url: '' }] }, 'messages[0].content[0].image_url'],
+    ['an image object without url', { role: 'user', content: [{ type: 'image_url', image_url: { detail: 'low' } }] }, 'messages[0].content[0].image_url'],
+    ['an empty detail', { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x', detail: '' } }] }, 'messages[0].content[0].image_url'],
+    ['an image_url that is an array', { role: 'user', content: [{ type: 'image_url', image_url: ['https://x'] }] }, 'messages[0].content[0].image_url'],
+    ['audio without format', { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA==' } }] }, 'messages[0].content[0].input_audio.format'],
+    ['audio with empty data', { role: 'user', content: [{ type: 'input_audio', input_audio: { data: '', format: 'wav' } }] }, 'messages[0].content[0].input_audio.data'],
+    ['a file with neither data nor id', { role: 'user', content: [{ type: 'file', file: { filename: 'a.pdf' } }] }, 'messages[0].content[0].file'],
+    ['a file with an empty name', { role: 'user', content: [{ type: 'file', file: { file_id: 'f', filename: '' } }] }, 'messages[0].content[0].file.filename'],
+    ['a part that is null', { role: 'user', content: [null] }, 'messages[0].content[0]'],
+    ['an unknown part type', { role: 'user', content: [{ type: 'video' }] }, 'messages[0].content[0].type'],
+    ['system content null', { role: 'system', content: null }, 'messages[0].content'],
+    ['assistant with tool calls', { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '' } }, { id: 'd', function: { name: 'g' } }] }, null],
+    ['assistant without content', { role: 'assistant', tool_calls: [{ id: 'c', function: { name: 'f', arguments: '{}' } }] }, null],
+    ['a tool call of another type', { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'code', function: { name: 'f' } }] }, 'messages[0].tool_calls[0].type'],
+    ['a tool call type null', { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: null, function: { name: 'f' } }] }, 'messages[0].tool_calls[0].type'],
+    ['a tool call with an empty id', { role: 'assistant', content: null, tool_calls: [{ id: '', function: { name: 'f' } }] }, 'messages[0].tool_calls[0].id'],
+    ['arguments null', { role: 'assistant', content: null, tool_calls: [{ id: 'c', function: { name: 'f', arguments: null } }] }, 'messages[0].tool_calls[0].function.arguments'],
+    ['tool_calls not an array', { role: 'assistant', content: 'x', tool_calls: {} }, 'messages[0].tool_calls'],
+    ['a tool message with parts', { role: 'tool', tool_call_id: 'c', content: [{ type: 'text', text: 'r' }] }, null],
+    ['a tool message with an empty call id', { role: 'tool', tool_call_id: '', content: 'r' }, 'messages[0].tool_call_id'],
+    ['a function message with null content', { role: 'function', name: 'f', content: null }, null],
+    ['a function message without content', { role: 'function', name: 'f' }, 'messages[0].content'],
   ]
   for (const [name, message, param] of rows) {
     let error: any
