@@ -66,6 +66,18 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     return session
   }
 
+  /**
+   * The start of every admin route on one user, in the order its refusals take: the user-agent, the admin's
+   * query, the target id, then the admin's session and level.
+   */
+  async function adminOnUser (req: HandlerRequest): Promise<{ target: { user_id: string }, session: SessionRecord }> {
+    const device = deviceOf(req)
+    const query = parse(adminQuery, req.query)
+    const target = parse(targetParams, req.params)
+    const session = await requireHush(query.admin_id, tokenOf(req, query.token), device)
+    return { target, session }
+  }
+
   return [
     route('POST', '/auth/signup', async (req) => {
       parse(emptyQuery, req.query)
@@ -149,59 +161,41 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     }),
 
     route('GET', '/admin/user/{user_id}', async (req) => {
-      const device = deviceOf(req)
-      const query = parse(adminQuery, req.query)
-      const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const { target } = await adminOnUser(req)
       const user = await users.findById(target.user_id)
       if (user === null) throw fail('USER_NOT_FOUND')
       return ok(publicUser(user))
     }),
 
     route('PUT', '/admin/user/{user_id}', async (req) => {
-      const device = deviceOf(req)
-      const query = parse(adminQuery, req.query)
-      const target = parse(targetParams, req.params)
-      const session = await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const { target, session } = await adminOnUser(req)
       const input = parse(userUpdateBody, jsonBody(req))
       // An admin changing their own password keeps the session they are using, like a self-update.
-      const keep = target.user_id === query.admin_id ? session.tokenHash : undefined
+      const keep = target.user_id === session.userId ? session.tokenHash : undefined
       return ok(publicUser(await accounts.update(target.user_id, input, keep)))
     }),
 
     route('PUT', '/admin/user/{user_id}/access-level', async (req) => {
-      const device = deviceOf(req)
-      const query = parse(adminQuery, req.query)
-      const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const { target } = await adminOnUser(req)
       const input = parse(accessLevelBody, jsonBody(req))
       return ok(publicUser(await accounts.setAccessLevel(target.user_id, input.access_level)))
     }),
 
     route('PUT', '/admin/user/{user_id}/status', async (req) => {
-      const device = deviceOf(req)
-      const query = parse(adminQuery, req.query)
-      const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const { target } = await adminOnUser(req)
       const input = parse(userStatusBody, jsonBody(req))
       return ok(adminUser(await accounts.setDisabled(target.user_id, input.disabled)))
     }),
 
     route('DELETE', '/admin/user/{user_id}/sessions', async (req) => {
-      const device = deviceOf(req)
-      const query = parse(adminQuery, req.query)
-      const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const { target } = await adminOnUser(req)
       if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
       const ended = await sessions.endOthers(target.user_id)
       return ok({ message: 'Sessions ended', ended })
     }),
 
     route('DELETE', '/admin/user/{user_id}/lockout', async (req) => {
-      const device = deviceOf(req)
-      const query = parse(adminQuery, req.query)
-      const target = parse(targetParams, req.params)
-      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const { target } = await adminOnUser(req)
       await accounts.clearLockout(target.user_id)
       return ok({ message: 'Lockout cleared' })
     }),
