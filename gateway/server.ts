@@ -30,6 +30,10 @@ export interface GatewayOptions {
   store?: Store
   /** Extra route tables mounted beside the services' (tests mount slow streams through this). Default none. */
   extraRoutes?: readonly RouteTable[]
+  /** The accounts service's clock (createAuthService's `now`). Default the system clock; tests pass a fake one. */
+  now?: () => Date
+  /** Waits out a login delay (createAuthService's `sleep`). Default a timer; tests pass one that moves their fake clock. */
+  sleep?: (ms: number) => Promise<void>
 }
 
 export interface Gateway {
@@ -54,6 +58,9 @@ export interface Gateway {
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 export async function createGateway (config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+  for (const name of ['now', 'sleep'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw new TypeError(`createGateway: options.${name} must be a function (got ${typeof options[name]})`)
+  }
   const logger = options.logger ?? createLogger({ level: config.logLevel })
   // The URL and where a generated admin password is must reach the operator even at LOG_LEVEL=warn or error.
   const announce = config.logLevel === 'silent' ? logger : logger.child({}, { level: 'info' })
@@ -101,7 +108,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
 
   async function start (): Promise<string> {
     if (started) return url
-    services = await createServices(config, { store, logger, metrics })
+    services = await createServices(config, { store, logger, metrics, now: options.now, sleep: options.sleep })
     checks.push(...services.readiness)
     for (const table of services.routeTables) mountRoutes(server, table.routes, { scope: table.scope, logger, trustedProxies })
     for (const table of options.extraRoutes ?? []) mountRoutes(server, table.routes, { scope: table.scope, logger, trustedProxies })

@@ -29,6 +29,9 @@ export interface ServiceDeps {
   store: Store
   logger: Logger
   metrics: Metrics
+  /** The accounts service's clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
+  now?: () => Date
+  sleep?: (ms: number) => Promise<void>
 }
 
 /** The upstream part of the config, in createProxy's terms; undefined when no upstream is configured. */
@@ -60,6 +63,8 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     adminPassword: config.authAdminPassword,
     logger,
     onEvent: metrics.auth,
+    now: deps.now,
+    sleep: deps.sleep,
   })
   const system = await auth.ensureSystemUser()
   const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.generatedPassword)

@@ -107,16 +107,26 @@ t.test('log redaction works on decoded query names: ?tok%65n=, ?k%65y=, ?TOKEN= 
   t.ok(urls.includes(`/v1beta/models?k%65y=${REDACTED}`))
 })
 
+/** Waits (a deadline, not a fixed time) until the sink holds `count` lines. */
+async function linesIn (lines: string[], count: number): Promise<void> {
+  const deadline = performance.now() + 5000
+  while (lines.join('').trim().split('\n').length < count && performance.now() < deadline) await new Promise(resolve => setImmediate(resolve))
+}
+
 t.test('every line carries the time it was written, ISO-8601 UTC to the millisecond', async t => {
+  // A fake clock (Date only): the second line is written 20 ms after the first without waiting 20 ms.
+  const { mock } = await import('node:test')
+  mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-01-02T03:04:05.678Z') })
+  t.teardown(() => mock.timers.reset())
   const lines: string[] = []
   const sink = new Writable({ write (chunk: Buffer, _e, done) { lines.push(chunk.toString()); done() } })
   const logger = createLogger({ level: 'info', destination: sink })
   const before = Date.now()
   logger.info('first')
-  await new Promise(resolve => setTimeout(resolve, 20))
+  mock.timers.tick(20)
   logger.info('second')
   const after = Date.now()
-  await new Promise(resolve => setTimeout(resolve, 20))
+  await linesIn(lines, 2)
   const times = lines.join('').trim().split('\n').map(l => JSON.parse(l).time as string)
   t.equal(times.length, 2)
   for (const time of times) t.match(time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
@@ -134,7 +144,7 @@ t.test('secret fields are redacted at any depth in anything logged', async t => 
   })
   logger.error({ err, request: { headers: { authorization: 'Basic dXNlcjpwYXNz', cookie: 'sid=1' }, body: { username: 'u', password: 'pw-secret', nested: [{ token: 't-secret', apiKey: 'k1', client_secret: 'cs' }] } } }, 'failed with Bearer abc.def-ghi')
   logger.info('plain message with ?token=tok-secret&ok=1')
-  await new Promise(resolve => setTimeout(resolve, 50))
+  await linesIn(lines, 2)
   const out = lines.join('')
   for (const secret of ['ya29.secret-access', 'AIzaSecret', 'rt-secret', 'dXNlcjpwYXNz', 'sid=1', 'pw-secret', 't-secret', 'k1', '"cs"', 'abc123', 'abc.def-ghi', 'tok-secret']) {
     t.notOk(out.includes(secret), `${secret} redacted`)

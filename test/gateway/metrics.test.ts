@@ -71,7 +71,9 @@ t.test('requests are counted and timed by method, route template and status clas
 })
 
 t.test('sessions created/ended/expired and login successes/failures/lockouts are counted', async t => {
-  const gw = await startGateway({ ...ADMIN, AUTH_SESSION_TTL_SECONDS: '1' })
+  // The accounts service's clock runs ahead of the system clock by `ahead` ms: the session's second passes at once.
+  let ahead = 0
+  const gw = await startGateway({ ...ADMIN, AUTH_SESSION_TTL_SECONDS: '1' }, { now: () => new Date(Date.now() + ahead) })
   t.teardown(gw.close)
   const before = await scrape(gw.url + '/metrics')
   for (const event of ['created', 'ended', 'expired']) t.equal(sample(before, 'gatehouse_sessions_total', { event }), 0, `${event} starts at 0`)
@@ -83,7 +85,7 @@ t.test('sessions created/ended/expired and login successes/failures/lockouts are
   await api.logout(first.body.user_id, first.body.access_token)
   const second = await api.login('counted', 'velvet-harbor-93')
   for (let i = 0; i < 6; i++) await api.login('counted', 'wrong-password')
-  await new Promise(resolve => setTimeout(resolve, 1100))
+  ahead += 1100
   await api.validate(second.body.user_id, second.body.access_token)
 
   const text = await scrape(gw.url + '/metrics')
@@ -131,9 +133,13 @@ t.test('upstream calls are counted by model base name and status; streams by chu
   const during = await scrape(gw.url + '/metrics')
   t.equal(sample(during, 'gatehouse_active_streams'), 1, 'one stream open while it runs')
   while (!(await reader.read()).done);
-  await new Promise(resolve => setTimeout(resolve, 50))
 
-  const text = await scrape(gw.url + '/metrics')
+  // The stream's end is recorded just after its last byte: scrape until it is (or a deadline passes).
+  let text = await scrape(gw.url + '/metrics')
+  for (const deadline = Date.now() + 5000; sample(text, 'gatehouse_active_streams') !== 0 && Date.now() < deadline;) {
+    await new Promise(resolve => setTimeout(resolve, 5))
+    text = await scrape(gw.url + '/metrics')
+  }
   t.equal(sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-2.5-pro', status: '200' }), 2)
   t.ok((sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-2.5-flash', status: '429' }) ?? 0) >= 1)
   t.ok((sample(text, 'gatehouse_upstream_request_duration_seconds_count', { model: 'gemini-2.5-pro' }) ?? 0) >= 2)

@@ -1,16 +1,16 @@
 // What every host does before a request body costs memory: the route's header-only authentication first, then
 // the body budget, then a read with a deadline. Driven over real sockets on every host the library ships an
-// adapter for (node:http, fetch, Hapi) and on the gateway itself.
+// adapter for (node:http, fetch, Hapi); test/gateway/body-admission.test.ts has the gateway itself.
 import t from 'tap'
 import { createServer } from 'node:http'
-import { connect } from 'node:net'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import Hapi from '@hapi/hapi'
 import { createNodeListener, createFetchHandler, createProxy } from '../../lib/index.ts'
 import type { ProxyOptions, Backend } from '../../lib/index.ts'
 import { mountRoutes } from '../../gateway/mount-routes.ts'
-import { startGateway } from '../support/gateway.ts'
-import { geminiResponse, startFakeUpstream } from '../support/fake-upstream.ts'
+import { geminiResponse } from '../support/fake-upstream.ts'
+import { chatBody, socketHost } from '../support/raw-http.ts'
+import type { Host } from '../support/raw-http.ts'
 
 const PASSWORD = 'body-admission-password'
 const MiB = 1024 * 1024
@@ -24,67 +24,9 @@ const backend: Backend = {
   close: async () => {},
 }
 
-function chatBody (bytes: number): string {
-  const head = '{"model":"gemini-2.5-pro","messages":[{"role":"user","content":"'
-  const tail = '"}]}'
-  return head + 'x'.repeat(bytes - head.length - tail.length) + tail
-}
-
-interface RawAnswer { status: number, headers: string, body: string }
-
-/**
- * Sends a request head declaring `declared` body bytes and then only `sent` of them, keeping the socket open.
- * Resolves with the answer once its head and body (content-length) are in.
- */
-function partialRequest (port: number, path: string, headers: Record<string, string>, declared: number, sent: string, sockets: Set<Socket>): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1')
-    sockets.add(socket)
-    let received = ''
-    socket.on('error', () => {})
-    socket.on('data', chunk => {
-      received += chunk.toString('utf8')
-      const end = received.indexOf('\r\n\r\n')
-      if (end === -1) return
-      const head = received.slice(0, end)
-      const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0)
-      const body = received.slice(end + 4)
-      if (body.length >= length) resolve({ status: Number(head.split(' ')[1]), headers: head, body })
-    })
-    socket.on('close', () => reject(new Error(`closed before an answer: ${received}`)))
-    const lines = Object.entries({ host: '127.0.0.1', 'content-type': 'application/json', 'content-length': String(declared), ...headers }).map(([k, v]) => `${k}: ${v}`)
-    socket.write(`POST ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`)
-  })
-}
-
-interface Host {
-  post: (path: string, body: string, headers: Record<string, string>) => Promise<{ status: number, text: string }>
-  /** A request declaring `declared` bytes that sends only `sent`: the answer, if one comes. */
-  partial: (path: string, headers: Record<string, string>, declared: number, sent: string) => Promise<RawAnswer>
-  /** Bytes reserved in the proxy's body budget. */
-  reserved: () => Promise<number>
-  close: () => Promise<void>
-}
-
 async function listening (server: ReturnType<typeof createServer>): Promise<number> {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   return (server.address() as AddressInfo).port
-}
-
-function socketHost (port: number, reserved: () => Promise<number>, close: () => Promise<void>): Host {
-  const sockets = new Set<Socket>()
-  return {
-    post: async (path, body, headers) => {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } })
-      return { status: res.status, text: await res.text() }
-    },
-    partial: (path, headers, declared, sent) => partialRequest(port, path, headers, declared, sent, sockets),
-    reserved,
-    close: async () => {
-      for (const s of sockets) s.destroy()
-      await close()
-    },
-  }
 }
 
 const proxyOptions = (extra: ProxyOptions = {}): ProxyOptions => ({ password: PASSWORD, backend, maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, ...extra })
@@ -187,22 +129,3 @@ for (const host of hosts) {
     t.match(JSON.parse(native.body), { error: { code: 408, status: 'DEADLINE_EXCEEDED' } }, 'native shape')
   })
 }
-
-t.test('the gateway: an unauthenticated large body holds none of the budget, and an authenticated one is served', async t => {
-  const fake = await startFakeUpstream()
-  t.teardown(() => fake.close())
-  const gw = await startGateway({ GEMINI_AUTH_PASSWORD: PASSWORD, GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url, LOG_LEVEL: 'warn' })
-  t.teardown(() => gw.close())
-  const reserved = async (): Promise<number> => {
-    const text = await (await fetch(gw.gateway.metricsUrl)).text()
-    return Number(/gatehouse_body_budget_bytes\{state="reserved"\} (\d+)/.exec(text)?.[1])
-  }
-  const h = socketHost(gw.port, reserved, async () => {})
-  t.teardown(h.close)
-  const strangers = await Promise.all([0, 1].map(async () => await h.partial('/v1/chat/completions', {}, 25 * 1000 * 1000, '{"model":"')))
-  t.same(strangers.map(a => a.status), [401, 401])
-  t.equal(await reserved(), 0, 'nothing reserved for them')
-  const large = await h.post('/v1/chat/completions', chatBody(2 * MiB), { authorization: `Bearer ${PASSWORD}` })
-  t.equal(large.status, 200)
-  t.equal(fake.calls('generateContent').length, 1)
-})

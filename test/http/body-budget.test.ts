@@ -192,7 +192,7 @@ t.test('the default budget is a sixteenth of the memory, never less than the lar
 // Over real HTTP, on every host the library ships an adapter for: the second large body is not read, and its
 // handler not run, until the first request has answered and given its share back.
 
-function holdingRoutes (): { routes: Route[], started: number[], open: () => void } {
+function holdingRoutes (): { routes: Route[], started: number[], open: () => void, waiting: () => number } {
   const started: number[] = []
   let open!: () => void
   const gate = new Promise<void>(resolve => { open = resolve })
@@ -211,7 +211,7 @@ function holdingRoutes (): { routes: Route[], started: number[], open: () => voi
       return { status: 200, body: { size, reservedDuring: bodyBudget.reserved } }
     },
   }]
-  return { routes, started, open }
+  return { routes, started, open, waiting: () => bodyBudget.waiting }
 }
 
 const budgetHosts: Array<{ name: string, start: (routes: Route[]) => Promise<{ post: (body: string) => Promise<Response>, close: () => Promise<void> }> }> = [
@@ -244,13 +244,15 @@ const budgetHosts: Array<{ name: string, start: (routes: Route[]) => Promise<{ p
 
 for (const host of budgetHosts) {
   t.test(`${host.name}: a body that does not fit the budget waits for the one before it to answer`, async t => {
-    const { routes, started, open } = holdingRoutes()
+    const { routes, started, open, waiting } = holdingRoutes()
     const server = await host.start(routes)
     t.teardown(server.close)
     const first = server.post('a'.repeat(80))
     while (started.length === 0) await new Promise(resolve => setTimeout(resolve, 5))
     const second = server.post('b'.repeat(70))
-    await new Promise(resolve => setTimeout(resolve, 100))
+    // Until the second request waits in the budget (a deadline, not a fixed time); its handler must not have run.
+    for (const deadline = Date.now() + 5000; waiting() === 0 && started.length === 1 && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
+    t.equal(waiting(), 1, 'the second request waits for room')
     t.same(started, [80], 'the second handler has not run while the first holds 80 of 100 bytes')
     open()
     const answers = await Promise.all([first, second])

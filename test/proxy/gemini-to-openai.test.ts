@@ -105,6 +105,25 @@ async function collect (source: AsyncIterable<string>): Promise<string[]> {
   return out
 }
 
+/**
+ * A fake clock for setTimeout (setImmediate stays real): `advance(ms)` moves it in 1 ms steps, letting promises
+ * and immediates run between steps as they would while the time passes.
+ */
+async function fakeTimeouts (t: { teardown (fn: () => unknown): void }): Promise<{ advance (ms: number): Promise<void> }> {
+  const { mock } = await import('node:test')
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => mock.timers.reset())
+  const settle = (): Promise<void> => new Promise(resolve => setImmediate(resolve))
+  return {
+    async advance (ms) {
+      for (let i = 0; i < ms; i++) {
+        await settle()
+        mock.timers.tick(1)
+      }
+      await settle()
+    },
+  }
+}
 function parse (frames: string[]): Array<Record<string, any> | '[DONE]'> {
   return frames.map(f => {
     t.match(f, /^data: .*\n\n$/s, 'every frame is one SSE data event')
@@ -185,6 +204,8 @@ t.test('keep-alive comments fill silences longer than the interval, and stop wit
     await new Promise(resolve => setTimeout(resolve, 130))
     yield 'b'
   }
+  // Real time: eventStream re-arms its keep-alive with timer.refresh() inside the timer's own callback, which
+  // node:test's fake timers do not re-schedule.
   const out = await collect(eventStream(slow(), { keepAliveMs: 40 }))
   t.equal(out[0], 'a')
   t.equal(out.at(-1), 'b')
@@ -194,6 +215,7 @@ t.test('keep-alive comments fill silences longer than the interval, and stop wit
 })
 
 t.test('chunks that arrive within one turn of the event loop go out together, later ones on their own', async t => {
+  const clock = await fakeTimeouts(t)
   async function * source (): AsyncGenerator<string> {
     yield 'a'
     yield 'b'
@@ -201,10 +223,13 @@ t.test('chunks that arrive within one turn of the event loop go out together, la
     yield 'c'
     yield 'd'
   }
-  t.same(await collect(eventStream(source(), { keepAliveMs: 1000 })), ['ab', 'cd'])
+  const collecting = collect(eventStream(source(), { keepAliveMs: 1000 }))
+  await clock.advance(20)
+  t.same(await collecting, ['ab', 'cd'])
 })
 
 t.test('keep-alive: a consumer that stops early closes the source once its read in flight settles', async t => {
+  const clock = await fakeTimeouts(t)
   let closed = false
   async function * source (): AsyncGenerator<string> {
     try {
@@ -220,7 +245,7 @@ t.test('keep-alive: a consumer that stops early closes the source once its read 
     break
   }
   // The source's read in flight (in the gateway, an upstream read that the stop aborts) settles first.
-  await new Promise(resolve => setTimeout(resolve, 60))
+  await clock.advance(20)
   t.ok(closed, 'the source ran its finally block')
 })
 

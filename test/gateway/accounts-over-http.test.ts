@@ -149,3 +149,8 @@ t.test('the gateway refuses a weak password at sign-up with 400', async t => {
   t.equal(res.status, 400)
   t.same(res.body, { detail: 'This password is one of the most common passwords; choose a less predictable one' })
 })
+
+t.test('the gateway\'s clock options (now, sleep) must be functions', async t => {
+  await t.rejects(startGateway({}, { now: 'yesterday' as any }), new TypeError('createGateway: options.now must be a function (got string)'))
+  await t.rejects(startGateway({}, { sleep: 5 as any }), new TypeError('createGateway: options.sleep must be a function (got number)'))
+})

@@ -5,7 +5,7 @@ import OpenAI from 'openai'
 import { GoogleGenAI } from '@google/genai'
 import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream, geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { staleCredentials } from './harness.ts'
+import { staleCredentials } from '../proxy/harness.ts'
 
 const PASSWORD = 'gateway-proxy-password'
 
