@@ -59,9 +59,9 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
     return undefined
   }
   const chat = (method: string, path: string, handler: Handler, auth: Route['authenticate'] = authenticate): Route =>
-    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate: auth, errorResponse: chatError })
+    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate: auth, errorResponse: chatError })
   const native = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
+    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   const nativeHandler = createNativeHandler(ctx)
 

@@ -48,12 +48,12 @@ describe('the handler contract', () => {
     expect((_req: HandlerRequest) => ({ status: 204 })).type.not.toBeAssignableTo<Handler>()
   })
 
-  test('Route: method, path, handler, surface, maxBytes and errorResponse are required; bodyBudget is not', () => {
+  test('Route: method, path, handler, maxBytes and errorResponse are required; bodyBudget is not; no surface field', () => {
     const handler: Handler = async () => ({ status: 200, body: {} })
     const errorResponse = (_err: unknown): HandlerResponse => ({ status: 500 })
-    expect({ method: 'GET', path: '/x/{id}', handler, surface: 'auth' as const, maxBytes: 1024, errorResponse }).type.toBeAssignableTo<Route>()
-    expect({ method: 'GET', path: '/x/{id}', surface: 'auth' as const, maxBytes: 1024, errorResponse }).type.not.toBeAssignableTo<Route>()
-    expect({ method: 'GET', path: '/x/{id}', handler, maxBytes: 1024, errorResponse }).type.not.toBeAssignableTo<Route>()
+    expect({ method: 'GET', path: '/x/{id}', handler, maxBytes: 1024, errorResponse }).type.toBeAssignableTo<Route>()
+    expect({ method: 'GET', path: '/x/{id}', maxBytes: 1024, errorResponse }).type.not.toBeAssignableTo<Route>()
+    expect<Route>().type.not.toHaveProperty('surface')
     expect<Route['bodyBudget']>().type.toBe<BodyBudget | undefined>()
     expect<Route['errorResponse']>().type.toBe<(err: unknown) => HandlerResponse>()
     expect<Surface>().type.toBeAssignableFrom<'auth' | 'chat' | 'native' | 'ops'>()
