@@ -55,7 +55,6 @@ export interface ReadyState {
 }
 
 export interface Backend {
-  readonly kind: 'code-assist' | 'gemini-api'
   /** Unary generateContent. Throws GatehouseError (UPSTREAM_*) with upstreamStatus/upstreamBody/retryAfter on upstream errors. */
   generate (call: UpstreamCall): Promise<GeminiResponse>
   /**

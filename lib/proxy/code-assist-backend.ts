@@ -73,7 +73,6 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
   }
 
   return {
-    kind: 'code-assist',
     async generate (call) {
       const body = await envelope(call)
       const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal, expectObject: true })
