@@ -90,7 +90,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     readiness,
     adminPasswordFile: passwordFile?.path,
     async close () {
-      await Promise.allSettled([auth.close(), proxy.close(), passwordFile?.discard()])
+      await Promise.allSettled([proxy.close(), passwordFile?.discard()])
     },
   }
 }
