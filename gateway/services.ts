@@ -32,7 +32,7 @@ export interface ServiceDeps {
 }
 
 /** The upstream part of the config, in createProxy's terms; undefined when no upstream is configured. */
-export function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
+function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
   if (config.geminiBackend === undefined) return undefined
   return {
     backend: config.geminiBackend,

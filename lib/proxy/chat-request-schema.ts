@@ -146,7 +146,7 @@ function isQuickToolCall (call: unknown): boolean {
  * content part, and a long conversation is sent whole on every turn. Accepts only what the role's schema accepts
  * (unknown fields too); anything else goes to joi, which reports the error.
  */
-export function isQuickMessage (m: unknown, limits: ChatSchemaLimits = DEFAULT_CHAT_LIMITS): boolean {
+function isQuickMessage (m: unknown, limits: ChatSchemaLimits = DEFAULT_CHAT_LIMITS): boolean {
   if (!isRecord(m)) return false
   const { role, content, name } = m
   if (name !== undefined && name !== null && !nonEmpty(name)) return false

@@ -7,7 +7,7 @@ import type { UpstreamAuth } from './upstream-client.ts'
 import { contentsToCount } from './upstream-count-tokens.ts'
 import type { UpstreamClientOptions } from './upstream-options.ts'
 
-export const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
+const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
 
 export interface GeminiApiBackendOptions extends UpstreamClientOptions {
   /** API key (GEMINI_API_KEY), sent as x-goog-api-key. */

@@ -27,7 +27,7 @@ const STATUS_NAMES: Record<number, string> = {
   504: 'DEADLINE_EXCEEDED',
 }
 
-export function googleStatusName (status: number): string {
+function googleStatusName (status: number): string {
   return STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION')
 }
 

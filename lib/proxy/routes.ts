@@ -45,7 +45,7 @@ export interface ProxyContext {
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
  * @google/genai sends x-goog-api-client, and Google-style keys (x-goog-api-key, ?key=) mean the same.
  */
-export function isGoogleClient (req: HandlerRequest): boolean {
+function isGoogleClient (req: HandlerRequest): boolean {
   return req.headers['x-goog-api-client'] !== undefined || req.headers['x-goog-api-key'] !== undefined ||
     req.headers['x-vendor-api-key'] !== undefined || req.query.key !== undefined
 }
