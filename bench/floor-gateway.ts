@@ -14,7 +14,6 @@ const answer = { access_token: 'x'.repeat(43), token_type: 'bearer' }
 const floor: Route = {
   method: 'GET',
   path: '/floor',
-  surface: 'ops',
   maxBytes: 0,
   handler: async () => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: answer }),
   errorResponse: () => ({ status: 500 }),

@@ -20,5 +20,5 @@ const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
 
 process.once('SIGTERM', () => {
   server.close()
-  void auth.close().then(async () => await store.close())
+  void store.close()
 })

@@ -23,5 +23,5 @@ const url = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '12
 console.log(`listening on ${url}/v1/api`)
 
 process.once('SIGTERM', () => {
-  void app.close().then(async () => { await auth.close(); await store.close() })
+  void app.close().then(async () => await store.close())
 })

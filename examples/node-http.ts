@@ -16,5 +16,5 @@ server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
 
 process.once('SIGTERM', () => {
   server.close()
-  void auth.close().then(async () => await store.close())
+  void store.close()
 })

@@ -138,7 +138,7 @@ function toHandlerRequest (request: Request, body: Buffer | undefined, signal: A
 }
 
 /** Writes a HandlerResponse through Hapi: JSON bodies serialised here (a bare string is JSON too), streams piped as they come. */
-export function toHapiResponse (h: ResponseToolkit, res: HandlerResponse, logger?: Logger): ResponseObject {
+function toHapiResponse (h: ResponseToolkit, res: HandlerResponse, logger?: Logger): ResponseObject {
   let response: ResponseObject
   if (isStreamBody(res.body)) {
     // Strings and byte arrays alike: a non-object-mode Readable takes both as they are.

@@ -82,7 +82,7 @@ async function runCheck (check: ReadinessCheck, timeoutMs: number): Promise<stri
 export function createProbes (options: ProbeOptions): { routes: Route[] } {
   const timeoutMs = options.checkTimeoutMs ?? 2000
   const logFailure = createFailureLog(options.logger, options.logIntervalMs ?? 60_000, options.now ?? Date.now)
-  const base = { surface: 'ops' as const, maxBytes: 1024, errorResponse: opsError }
+  const base = { maxBytes: 1024, errorResponse: opsError }
   const routes: Route[] = [
     { ...base, method: 'GET', path: '/health', handler: async () => ({ status: 200, body: { status: 'healthy', service: 'gatehouse' } }) },
     // Answering at all proves the event loop turns; nothing here may wait on a dependency.

@@ -35,7 +35,7 @@ export interface ServiceDeps {
 }
 
 /** The upstream part of the config, in createProxy's terms; undefined when no upstream is configured. */
-export function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
+function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
   if (config.geminiBackend === undefined) return undefined
   return {
     backend: config.geminiBackend,
@@ -95,7 +95,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     readiness,
     adminPasswordFile: passwordFile?.path,
     async close () {
-      await Promise.allSettled([auth.close(), proxy.close(), passwordFile?.discard()])
+      await Promise.allSettled([proxy.close(), passwordFile?.discard()])
     },
   }
 }

@@ -20,7 +20,7 @@ export function redactAttribute (key: string, value: AttributeValue): AttributeV
   return value
 }
 
-export function redactAttributes (attributes: Attributes | undefined): Attributes | undefined {
+function redactAttributes (attributes: Attributes | undefined): Attributes | undefined {
   if (attributes === undefined) return undefined
   const out: Attributes = {}
   for (const [key, value] of Object.entries(attributes)) out[key] = value === undefined ? value : redactAttribute(key, value)

@@ -69,8 +69,14 @@ export interface ErrorExtra {
   upstreamBody?: unknown
   /** The upstream HTTP status behind this error, when there is one. */
   upstreamStatus?: number
+  /** The request field at fault, for the chat-completions surface's `param` (OpenAI's). */
+  param?: string | null
   cause?: unknown
 }
+
+// The brand isGatehouseError checks: Symbol.for is one symbol per process, so an error made by a second
+// copy of this module (two installed versions, a bundled copy) is recognised too, where instanceof is not.
+const BRAND = Symbol.for('gatehouse.error')
 
 export class GatehouseError extends Error {
   readonly code: ErrorCode
@@ -78,6 +84,8 @@ export class GatehouseError extends Error {
   readonly retryAfter?: number
   readonly upstreamBody?: unknown
   readonly upstreamStatus?: number
+  /** The request field at fault (OpenAI's `param`); set by the chat-completions surface when it knows the field. */
+  param?: string | null
 
   constructor (code: ErrorCode, message?: string, extra: ErrorExtra = {}) {
     super(message ?? ERRORS[code].message, extra.cause === undefined ? undefined : { cause: extra.cause })
@@ -87,14 +95,26 @@ export class GatehouseError extends Error {
     this.retryAfter = extra.retryAfter
     this.upstreamBody = extra.upstreamBody
     this.upstreamStatus = extra.upstreamStatus
+    this.param = extra.param
   }
 }
+// On the prototype, not each error: no own property that logs or deep comparisons would see.
+Object.defineProperty(GatehouseError.prototype, BRAND, { value: true })
 
 /** Shorthand: `throw fail('USERNAME_TAKEN')`. */
 export function fail (code: ErrorCode, message?: string, extra?: ErrorExtra): GatehouseError {
   return new GatehouseError(code, message, extra)
 }
 
+/** True for a GatehouseError, also one made by another copy of this module. */
 export function isGatehouseError (err: unknown): err is GatehouseError {
-  return err instanceof GatehouseError
+  return err instanceof GatehouseError || (err !== null && typeof err === 'object' && (err as Record<symbol, unknown>)[BRAND] === true)
+}
+
+/** The 4xx status of a host server's own client error (Hapi's Boom output.statusCode, or Express's status/statusCode), if it is one. */
+export function hostClientStatus (err: unknown): number | undefined {
+  if (err === null || typeof err !== 'object') return undefined
+  const e = err as { isBoom?: unknown, output?: { statusCode?: unknown }, status?: unknown, statusCode?: unknown }
+  const status = e.isBoom === true ? e.output?.statusCode : e.status ?? e.statusCode
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
 }

@@ -1,7 +1,7 @@
 // The auth surface's one error mapper: every failure becomes `{"detail": "<message>"}`.
 import type { HandlerResponse } from '../http/contract.ts'
 import type { Logger } from '../logger.ts'
-import { ERRORS, isGatehouseError } from '../errors.ts'
+import { ERRORS, hostClientStatus, isGatehouseError } from '../errors.ts'
 
 /** Messages for the client errors a host server raises itself (Hapi's Boom, Express's body parser). */
 const HOST_MESSAGES: Record<number, string> = {
@@ -9,14 +9,6 @@ const HOST_MESSAGES: Record<number, string> = {
   405: ERRORS.METHOD_NOT_ALLOWED.message,
   413: ERRORS.PAYLOAD_TOO_LARGE.message,
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
-}
-
-/** The 4xx status of a host's own error, if it is one: Boom's output.statusCode, or status/statusCode. */
-function hostClientStatus (err: unknown): number | undefined {
-  if (err === null || typeof err !== 'object') return undefined
-  const e = err as { isBoom?: unknown, output?: { statusCode?: unknown }, status?: unknown, statusCode?: unknown }
-  const status = e.isBoom === true ? e.output?.statusCode : e.status ?? e.statusCode
-  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
 }
 
 export function createAuthErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {

@@ -37,7 +37,7 @@ export interface LoginLimiterOptions {
 }
 
 /** The first delay, doubled per failure past `delayAfter`. */
-export const FIRST_DELAY_MS = 500
+const FIRST_DELAY_MS = 500
 
 // A host that passes no client address puts every client in this one bucket.
 const NO_ADDRESS = 'unknown'

@@ -101,7 +101,7 @@ export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost
 export const DEFAULT_LOGIN_LIMITS: Readonly<LoginLimits> = Object.freeze({ perUsername: 5, perAddress: 30, windowSeconds: 900, delayAfter: 5, maxDelaySeconds: 4 })
 export const DEFAULT_SIGNUP_LIMITS: Readonly<SignupLimits> = Object.freeze({ perAddress: 10, windowSeconds: 3600 })
 /** Login delays stay short: a delay is what the owner of an attacked account waits too. */
-export const MAX_LOGIN_DELAY_SECONDS = 10
+const MAX_LOGIN_DELAY_SECONDS = 10
 
 /** `partial` without its undefined entries, so they leave the defaults in place (the gateway passes unset settings so). */
 function given<T extends object> (partial: Partial<T> | undefined): Partial<T> {

@@ -41,7 +41,6 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     return {
       method,
       path: options.basePath + path,
-      surface: 'auth',
       maxBytes: options.maxBodyBytes,
       errorResponse,
       handler: async (req) => {

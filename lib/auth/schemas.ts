@@ -9,7 +9,7 @@ export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{3,32}$/
 export const PASSWORD_MIN = 8
 export const PASSWORD_MAX = 256
 /** A search fragment longer than the longest username can match nothing. */
-export const SEARCH_QUERY_MAX = 32
+const SEARCH_QUERY_MAX = 32
 export const USER_AGENT_MAX = 1024
 
 const username = Joi.string().min(3).max(32).pattern(/^[A-Za-z0-9_.-]+$/)

@@ -15,8 +15,6 @@ export interface AuthService {
   readonly routes: Route[]
   /** Creates the system user at level hush if absent, or restores an existing one's level to hush and applies a changed adminPassword. */
   ensureSystemUser (): Promise<SystemUserResult>
-  /** Releases the service; the store stays open (its owner closes it). */
-  close (): Promise<void>
 }
 
 export function createAuthService (options: AuthServiceOptions): AuthService {
@@ -30,6 +28,5 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   return {
     routes: createAuthRoutes({ options: resolved, accounts, sessions }),
     ensureSystemUser: () => accounts.ensureSystemUser(),
-    async close () {},
   }
 }

@@ -46,7 +46,6 @@ export interface Route {
   /** Hapi template syntax: /admin/user/{user_id}, /v1beta/{path*}. */
   path: string
   handler: Handler
-  surface: Surface
   /** Largest accepted request body in bytes; beyond it the host answers 413 through errorResponse. */
   maxBytes: number
   /**

@@ -18,31 +18,33 @@ export interface UpstreamCall {
   sessionId?: string
 }
 
-/**
- * The events of a streamed answer as the built-in backends give them. Iterating gives them one at a time;
- * batches() gives them as they arrived, every event of one upstream read together, so a route can send them
- * with one write. Read it one way, once. A Backend may return any AsyncIterable<GeminiResponse> instead.
- */
-export interface GeminiEventStream extends AsyncIterable<GeminiResponse> {
-  batches (): AsyncIterable<GeminiResponse[]>
+// The built-in backends' streams also keep their events as they arrived, every event of one upstream read
+// together, so a route can send them with one write. That is a performance detail of this package, not part
+// of the Backend contract: it sits under a private symbol, and any AsyncIterable<GeminiResponse> will do.
+const BATCHES = Symbol('gatehouse.eventBatches')
+
+interface BatchedEvents extends AsyncIterable<GeminiResponse> {
+  readonly [BATCHES]: AsyncIterable<GeminiResponse[]>
 }
 
-/** A GeminiEventStream over batches of events (each batch non-empty). */
-export function geminiEventStream (batches: AsyncIterable<GeminiResponse[]>): GeminiEventStream {
-  return {
-    batches: () => batches,
+/** A stream of the events in `batches` (each batch non-empty), one at a time; eventBatches gives the batches back. Read it one way, once. */
+export function geminiEventStream (batches: AsyncIterable<GeminiResponse[]>): AsyncIterable<GeminiResponse> {
+  const stream: BatchedEvents = {
+    [BATCHES]: batches,
     async * [Symbol.asyncIterator] () {
       for await (const batch of batches) yield * batch
     },
   }
+  return stream
 }
 
 /**
- * The batches of a stream's events: as they arrived for a GeminiEventStream (handed over as they are: one
- * generator less for every batch to pass through), else one event per batch.
+ * The batches of a stream's events: as they arrived for a stream of geminiEventStream (handed over as they are:
+ * one generator less for every batch to pass through), else one event per batch.
  */
 export function eventBatches (events: AsyncIterable<GeminiResponse>): AsyncIterable<GeminiResponse[]> {
-  if ('batches' in events && typeof events.batches === 'function') return (events as GeminiEventStream).batches()
+  const batches = (events as Partial<BatchedEvents>)[BATCHES]
+  if (batches !== undefined) return batches
   return (async function * oneByOne () {
     for await (const event of events) yield [event]
   })()
@@ -55,14 +57,12 @@ export interface ReadyState {
 }
 
 export interface Backend {
-  readonly kind: 'code-assist' | 'gemini-api'
   /** Unary generateContent. Throws GatehouseError (UPSTREAM_*) with upstreamStatus/upstreamBody/retryAfter on upstream errors. */
   generate (call: UpstreamCall): Promise<GeminiResponse>
   /**
    * streamGenerateContent. Resolves once the upstream answered 200 (so errors are known before any byte is
    * sent to the client) with the events, each one GeminiResponse; rejects like generate otherwise.
    * Iteration throws GatehouseError UPSTREAM_ERROR/UPSTREAM_TIMEOUT if the upstream fails mid-stream.
-   * The built-in backends return a GeminiEventStream, whose batches the routes write one write each.
    */
   stream (call: UpstreamCall): Promise<AsyncIterable<GeminiResponse>>
   /** countTokens for `{contents}`; answers `{totalTokens}`. */

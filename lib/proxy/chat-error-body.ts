@@ -7,20 +7,19 @@
 // token refresh is a 503.
 // `code` is the HTTP status, except `model_not_found` for unknown models, as OpenAI does.
 import type { HandlerResponse } from '../http/contract.ts'
-import { ERRORS, fail, isGatehouseError } from '../errors.ts'
+import { ERRORS, fail, hostClientStatus, isGatehouseError } from '../errors.ts'
 import type { GatehouseError } from '../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from './client-auth.ts'
 import type { Logger } from '../logger.ts'
 
-/** A GatehouseError naming the request field at fault (OpenAI's `param`). */
-export type ParamError = GatehouseError & { param?: string | null }
-
-export function invalidParam (message: string, param: string | null): ParamError {
-  return withParam(fail('INVALID_INPUT', message), param)
+export function invalidParam (message: string, param: string | null): GatehouseError {
+  return fail('INVALID_INPUT', message, { param })
 }
 
-export function withParam (err: GatehouseError, param: string | null): ParamError {
-  return Object.assign(err, { param })
+/** `err`, now naming the request field at fault. */
+export function withParam (err: GatehouseError, param: string | null): GatehouseError {
+  err.param = param
+  return err
 }
 
 function typeFor (status: number): string {
@@ -29,14 +28,6 @@ function typeFor (status: number): string {
   if (status === 429) return 'rate_limit_error'
   if (status >= 500) return 'api_error'
   return 'invalid_request_error'
-}
-
-/** The status of a host's own client error (Hapi's Boom, Express body parser), if it is one. */
-function hostStatus (err: unknown): number | undefined {
-  if (err === null || typeof err !== 'object') return undefined
-  const e = err as { isBoom?: unknown, output?: { statusCode?: unknown }, status?: unknown, statusCode?: unknown }
-  const status = e.isBoom === true ? e.output?.statusCode : e.status ?? e.statusCode
-  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
 }
 
 const HOST_MESSAGES: Record<number, string> = {
@@ -66,10 +57,10 @@ export function chatErrorBody (err: unknown, logger?: Logger): ChatErrorBody {
     if (err.code === 'MODEL_NOT_FOUND' || err.code === 'UPSTREAM_NOT_FOUND') code = 'model_not_found'
     if (err.code === 'PROXY_UNAUTHENTICATED') headers['www-authenticate'] = WWW_AUTHENTICATE
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))
-    param = (err as ParamError).param ?? null
+    param = err.param ?? null
     if (status >= 500 && err.code !== 'PROXY_PASSWORD_UNSET') logger?.warn({ code: err.code, status, upstreamStatus: err.upstreamStatus }, err.message)
   } else {
-    const host = hostStatus(err)
+    const host = hostClientStatus(err)
     if (host !== undefined) {
       status = host
       message = HOST_MESSAGES[host] ?? ERRORS.INVALID_JSON.message

@@ -6,9 +6,9 @@ import { REASONING_EFFORTS } from './model-thinking.ts'
 import type { ReasoningEffort } from './model-thinking.ts'
 import { FUNCTION_NAME, WEB_SEARCH_TOOL_TYPES } from './tool-declarations.ts'
 import type { OpenAITool, OpenAIToolChoice } from './tool-declarations.ts'
-import { invalidParam, withParam } from './chat-error-body.ts'
-import type { ParamError } from './chat-error-body.ts'
+import { invalidParam } from './chat-error-body.ts'
 import { fail } from '../errors.ts'
+import type { GatehouseError } from '../errors.ts'
 
 export interface TextPart { type: 'text', text: string }
 export interface ImagePart { type: 'image_url', image_url: string | { url: string, detail?: string } }
@@ -73,8 +73,8 @@ export interface ChatSchemaLimits {
 export const DEFAULT_CHAT_LIMITS: ChatSchemaLimits = { maxMessages: 2048, maxParts: 1000, maxTools: 512, maxTotalParts: 4096 }
 
 /** The 400 for a request with more than `max` content parts. */
-export function tooManyParts (max: number): ParamError {
-  return withParam(fail('TOO_MANY_PARTS', `A request may hold at most ${max} content parts, all messages together (images inside text count too)`), 'messages')
+export function tooManyParts (max: number): GatehouseError {
+  return fail('TOO_MANY_PARTS', `A request may hold at most ${max} content parts, all messages together (images inside text count too)`, { param: 'messages' })
 }
 
 /** The content parts of a request's messages, counted before any of them is validated. */
@@ -146,7 +146,7 @@ function isQuickToolCall (call: unknown): boolean {
  * content part, and a long conversation is sent whole on every turn. Accepts only what the role's schema accepts
  * (unknown fields too); anything else goes to joi, which reports the error.
  */
-export function isQuickMessage (m: unknown, limits: ChatSchemaLimits = DEFAULT_CHAT_LIMITS): boolean {
+function isQuickMessage (m: unknown, limits: ChatSchemaLimits = DEFAULT_CHAT_LIMITS): boolean {
   if (!isRecord(m)) return false
   const { role, content, name } = m
   if (name !== undefined && name !== null && !nonEmpty(name)) return false

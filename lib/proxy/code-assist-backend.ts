@@ -12,7 +12,7 @@ import type { UpstreamAuth } from './upstream-client.ts'
 import { contentsToCount } from './upstream-count-tokens.ts'
 import type { UpstreamClientOptions } from './upstream-options.ts'
 
-export const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com'
+const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com'
 
 export interface CodeAssistBackendOptions extends OAuthCredentialOptions, UpstreamClientOptions {
   /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
@@ -73,7 +73,6 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
   }
 
   return {
-    kind: 'code-assist',
     async generate (call) {
       const body = await envelope(call)
       const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal, expectObject: true })

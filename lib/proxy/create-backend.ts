@@ -18,7 +18,6 @@ const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS or GOO
 export function createUnconfiguredBackend (reason = NOT_CONFIGURED): Backend {
   const refuse = async (): Promise<never> => { throw fail('UPSTREAM_NOT_CONFIGURED', reason) }
   return {
-    kind: 'code-assist',
     generate: refuse,
     stream: refuse,
     countTokens: refuse,

@@ -39,7 +39,7 @@ function parseEpochMs (value: unknown): number | undefined {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined
 }
 
-export function detectFormat (raw: Record<string, unknown>): CredentialsFormat {
+function detectFormat (raw: Record<string, unknown>): CredentialsFormat {
   if ('expiry_date' in raw) return 'gemini-cli'
   if ('token' in raw || 'expiry' in raw || 'client_id' in raw || raw.type === 'authorized_user') return 'authorized-user'
   return 'gemini-cli'

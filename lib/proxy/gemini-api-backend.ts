@@ -7,7 +7,7 @@ import type { UpstreamAuth } from './upstream-client.ts'
 import { contentsToCount } from './upstream-count-tokens.ts'
 import type { UpstreamClientOptions } from './upstream-options.ts'
 
-export const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
+const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
 
 export interface GeminiApiBackendOptions extends UpstreamClientOptions {
   /** API key (GEMINI_API_KEY), sent as x-goog-api-key. */
@@ -28,7 +28,6 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
   const url = (model: string, action: string): string => `${base}/v1beta/models/${encodeURIComponent(model)}:${action}`
 
   return {
-    kind: 'gemini-api',
     async generate (call) {
       // The public API has no session_id; sending one would be an unknown field (400).
       return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal, expectObject: true }))

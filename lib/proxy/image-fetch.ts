@@ -32,7 +32,7 @@ export interface ImageFetchOptions {
   allowedPorts?: readonly number[] | 'any'
 }
 
-export const DEFAULT_IMAGE_FETCH_PORTS: readonly number[] = Object.freeze([80, 443])
+const DEFAULT_IMAGE_FETCH_PORTS: readonly number[] = Object.freeze([80, 443])
 
 export interface FetchedImage {
   mimeType: string

@@ -27,7 +27,7 @@ export interface ModelName {
 const SUFFIXES = ['-search', '-nothinking', '-maxthinking'] as const
 
 /** Longest model name accepted, `models/` prefix and variant suffixes included. */
-export const MODEL_NAME_MAX = 128
+const MODEL_NAME_MAX = 128
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
 const CONTROL = /[\x00-\x1f\x7f]/
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/

@@ -3,7 +3,7 @@
 // `status` and `details` (RetryInfo, Help links) reach the client; a 429 also gets Retry-After.
 // Our own errors use Google's shape: `{"error":{"code","message","status"}}`.
 import type { HandlerResponse } from '../http/contract.ts'
-import { ERRORS, isGatehouseError } from '../errors.ts'
+import { ERRORS, hostClientStatus, isGatehouseError } from '../errors.ts'
 import type { GatehouseError } from '../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from './client-auth.ts'
 import type { Logger } from '../logger.ts'
@@ -27,7 +27,7 @@ const STATUS_NAMES: Record<number, string> = {
   504: 'DEADLINE_EXCEEDED',
 }
 
-export function googleStatusName (status: number): string {
+function googleStatusName (status: number): string {
   return STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION')
 }
 
@@ -51,13 +51,6 @@ function passThrough (err: GatehouseError): Record<string, unknown> | undefined 
   return error !== null && typeof error === 'object' ? body as Record<string, unknown> : undefined
 }
 
-function hostStatus (err: unknown): number | undefined {
-  if (err === null || typeof err !== 'object') return undefined
-  const e = err as { isBoom?: unknown, output?: { statusCode?: unknown }, status?: unknown, statusCode?: unknown }
-  const status = e.isBoom === true ? e.output?.statusCode : e.status ?? e.statusCode
-  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
-}
-
 export interface NativeErrorBody {
   status: number
   headers: Record<string, string>
@@ -77,7 +70,7 @@ export function nativeErrorBody (err: unknown, logger?: Logger): NativeErrorBody
     if (err.status >= 500 && err.code !== 'PROXY_PASSWORD_UNSET') logger?.warn({ code: err.code, status: err.status, upstreamStatus: err.upstreamStatus }, err.message)
     return { status: err.status, headers, body: googleError(err.status, err.message) }
   }
-  const host = hostStatus(err)
+  const host = hostClientStatus(err)
   if (host !== undefined) {
     const message = host === 413 ? ERRORS.PAYLOAD_TOO_LARGE.message : host === 404 ? ERRORS.NOT_FOUND.message : host === 405 ? ERRORS.METHOD_NOT_ALLOWED.message : ERRORS.INVALID_JSON.message
     return { status: host, headers, body: googleError(host, message) }

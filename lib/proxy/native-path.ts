@@ -3,7 +3,7 @@
 // and `%2F` inside the model), and a `models/` prefix inside the model name is removed.
 import { fail } from '../errors.ts'
 
-export const NATIVE_ACTIONS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const
+const NATIVE_ACTIONS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const
 export type NativeAction = typeof NATIVE_ACTIONS[number]
 
 export type NativeTarget =

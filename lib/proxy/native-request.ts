@@ -20,7 +20,7 @@ function isObject (value: unknown): value is Json {
 }
 
 /** The body as a JSON object (empty body → {}); anything else is a 400. */
-export function requestObject (body: unknown): Json {
+function requestObject (body: unknown): Json {
   if (body === undefined) return {}
   if (!isObject(body)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
   return body

@@ -47,7 +47,7 @@ interface MarkdownImage { start: number, end: number, url: string }
  * quadratically: 40 KB of `![` took it two seconds). Each `](data:image/` is a candidate; the end of its URL is
  * found once per stretch of text, and its alt text is looked for backwards only as far as the previous `]`.
  */
-export function markdownImages (text: string): MarkdownImage[] {
+function markdownImages (text: string): MarkdownImage[] {
   const found: MarkdownImage[] = []
   let from = 0
   let urlEnd = -1

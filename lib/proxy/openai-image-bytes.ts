@@ -4,7 +4,7 @@
 // refused (the upstream would answer those with a vague 400 or worse).
 
 /** The image types Gemini accepts as input (Google's image understanding docs). */
-export const SUPPORTED_IMAGE_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']
+const SUPPORTED_IMAGE_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']
 
 const AVIF_BRANDS = new Set(['avif', 'avis'])
 const HEIC_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis'])
@@ -40,7 +40,7 @@ export function sniffImageType (bytes: Uint8Array): string | undefined {
 }
 
 /** Normalises common aliases (image/jpg, image/x-png). */
-export function canonicalImageType (mimeType: string): string {
+function canonicalImageType (mimeType: string): string {
   const type = mimeType.toLowerCase()
   if (type === 'image/jpg' || type === 'image/pjpeg') return 'image/jpeg'
   if (type === 'image/x-png') return 'image/png'

@@ -28,7 +28,7 @@ export interface TranslateOptions extends ContentContext {
 }
 
 /** OpenAI sampling and output parameters → generationConfig (docs/chat-completions.md, "Parameters"). */
-export function generationConfigOf (body: ChatRequest, model: ModelName): Record<string, unknown> {
+function generationConfigOf (body: ChatRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
   const set = (key: string, value: unknown): void => { if (value !== undefined && value !== null) config[key] = value }
   set('temperature', body.temperature)

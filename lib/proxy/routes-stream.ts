@@ -122,7 +122,7 @@ export async function * eventStream (source: AsyncIterable<string>, options: Eve
  * An AbortController that also follows the client's signal; abort() it to cancel the upstream call.
  * A listener rather than AbortSignal.any(): one per stream, gone with the request, and cheaper.
  */
-export function linkedAbort (clientSignal: AbortSignal | undefined): { signal: AbortSignal, abort: () => void } {
+function linkedAbort (clientSignal: AbortSignal | undefined): { signal: AbortSignal, abort: () => void } {
   const controller = new AbortController()
   if (clientSignal?.aborted === true) controller.abort(clientSignal.reason)
   else clientSignal?.addEventListener('abort', () => controller.abort(clientSignal.reason), { once: true })

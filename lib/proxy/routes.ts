@@ -45,7 +45,7 @@ export interface ProxyContext {
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
  * @google/genai sends x-goog-api-client, and Google-style keys (x-goog-api-key, ?key=) mean the same.
  */
-export function isGoogleClient (req: HandlerRequest): boolean {
+function isGoogleClient (req: HandlerRequest): boolean {
   return req.headers['x-goog-api-client'] !== undefined || req.headers['x-goog-api-key'] !== undefined ||
     req.headers['x-vendor-api-key'] !== undefined || req.query.key !== undefined
 }
@@ -59,9 +59,9 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
     return undefined
   }
   const chat = (method: string, path: string, handler: Handler, auth: Route['authenticate'] = authenticate): Route =>
-    ({ method, path, handler, surface: 'chat', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate: auth, errorResponse: chatError })
+    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate: auth, errorResponse: chatError })
   const native = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, surface: 'native', maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
+    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   const nativeHandler = createNativeHandler(ctx)
 

@@ -37,7 +37,7 @@ function detailOfType (body: { error: GoogleErrorObject } | undefined, type: str
 }
 
 /** `34.07s` (protobuf Duration JSON) in seconds. */
-export function parseDuration (value: unknown): number | undefined {
+function parseDuration (value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined
   const m = /^\s*(\d+(?:\.\d+)?)s\s*$/.exec(value)
   return m === null ? undefined : Number(m[1])

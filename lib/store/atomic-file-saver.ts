@@ -24,7 +24,7 @@ function tempPrefix (file: string): string {
 }
 
 /** Writes `text` to a temp file beside `file`, fsyncs it, renames it over `file`, then fsyncs the directory. */
-export async function writeFileAtomically (file: string, text: string): Promise<void> {
+async function writeFileAtomically (file: string, text: string): Promise<void> {
   const temp = join(dirname(file), `${tempPrefix(file)}${process.pid}-${++tempCounter}`)
   const handle = await open(temp, 'wx', 0o600)
   try {

@@ -4,8 +4,8 @@
 import { ACCESS_LEVELS } from './types.ts'
 import type { AccessLevel, AttemptCount, SessionRecord, UserRecord } from './types.ts'
 
-export const FILE_FORMAT = 'gatehouse-embedded-store'
-export const FILE_VERSION = 1
+const FILE_FORMAT = 'gatehouse-embedded-store'
+const FILE_VERSION = 1
 
 export interface StoredAttempt extends AttemptCount {
   key: string

@@ -236,7 +236,6 @@ t.test('without a configured password the system user gets a random one, returne
   const store = await createEmbeddedStore()
   t.teardown(() => store.close())
   const service = createAuthService({ store, argon2: { memoryCost: 64, timeCost: 1 } })
-  t.teardown(() => service.close())
   const first = await service.ensureSystemUser()
   t.equal(first.username, 'system')
   t.equal(first.created, true)

@@ -9,7 +9,7 @@ import type { HandlerRequest, HandlerResponse, Route } from '../../lib/http/cont
 const detail = (err: unknown): HandlerResponse => isGatehouseError(err)
   ? { status: err.status, body: { detail: err.message } }
   : { status: 500, body: { detail: 'Internal error' } }
-const base = { surface: 'auth' as const, maxBytes: 256, errorResponse: detail }
+const base = { maxBytes: 256, errorResponse: detail }
 
 let lastRequest: HandlerRequest | undefined
 let abortedSignals = 0

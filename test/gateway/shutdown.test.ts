@@ -16,7 +16,6 @@ function slowStream (count: number, gapMs: number): Route {
   return {
     method: 'GET',
     path: '/test/slow-stream',
-    surface: 'ops',
     maxBytes: 1024,
     errorResponse: (): HandlerResponse => ({ status: 500, body: { error: 'internal' } }),
     handler: async () => ({

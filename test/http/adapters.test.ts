@@ -15,14 +15,14 @@ function errorResponse (err: unknown): HandlerResponse {
 }
 let aborted = 0
 const routes: Route[] = [
-  { method: 'GET', path: '/things/{id}', surface: 'auth', maxBytes: 1024, errorResponse, handler: async req => ({ status: 200, body: { id: req.params.id, q: req.query.q ?? null } }) },
-  { method: 'GET', path: '/things/special', surface: 'auth', maxBytes: 1024, errorResponse, handler: async () => ({ status: 200, body: 'literal wins' }) },
-  { method: 'POST', path: '/echo', surface: 'auth', maxBytes: 64, errorResponse, handler: async req => ({ status: 201, body: { got: readJsonBody(req) } }) },
-  { method: '*', path: '/files/{rest*}', surface: 'native', maxBytes: 1024, errorResponse, handler: async req => ({ status: 200, body: { rest: req.params.rest, method: req.method } }) },
+  { method: 'GET', path: '/things/{id}', maxBytes: 1024, errorResponse, handler: async req => ({ status: 200, body: { id: req.params.id, q: req.query.q ?? null } }) },
+  { method: 'GET', path: '/things/special', maxBytes: 1024, errorResponse, handler: async () => ({ status: 200, body: 'literal wins' }) },
+  { method: 'POST', path: '/echo', maxBytes: 64, errorResponse, handler: async req => ({ status: 201, body: { got: readJsonBody(req) } }) },
+  { method: '*', path: '/files/{rest*}', maxBytes: 1024, errorResponse, handler: async req => ({ status: 200, body: { rest: req.params.rest, method: req.method } }) },
   {
     method: 'GET',
     path: '/stream',
-    surface: 'chat',
+   
     maxBytes: 1024,
     errorResponse,
     handler: async req => ({

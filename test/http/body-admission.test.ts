@@ -16,7 +16,6 @@ const PASSWORD = 'body-admission-password'
 const MiB = 1024 * 1024
 
 const backend: Backend = {
-  kind: 'gemini-api',
   generate: async () => geminiResponse({ text: 'ok', finishReason: 'STOP' }),
   stream: async () => { throw new Error('not used') },
   countTokens: async () => ({ totalTokens: 1 }),

@@ -200,7 +200,6 @@ function holdingRoutes (): { routes: Route[], started: number[], open: () => voi
   const routes: Route[] = [{
     method: 'POST',
     path: '/hold',
-    surface: 'chat',
     maxBytes: 1000,
     bodyBudget,
     errorResponse: err => ({ status: (err as { status?: number }).status ?? 500, body: { error: String(err) } }),

@@ -8,7 +8,6 @@ import type { Backend, HandlerRequest, Route } from '../../lib/index.ts'
 const PASSWORD = 'linear-time-password'
 
 const instant: Backend = {
-  kind: 'gemini-api',
   generate: async () => ({ candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }] }),
   stream: async () => (async function * () {})(),
   countTokens: async () => ({ totalTokens: 1 }),

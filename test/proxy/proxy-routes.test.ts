@@ -118,7 +118,8 @@ t.test('without any upstream configured the routes answer 503 and readiness says
 t.test('the route table: every route has a surface, a body limit and its surface\'s error mapper', async t => {
   const proxy = createProxy({ password: 'route-table-password', maxBodyBytes: 1234 })
   t.teardown(() => proxy.close())
-  const summary = proxy.routes.map(r => `${r.method} ${r.path} ${r.surface}`)
+  // A route's surface is the error mapper it carries (chatErrorResponse, nativeErrorResponse).
+  const summary = proxy.routes.map(r => `${r.method} ${r.path} ${r.errorResponse.name.replace(/ErrorResponse$/, '')}`)
   t.same(summary, [
     'POST /v1/chat/completions chat',
     'OPTIONS /v1/chat/completions chat',

@@ -26,6 +26,12 @@ async function setup (t: Test, options: (fake: FakeUpstream) => BackendOptions):
 
 const oauth = (fake: FakeUpstream): BackendOptions => ({ credentials: credentialsObject('authorized-user', { tokenUri: fake.tokenUri, projectId: 'proj-1' }) })
 
+/** Which upstream API the backend called for a generate: the fake tells them apart by path. */
+async function apiCalled (fake: FakeUpstream, backend: Backend): Promise<string | undefined> {
+  await backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
+  return fake.last('generateContent')?.api
+}
+
 async function collect (events: AsyncIterable<GeminiResponse>): Promise<GeminiResponse[]> {
   const out: GeminiResponse[] = []
   for await (const e of events) out.push(e)
@@ -34,8 +40,8 @@ async function collect (events: AsyncIterable<GeminiResponse>): Promise<GeminiRe
 
 t.test('Code Assist: the request goes inside the {model, project, user_prompt_id, request} envelope', async t => {
   const { fake, backend } = await setup(t, oauth)
-  t.equal(backend.kind, 'code-assist')
   await backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
+  t.equal(fake.last('generateContent')?.api, 'code-assist')
   const sent = fake.last('generateContent')?.body
   t.same(Object.keys(sent).sort(), ['model', 'project', 'request', 'user_prompt_id'])
   t.equal(sent.model, 'gemini-2.5-pro')
@@ -113,7 +119,6 @@ t.test('thought parts are made countable the way gemini-cli does it', async t =>
 t.test('Gemini API: public paths, x-goog-api-key, no envelope, no onboarding', async t => {
   const { fake, backend } = await setup(t, () => ({ apiKey: 'key-123' }))
   fake.apiKey = 'key-123'
-  t.equal(backend.kind, 'gemini-api')
   t.same(await backend.ready(), { ok: true })
   const res = await backend.generate({ model: 'gemini-2.5-flash', request: REQUEST, sessionId: 'ignored' })
   t.equal(res.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
@@ -160,11 +165,11 @@ t.test('Gemini API: ready only with a key', async t => {
 
 t.test('the backend is chosen from configuration', async t => {
   const both = await setup(t, fake => ({ ...oauth(fake), apiKey: 'k' }))
-  t.equal(both.backend.kind, 'code-assist', 'OAuth credentials win by default')
+  t.equal(await apiCalled(both.fake, both.backend), 'code-assist', 'OAuth credentials win by default')
   const explicit = await setup(t, fake => ({ ...oauth(fake), apiKey: 'k', backend: 'gemini-api' }))
-  t.equal(explicit.backend.kind, 'gemini-api', 'unless gemini-api is asked for')
+  t.equal(await apiCalled(explicit.fake, explicit.backend), 'gemini-api', 'unless gemini-api is asked for')
   const keyOnly = await setup(t, () => ({ apiKey: 'k' }))
-  t.equal(keyOnly.backend.kind, 'gemini-api')
+  t.equal(await apiCalled(keyOnly.fake, keyOnly.backend), 'gemini-api')
 
   t.throws(() => createBackend({ backend: 'code-assist', apiKey: 'k' }), { code: 'UPSTREAM_NOT_CONFIGURED', message: /GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS/ })
   t.throws(() => createBackend({ backend: 'gemini-api' }), { code: 'UPSTREAM_NOT_CONFIGURED', message: /GEMINI_API_KEY is not set/ })

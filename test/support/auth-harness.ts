@@ -133,7 +133,6 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
     snapshot: async () => JSON.stringify(await store.users.list(1000, 0)),
     async close () {
       await stopServer()
-      await service.close()
       if (given === undefined) await store.close()
     },
   }
