@@ -12,7 +12,7 @@ import { toChatCompletion } from './response-from-gemini.ts'
 import { chatCompletionStream } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
 import { SSE_HEADERS, eventStream, openUpstreamStream } from '../routes-stream.ts'
-import type { ProxyContext } from '../routes.ts'
+import type { ProxyContext } from '../context.ts'
 
 export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {

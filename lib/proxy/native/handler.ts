@@ -11,7 +11,7 @@ import { parseNativePath } from './path.ts'
 import { countTokensRequest, prepareNativeRequest } from './request.ts'
 import { nativeEventStream } from './stream.ts'
 import { SSE_HEADERS, eventStream, openUpstreamStream } from '../routes-stream.ts'
-import type { ProxyContext } from '../routes.ts'
+import type { ProxyContext } from '../context.ts'
 
 /** The part of the path after `/v1beta/` (or `/v1/`, @google/genai's default version), still URL-encoded. */
 function pathAfterVersion (req: HandlerRequest): string {
