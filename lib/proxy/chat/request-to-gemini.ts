@@ -1,10 +1,8 @@
 // A validated chat-completions request → a Gemini GenerateContentRequest (docs/chat-completions.md).
 //
-// Search grounding and function tools: the upstream rejects googleSearch together with
-// functionDeclarations on 2.x models, so the proxy follows ONE rule on every model and both routes:
-// when the request declares function tools, the function tools win and googleSearch (from a -search
-// model name or a `web_search` tool) is left out. Without function tools, -search or `web_search`
-// adds `{googleSearch:{}}`.
+// Search grounding and function tools: the one rule of both routes (lib/proxy/search-tools.ts): when the
+// request declares function tools, they win and googleSearch (from a -search model name or a `web_search`
+// tool) is left out. Without function tools, -search or `web_search` adds `{googleSearch:{}}`.
 import type { GeminiRequest } from '../upstream/backend.ts'
 import type { ChatRequest } from './request-schema.ts'
 import type { ModelName } from '../models/name.ts'
@@ -14,6 +12,7 @@ import type { ContentContext } from './content.ts'
 import type { SafetySetting } from '../safety-settings.ts'
 import { mapTools } from './tool-declarations.ts'
 import { invalidParam } from './error-body.ts'
+import { searchOutcome } from '../search-tools.ts'
 
 export interface TranslateOptions extends ContentContext {
   safetySettings: readonly SafetySetting[]
@@ -83,12 +82,10 @@ export async function toGeminiRequest (body: ChatRequest, model: ModelName, opti
 
   const tools = mapTools(body.tools, body.tool_choice)
   const geminiTools: Array<Record<string, unknown>> = []
-  if (tools.functionDeclarations.length > 0) {
-    geminiTools.push({ functionDeclarations: tools.functionDeclarations })
-    if (model.search || tools.webSearch) options.onSearchDropped?.()
-  } else if (model.search || tools.webSearch) {
-    geminiTools.push({ googleSearch: {} })
-  }
+  if (tools.functionDeclarations.length > 0) geminiTools.push({ functionDeclarations: tools.functionDeclarations })
+  const search = searchOutcome(model.search || tools.webSearch, tools.functionDeclarations.length > 0)
+  if (search === 'add') geminiTools.push({ googleSearch: {} })
+  else if (search === 'dropped') options.onSearchDropped?.()
   if (geminiTools.length > 0) request.tools = geminiTools
   if (tools.toolConfig !== undefined) request.toolConfig = tools.toolConfig
 

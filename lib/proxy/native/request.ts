@@ -6,12 +6,13 @@
 //    level, but the client's includeThoughts, budget or level win; a null budget is dropped and an empty
 //    thinkingConfig is never created
 //  - -search appends googleSearch unless a tool already has a googleSearch key or the request
-//    declares function tools (the same rule as the chat route, see chat/request-to-gemini.ts)
+//    declares function tools (the rule of both routes, lib/proxy/search-tools.ts)
 import type { GeminiRequest } from '../upstream/backend.ts'
 import { fail } from '../../errors.ts'
 import type { ModelName } from '../models/name.ts'
 import { nativeThinking } from '../models/thinking.ts'
 import type { SafetySetting } from '../safety-settings.ts'
+import { declaresFunctions, searchOutcome } from '../search-tools.ts'
 
 type Json = Record<string, unknown>
 
@@ -44,11 +45,6 @@ function thinkingConfigFor (client: unknown, model: ModelName): Json | undefined
   return Object.keys(config).length > 0 ? config : undefined
 }
 
-function hasFunctionTools (tools: unknown[]): boolean {
-  return tools.some(t => isObject(t) && ((Array.isArray(t.functionDeclarations) && t.functionDeclarations.length > 0) ||
-    (Array.isArray(t.function_declarations) && t.function_declarations.length > 0)))
-}
-
 export function prepareNativeRequest (body: unknown, model: ModelName, safetySettings: readonly SafetySetting[]): GeminiRequest {
   const request: Json = { ...requestObject(body) }
   const generationConfig: Json = isObject(request.generationConfig) ? { ...request.generationConfig } : {}
@@ -68,7 +64,7 @@ export function prepareNativeRequest (body: unknown, model: ModelName, safetySet
   if (model.search) {
     const tools = Array.isArray(request.tools) ? [...request.tools] : []
     const hasSearch = tools.some(t => isObject(t) && ('googleSearch' in t || 'google_search' in t))
-    if (!hasSearch && !hasFunctionTools(tools)) {
+    if (searchOutcome(!hasSearch, declaresFunctions(tools)) === 'add') {
       tools.push({ googleSearch: {} })
       request.tools = tools
     }
