@@ -1,10 +1,10 @@
-// node bench/chat-validation.ts [path to chat-request-schema.ts]: µs per validation of a chat request with 1 and
+// node bench/chat-validation.ts [path to lib/proxy/chat/request-schema.ts]: µs per validation of a chat request with 1 and
 // with 40 text messages, by the validator in this tree or the one at the path given (an older version, say).
 import { pathToFileURL } from 'node:url'
 import { resolve } from 'node:path'
 
-const path = process.argv[2] ?? new URL('../lib/proxy/chat-request-schema.ts', import.meta.url).pathname
-const { createChatRequestValidator } = await import(pathToFileURL(resolve(path)).href) as typeof import('../lib/proxy/chat-request-schema.ts')
+const path = process.argv[2] ?? new URL('../lib/proxy/chat/request-schema.ts', import.meta.url).pathname
+const { createChatRequestValidator } = await import(pathToFileURL(resolve(path)).href) as typeof import('../lib/proxy/chat/request-schema.ts')
 const validate = createChatRequestValidator()
 
 for (const count of [1, 40]) {

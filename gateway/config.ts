@@ -2,7 +2,7 @@
 // Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
 import Joi from 'joi'
 import { parseTrustedProxies } from '../lib/http/client-address.ts'
-import { PROXY_PASSWORD_MIN_LENGTH } from '../lib/proxy/client-auth.ts'
+import { PROXY_PASSWORD_MIN_LENGTH } from '../lib/proxy/access/client-auth.ts'
 
 export type GeminiBackend = 'code-assist' | 'gemini-api'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'

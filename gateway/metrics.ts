@@ -3,7 +3,7 @@
 // from a fixed list, status classes, catalogue model names, store operation names. No user ids, no raw paths.
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
 import type { AuthEvent } from '../lib/auth/options.ts'
-import type { ProxyObserver } from '../lib/proxy/backend.ts'
+import type { ProxyObserver } from '../lib/proxy/upstream/backend.ts'
 import type { StoreObserver } from '../lib/store/instrument-store.ts'
 import type { BodyBudget } from '../lib/http/body-budget.ts'
 

@@ -3,20 +3,14 @@ import type { Store } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
 import { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from './schemas.ts'
 import { defaultHashConcurrency } from './passwords.ts'
+import type { Argon2Params } from './passwords.ts'
 import { weakPasswordReason } from './password-policy.ts'
+
+/** argon2id cost parameters, declared beside the hasher that takes them. */
+export type { Argon2Params }
 
 /** What the service reports as it runs; the gateway turns these into Prometheus counters. */
 export type AuthEvent = 'session_created' | 'session_ended' | 'session_expired' | 'login_success' | 'login_failure' | 'login_lockout'
-
-/** argon2id cost parameters (the PHC string of every hash records the ones it was made with). */
-export interface Argon2Params {
-  /** Memory in KiB. Default 19456 (19 MiB, OWASP's minimum for argon2id). */
-  memoryCost: number
-  /** Passes over memory. Default 2 (OWASP). */
-  timeCost: number
-  /** Lanes. Default 1 (OWASP). */
-  parallelism: number
-}
 
 /**
  * Failed-login limits (lib/auth/login-limiter.ts); counters live in the store so they hold across replicas.

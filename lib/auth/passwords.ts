@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { hash, verify, parseOptions } from '@node-rs/argon2'
 import type { Algorithm, Options } from '@node-rs/argon2'
-import type { Argon2Params } from './options.ts'
+
+/** argon2id cost parameters (the PHC string of every hash records the ones it was made with). */
+export interface Argon2Params {
+  /** Memory in KiB. Default 19456 (19 MiB, OWASP's minimum for argon2id). */
+  memoryCost: number
+  /** Passes over memory. Default 2 (OWASP). */
+  timeCost: number
+  /** Lanes. Default 1 (OWASP). */
+  parallelism: number
+}
 
 // The package declares its algorithms as a const enum, which type stripping cannot read; 2 is argon2id.
 const ARGON2ID: Algorithm = 2

@@ -10,7 +10,6 @@ import { constrainedMemory } from 'node:process'
 import { totalmem } from 'node:os'
 import { fail } from '../errors.ts'
 import { addressBucket } from './client-address.ts'
-import type { Route } from './contract.ts'
 
 export interface BodyBudget {
   /** Bytes the budget holds. */
@@ -163,7 +162,7 @@ export function createBodyBudget (options: BodyBudgetOptions): BodyBudget {
  * knows it. Resolves with the function that gives it back once the handler has answered, or undefined when there
  * is nothing to reserve (no budget, no body, or one over the limit, which is a 413 anyway).
  */
-export async function reserveBody (route: Route, headers: Record<string, unknown>, signal?: AbortSignal, remoteAddress?: string): Promise<(() => void) | undefined> {
+export async function reserveBody (route: { bodyBudget?: BodyBudget, maxBytes: number }, headers: Record<string, unknown>, signal?: AbortSignal, remoteAddress?: string): Promise<(() => void) | undefined> {
   if (route.bodyBudget === undefined) return undefined
   const bytes = declaredBodyBytes(headers, route.maxBytes)
   if (bytes === undefined || bytes > route.maxBytes) return undefined

@@ -1,8 +1,8 @@
 // How the proxy routes send server-sent events: headers, a keep-alive comment whenever nothing
 // was sent for a while (long thinking phases trip the 60–100 s idle cut-offs of proxies and hosts),
 // the observer's stream hooks, and cancelling the upstream call when the stream stops early.
-import type { Backend, GeminiResponse, ProxyObserver, UpstreamCall } from './backend.ts'
-import { CORS_HEADERS } from './client-auth.ts'
+import type { Backend, GeminiResponse, ProxyObserver, UpstreamCall } from './upstream/backend.ts'
+import { CORS_HEADERS } from './access/client-auth.ts'
 
 export const KEEPALIVE = ': keepalive\n\n'
 

@@ -2,44 +2,14 @@
 // in Google's. Every route checks the proxy password except CORS preflights, first in the authenticate hook
 // hosts run before reading the body (Route.authenticate), then in the handler (at once for a request that
 // passed the hook).
-import type { BodyBudget } from '../http/body-budget.ts'
-import type { BodyReadLimits } from '../http/read-body.ts'
 import type { Handler, HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
-import type { Backend, ProxyObserver } from './backend.ts'
-import { createChatCompletionsHandler } from './chat-completions.ts'
-import { createChatErrorResponse, withParam } from './chat-error-body.ts'
-import type { ChatRequest } from './chat-request-schema.ts'
-import { CORS_HEADERS, preflightResponse } from './client-auth.ts'
-import type { Logger } from '../logger.ts'
+import type { ProxyContext } from './context.ts'
+import { createChatCompletionsHandler } from './chat/handler.ts'
+import { createChatErrorResponse, withParam } from './chat/error-body.ts'
+import { CORS_HEADERS, preflightResponse } from './access/client-auth.ts'
 import { fail } from '../errors.ts'
-import type { FetchedImage, ImageAllowance } from './image-fetch.ts'
-import type { ModelCatalog } from './model-catalog.ts'
-import { createNativeErrorResponse } from './native-error-body.ts'
-import { createNativeHandler } from './native-handler.ts'
-import type { SafetySetting } from './safety-settings.ts'
-
-/** What the handlers share; built once by createProxy. */
-export interface ProxyContext {
-  checkAuth: (req: HandlerRequest) => void
-  catalog: ModelCatalog
-  backend: Backend
-  validateChat: (body: unknown) => ChatRequest
-  /** Most content parts one chat request may turn into (Markdown images inside text count). Default unlimited. */
-  maxTotalParts?: number
-  fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
-  maxImageUrls?: number
-  /** Largest single fetched image, in bytes. */
-  maxImageBytes?: number
-  safetySettings: readonly SafetySetting[]
-  keepAliveMs: number
-  maxBodyBytes: number
-  /** Shared by the routes that take bodies; none means no limit. */
-  bodyBudget?: BodyBudget
-  /** How long hosts wait for a body. */
-  bodyRead?: BodyReadLimits
-  logger?: Logger
-  observer?: ProxyObserver
-}
+import { createNativeErrorResponse } from './native/error-body.ts'
+import { createNativeHandler } from './native/handler.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:

@@ -41,8 +41,8 @@ t.test('gateway/ may not import lib internals beyond the modules it uses today; 
     'export type R = Route'
   ].join('\n')), [], 'the entry and the modules on GATEWAY_INTERNALS_TODAY pass')
   const errors = lint('gateway/new-part.ts', [
-    "import { createChatRequestValidator } from '../lib/proxy/chat-request-schema.ts'",
-    "const sse = await import('../lib/proxy/sse.ts')",
+    "import { createChatRequestValidator } from '../lib/proxy/chat/request-schema.ts'",
+    "const sse = await import('../lib/proxy/upstream/sse.ts')",
     'void [createChatRequestValidator, sse]'
   ].join('\n'))
   t.same(errors.map(e => Number(e.split(':')[0])), [1, 2], 'a module not on the list is an error, imported statically or dynamically')
@@ -54,7 +54,7 @@ t.test('tests take public API names from the entry; internals the entry does not
     "import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'",
     "import type { Route } from '../../lib/http/contract.ts'",
     "import { isStreamBody } from '../../lib/http/contract.ts'",
-    "import { createChatRequestValidator } from '../../lib/proxy/chat-request-schema.ts'",
+    "import { createChatRequestValidator } from '../../lib/proxy/chat/request-schema.ts'",
     "import { fail } from '../../lib/index.ts'",
     'void [createEmbeddedStore, isStreamBody, createChatRequestValidator, fail]',
     'export type R = Route'

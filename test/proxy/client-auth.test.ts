@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
-import { createClientAuth, presentedPasswords } from '../../lib/proxy/client-auth.ts'
-import { createPasswordAttempts } from '../../lib/proxy/password-attempts.ts'
+import { createClientAuth, presentedPasswords } from '../../lib/proxy/access/client-auth.ts'
+import { createPasswordAttempts } from '../../lib/proxy/access/password-attempts.ts'
 import { createProxy } from '../../lib/proxy/create-proxy.ts'
 import type { HandlerRequest } from '../../lib/http/contract.ts'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DEFAULT_TOKEN_URI, parseCredentials, parseIsoExpiry, updateCredentials } from '../../lib/proxy/credentials-format.ts'
+import { DEFAULT_TOKEN_URI, parseCredentials, parseIsoExpiry, updateCredentials } from '../../lib/proxy/upstream/credentials-format.ts'
 
 const EXPIRY_MS = Date.UTC(2030, 0, 2, 3, 4, 5)
 

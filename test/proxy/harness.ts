@@ -6,7 +6,7 @@ import type { Socket } from 'node:net'
 import { createNodeListener } from '../../lib/http/node-adapter.ts'
 import { createProxy } from '../../lib/proxy/create-proxy.ts'
 import type { Proxy, ProxyOptions } from '../../lib/proxy/create-proxy.ts'
-import type { BackendOptions } from '../../lib/proxy/create-backend.ts'
+import type { BackendOptions } from '../../lib/proxy/upstream/create-backend.ts'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 

@@ -5,8 +5,8 @@
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import t from 'tap'
-import { blockedRange } from '../../lib/proxy/image-fetch-guard.ts'
-import { createImageFetcher } from '../../lib/proxy/image-fetch.ts'
+import { blockedRange } from '../../lib/proxy/images/fetch-guard.ts'
+import { createImageFetcher } from '../../lib/proxy/images/fetch.ts'
 import type { Logger } from '../../lib/index.ts'
 import { startProxy, startSilentServer, closedPort, PASSWORD, PNG_1X1 } from './harness.ts'
 

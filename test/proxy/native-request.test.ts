@@ -1,7 +1,7 @@
 import t from 'tap'
-import { parseNativePath } from '../../lib/proxy/native-path.ts'
-import { countTokensRequest, prepareNativeRequest } from '../../lib/proxy/native-request.ts'
-import { parseModelName } from '../../lib/proxy/model-name.ts'
+import { parseNativePath } from '../../lib/proxy/native/path.ts'
+import { countTokensRequest, prepareNativeRequest } from '../../lib/proxy/native/request.ts'
+import { parseModelName } from '../../lib/proxy/models/name.ts'
 import { DEFAULT_SAFETY_SETTINGS } from '../../lib/proxy/safety-settings.ts'
 
 t.test('native paths: models/{model}:{action}, URL-decoded, models/ prefix stripped', async t => {

@@ -1,6 +1,6 @@
-// The queue between the upstream socket's data callbacks and the stream's reader (lib/proxy/push-queue.ts).
+// The queue between the upstream socket's data callbacks and the stream's reader (lib/proxy/upstream/push-queue.ts).
 import t from 'tap'
-import { createPushQueue } from '../../lib/proxy/push-queue.ts'
+import { createPushQueue } from '../../lib/proxy/upstream/push-queue.ts'
 
 function recordingFlow (): { calls: string[], flow: { pause: () => void, resume: () => void, cancel: () => void } } {
   const calls: string[] = []

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createSseDecoder, createSseParser } from '../../lib/proxy/sse.ts'
+import { createSseDecoder, createSseParser } from '../../lib/proxy/upstream/sse.ts'
 
 function parseAll (chunks: string[]): string[] {
   const parser = createSseParser()

@@ -1,0 +1,141 @@
+// Gemini GenerateContentResponse → chat-completions objects (docs/chat-completions.md, "Responses" and "Finish reasons").
+import type { GeminiResponse } from '../upstream/backend.ts'
+import { newToolCallId } from './tool-call-ids.ts'
+
+export interface OpenAIToolCall {
+  id: string
+  type: 'function'
+  function: { name: string, arguments: string }
+}
+
+export interface OpenAIUsage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  prompt_tokens_details: { cached_tokens: number }
+  completion_tokens_details: { reasoning_tokens: number }
+}
+
+/** What one candidate's parts say, split the way chat-completions needs it. */
+export interface CandidateOutput {
+  /** Answer text (parts joined with "", images as Markdown). */
+  content: string
+  /** Thought text. */
+  reasoning: string
+  toolCalls: OpenAIToolCall[]
+}
+
+type Part = Record<string, any>
+
+export function partsToOutput (parts: readonly Part[] | undefined): CandidateOutput {
+  let content = ''
+  let reasoning = ''
+  const toolCalls: OpenAIToolCall[] = []
+  for (const part of parts ?? []) {
+    if (part === null || typeof part !== 'object') continue
+    if (part.functionCall !== undefined && part.functionCall !== null) {
+      const call = part.functionCall
+      toolCalls.push({
+        id: newToolCallId(typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined),
+        type: 'function',
+        function: { name: String(call.name ?? ''), arguments: JSON.stringify(call.args ?? {}) },
+      })
+    } else if (typeof part.text === 'string') {
+      if (part.thought === true) reasoning += part.text
+      else content += part.text
+    } else if (part.inlineData !== undefined && part.inlineData !== null) {
+      const mimeType = typeof part.inlineData.mimeType === 'string' ? part.inlineData.mimeType : 'image/png'
+      // Only images have a text rendering; other inline data has no place in a chat message.
+      if (mimeType.startsWith('image/') && typeof part.inlineData.data === 'string') {
+        content += `![image](data:${mimeType};base64,${part.inlineData.data})`
+      }
+    }
+  }
+  return { content, reasoning, toolCalls }
+}
+
+const CONTENT_FILTER = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
+
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls'
+
+/**
+ * docs/chat-completions.md, "Finish reasons". `final` says whether this is the candidate's last word: OTHER, unspecified or absent reasons
+ * stay null mid-stream and become `stop` at the end.
+ */
+export function mapFinishReason (reason: unknown, hasToolCalls: boolean, final: boolean): FinishReason | null {
+  if (reason === 'MAX_TOKENS') return 'length'
+  if (typeof reason === 'string' && CONTENT_FILTER.has(reason)) return 'content_filter'
+  if (reason === 'STOP' || reason === 'MALFORMED_FUNCTION_CALL' || reason === 'UNEXPECTED_TOOL_CALL' || final) {
+    return hasToolCalls ? 'tool_calls' : 'stop'
+  }
+  return null
+}
+
+function count (value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0
+}
+
+/** Usage (docs/chat-completions.md, "Usage"); undefined when the upstream sent no usageMetadata. */
+export function toUsage (usage: Record<string, unknown> | undefined | null): OpenAIUsage | undefined {
+  if (usage === undefined || usage === null) return undefined
+  const prompt = count(usage.promptTokenCount)
+  const thoughts = count(usage.thoughtsTokenCount)
+  const completion = count(usage.candidatesTokenCount) + thoughts
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: typeof usage.totalTokenCount === 'number' ? usage.totalTokenCount : prompt + completion + count(usage.toolUsePromptTokenCount),
+    prompt_tokens_details: { cached_tokens: count(usage.cachedContentTokenCount) },
+    completion_tokens_details: { reasoning_tokens: thoughts },
+  }
+}
+
+export interface CompletionMeta {
+  id: string
+  created: number
+  /** The model as requested (variant suffix included). */
+  model: string
+}
+
+export interface ChatCompletion {
+  id: string
+  object: 'chat.completion'
+  created: number
+  model: string
+  choices: Array<{
+    index: number
+    message: { role: 'assistant', content: string | null, reasoning_content?: string, tool_calls?: OpenAIToolCall[], refusal: null }
+    logprobs: null
+    finish_reason: FinishReason
+  }>
+  usage?: OpenAIUsage
+}
+
+export function toChatCompletion (response: GeminiResponse, meta: CompletionMeta): ChatCompletion {
+  const candidates: Array<Record<string, any>> = Array.isArray(response?.candidates) ? response.candidates : []
+  const choices: ChatCompletion['choices'] = candidates.map((candidate, i) => {
+    const out = partsToOutput(candidate?.content?.parts)
+    const message: ChatCompletion['choices'][number]['message'] = {
+      role: 'assistant',
+      content: out.content === '' && out.toolCalls.length > 0 ? null : out.content,
+      refusal: null,
+    }
+    if (out.reasoning !== '') message.reasoning_content = out.reasoning
+    if (out.toolCalls.length > 0) message.tool_calls = out.toolCalls
+    return {
+      index: typeof candidate?.index === 'number' ? candidate.index : i,
+      message,
+      logprobs: null,
+      finish_reason: mapFinishReason(candidate?.finishReason, out.toolCalls.length > 0, true) as FinishReason,
+    }
+  })
+  // A blocked prompt has no candidates: one empty choice, so clients reading choices[0] keep working.
+  if (choices.length === 0) {
+    const blocked = response?.promptFeedback?.blockReason !== undefined
+    choices.push({ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: blocked ? 'content_filter' : 'stop' })
+  }
+  const completion: ChatCompletion = { id: meta.id, object: 'chat.completion', created: meta.created, model: meta.model, choices }
+  const usage = toUsage(response?.usageMetadata)
+  if (usage !== undefined) completion.usage = usage
+  return completion
+}

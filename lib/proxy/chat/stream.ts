@@ -1,0 +1,91 @@
+// Gemini stream events → chat-completions chunks as SSE lines (docs/chat-completions.md, "Streaming").
+// The first chunk carries the role; `created` is fixed per stream; events without candidates
+// send nothing (their usage is remembered); a failure after the stream started is an error event
+// followed by [DONE], never a made-up `stop`. The chunks of events that arrived together are
+// yielded as one string, so they go out in one write.
+import { eventBatches } from '../upstream/backend.ts'
+import type { GeminiResponse } from '../upstream/backend.ts'
+import { mapFinishReason, partsToOutput, toUsage } from './response-from-gemini.ts'
+import type { CompletionMeta, FinishReason, OpenAIUsage } from './response-from-gemini.ts'
+
+export interface ChatStreamOptions extends CompletionMeta {
+  /** stream_options.include_usage: every chunk has `usage: null` and one extra chunk carries the totals. */
+  includeUsage: boolean
+  /** The error event's `error` object for a mid-stream failure. */
+  errorBody: (err: unknown) => unknown
+}
+
+interface Delta {
+  role?: 'assistant'
+  content?: string
+  reasoning_content?: string
+  tool_calls?: Array<{ index: number, id: string, type: 'function', function: { name: string, arguments: string } }>
+}
+
+interface ChoiceState { toolCalls: number, finished: boolean }
+
+export const DONE = 'data: [DONE]\n\n'
+
+export async function * chatCompletionStream (events: AsyncIterable<GeminiResponse>, options: ChatStreamOptions): AsyncGenerator<string> {
+  const { id, created, model, includeUsage } = options
+  // The fields every chunk repeats, serialised once per stream.
+  const head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":`
+  const frame = (choices: unknown[], usage?: OpenAIUsage | null): string =>
+    `${head}${JSON.stringify(choices)}${includeUsage ? `,"usage":${JSON.stringify(usage ?? null)}` : ''}}\n\n`
+  const states = new Map<number, ChoiceState>([[0, { toolCalls: 0, finished: false }]])
+  let usage: OpenAIUsage | undefined
+
+  /** The chunk for one event, or '' when it has nothing for the client. */
+  function translate (event: GeminiResponse): string {
+    const eventUsage = toUsage(event?.usageMetadata)
+    if (eventUsage !== undefined) usage = eventUsage
+    const candidates: Array<Record<string, any>> = Array.isArray(event?.candidates) ? event.candidates : []
+    const choices: unknown[] = []
+    candidates.forEach((candidate, i) => {
+      const index = typeof candidate?.index === 'number' ? candidate.index : i
+      let state = states.get(index)
+      const delta: Delta = {}
+      if (state === undefined) {
+        state = { toolCalls: 0, finished: false }
+        states.set(index, state)
+        delta.role = 'assistant'
+      }
+      const out = partsToOutput(candidate?.content?.parts)
+      if (out.content !== '') delta.content = out.content
+      if (out.reasoning !== '') delta.reasoning_content = out.reasoning
+      if (out.toolCalls.length > 0) {
+        // Gemini sends each call whole: one delta holds its complete arguments.
+        delta.tool_calls = out.toolCalls.map(call => ({ index: state.toolCalls++, ...call }))
+      }
+      const finish = candidate?.finishReason === undefined ? null : mapFinishReason(candidate.finishReason, state.toolCalls > 0, false)
+      if (finish !== null) state.finished = true
+      if (Object.keys(delta).length > 0 || finish !== null) choices.push({ index, delta, logprobs: null, finish_reason: finish })
+    })
+    return choices.length > 0 ? frame(choices) : ''
+  }
+
+  yield frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }])
+
+  let chunks = ''
+  try {
+    for await (const batch of eventBatches(events)) {
+      for (const event of batch) chunks += translate(event)
+      if (chunks !== '') yield chunks
+      chunks = ''
+    }
+  } catch (err) {
+    if (chunks !== '') yield chunks
+    yield `data: ${JSON.stringify(options.errorBody(err))}\n\n`
+    yield DONE
+    return
+  }
+
+  const unfinished = [...states].filter(([, s]) => !s.finished)
+  if (unfinished.length > 0) {
+    yield frame(unfinished.map(([index, s]) => ({
+      index, delta: {}, logprobs: null, finish_reason: mapFinishReason(undefined, s.toolCalls > 0, true) as FinishReason,
+    })))
+  }
+  if (includeUsage) yield frame([], usage ?? toUsage({}))
+  yield DONE
+}

@@ -1,0 +1,34 @@
+// What the proxy's handlers share (the route table and both surfaces' handlers), in a module of its own so the
+// handlers need not import the route table that imports them.
+import type { BodyBudget } from '../http/body-budget.ts'
+import type { BodyReadLimits } from '../http/read-body.ts'
+import type { HandlerRequest } from '../http/contract.ts'
+import type { Backend, ProxyObserver } from './upstream/backend.ts'
+import type { ChatRequest } from './chat/request-schema.ts'
+import type { Logger } from '../logger.ts'
+import type { FetchedImage, ImageAllowance } from './images/fetch.ts'
+import type { ModelCatalog } from './models/catalog.ts'
+import type { SafetySetting } from './safety-settings.ts'
+
+/** What the handlers share; built once by createProxy. */
+export interface ProxyContext {
+  checkAuth: (req: HandlerRequest) => void
+  catalog: ModelCatalog
+  backend: Backend
+  validateChat: (body: unknown) => ChatRequest
+  /** Most content parts one chat request may turn into (Markdown images inside text count). Default unlimited. */
+  maxTotalParts?: number
+  fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
+  maxImageUrls?: number
+  /** Largest single fetched image, in bytes. */
+  maxImageBytes?: number
+  safetySettings: readonly SafetySetting[]
+  keepAliveMs: number
+  maxBodyBytes: number
+  /** Shared by the routes that take bodies; none means no limit. */
+  bodyBudget?: BodyBudget
+  /** How long hosts wait for a body. */
+  bodyRead?: BodyReadLimits
+  logger?: Logger
+  observer?: ProxyObserver
+}

@@ -1,0 +1,173 @@
+// The model catalog: which ids are listed, their limits, and which names a request may use.
+// Listed: every base model plus its variants (-search for all but image models; -nothinking,
+// -maxthinking and the -search combinations for models that think).
+// Requests may also name models outside the catalog as long as the base starts with `gemini-`
+// (the upstream knows models we don't, and decides); anything else is a 404 model_not_found.
+import { fail } from '../../errors.ts'
+import type { ModelName } from './name.ts'
+import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
+
+export const DEFAULT_MODELS: readonly string[] = [
+  'gemini-2.5-pro',
+  'gemini-2.5-flash',
+  'gemini-2.5-flash-lite',
+  'gemini-3-pro-preview',
+  'gemini-3-flash-preview',
+  'gemini-2.5-flash-image-preview',
+  'gemini-1.5-pro',
+  'gemini-1.5-flash',
+  'gemini-1.0-pro',
+]
+
+const LIMITS: Record<string, [input: number, output: number]> = {
+  'gemini-2.5-flash-image-preview': [32768, 32768],
+  'gemini-1.5-pro': [2097152, 8192],
+  'gemini-1.5-flash': [1048576, 8192],
+  'gemini-1.0-pro': [30720, 2048],
+}
+const DEFAULT_LIMITS: [number, number] = [1048576, 65535]
+
+/** The OpenAI list entries' fixed `created` (the reference's value; the upstream gives none). */
+const CREATED = 1677610602
+
+/** A model as the native API lists it. */
+export interface NativeModel {
+  name: string
+  version: string
+  displayName: string
+  description: string
+  inputTokenLimit: number
+  outputTokenLimit: number
+  supportedGenerationMethods: string[]
+  temperature: number
+  maxTemperature: number
+  topP: number
+  topK: number
+  thinking?: boolean
+}
+
+export interface ModelCatalog {
+  /** Every listed id (variants included), sorted. */
+  readonly ids: readonly string[]
+  /** The native entry for a listed id (`lm-` and `models/` accepted), or undefined. */
+  get (id: string): NativeModel | undefined
+  /** Parses a requested name; throws MODEL_NOT_FOUND for names the proxy will not send upstream. */
+  resolve (name: string): ModelName
+  /** `GET /v1/models` body. */
+  openaiList (): { object: 'list', data: Array<Record<string, unknown>> }
+  /** `GET /v1/models/{id}` body for a listed id, or undefined. */
+  openaiModel (id: string): Record<string, unknown> | undefined
+  /** `GET /v1beta/models` body. */
+  nativeList (): { models: NativeModel[] }
+}
+
+function titleCase (id: string): string {
+  return id.split('-').map(w => w.length > 0 ? w[0].toUpperCase() + w.slice(1) : w).join(' ')
+}
+
+const VARIANT_TEXT: Record<string, [display: string, description: string]> = {
+  '-search': [' with Google Search', ' (includes Google Search grounding)'],
+  '-nothinking': [' (No Thinking)', ' (thinking disabled)'],
+  '-maxthinking': [' (Max Thinking)', ' (maximum thinking budget)'],
+}
+
+function variantSuffixes (base: string): string[][] {
+  const family = modelFamily(base)
+  if (family === 'image') return [[]]
+  const list: string[][] = [[], ['-search']]
+  if (family !== 'legacy' && family !== 'other') {
+    list.push(['-nothinking'], ['-maxthinking'], ['-search', '-nothinking'], ['-search', '-maxthinking'])
+  }
+  return list
+}
+
+function entry (base: string, suffixes: string[]): NativeModel {
+  const [input, output] = LIMITS[base] ?? DEFAULT_LIMITS
+  const family = modelFamily(base)
+  const id = base + suffixes.join('')
+  const model: NativeModel = {
+    name: `models/${id}`,
+    version: '001',
+    displayName: titleCase(base) + suffixes.map(s => VARIANT_TEXT[s][0]).join(''),
+    description: `${titleCase(base)} through the Gatehouse proxy` + suffixes.map(s => VARIANT_TEXT[s][1]).join(''),
+    inputTokenLimit: input,
+    outputTokenLimit: output,
+    supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
+    temperature: 1,
+    maxTemperature: 2,
+    topP: 0.95,
+    topK: 64,
+  }
+  if (family !== 'image' && family !== 'legacy') model.thinking = true
+  return model
+}
+
+/** Builds the catalog from base ids (default DEFAULT_MODELS); variants are generated. */
+export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS): ModelCatalog {
+  const entries = new Map<string, NativeModel>()
+  for (const raw of models) {
+    try {
+      checkModelName(raw)
+    } catch (err) {
+      throw new TypeError(`createProxy: models: ${JSON.stringify(raw)} is not a model id (${(err as Error).message})`, { cause: err })
+    }
+    const base = parseModelName(raw).base
+    for (const suffixes of variantSuffixes(base)) {
+      const model = entry(base, suffixes)
+      entries.set(model.name.slice('models/'.length), model)
+    }
+  }
+  const ids = [...entries.keys()].sort()
+  const sorted = ids.map(id => entries.get(id) as NativeModel)
+  const bases = new Set(models.map(m => parseModelName(m).base))
+
+  return {
+    ids,
+    get (id) {
+      return entries.get(normaliseModelId(id))
+    },
+    resolve (name) {
+      const model = parseModelName(name)
+      if (model.conflicting) throw fail('MODEL_NOT_FOUND', `The model \`${name}\` asks for both -nothinking and -maxthinking`)
+      if (!bases.has(model.base) && !/^gemini-[a-z0-9]/.test(model.base)) {
+        throw fail('MODEL_NOT_FOUND', `The model \`${name}\` does not exist; GET /v1/models lists the available ones`)
+      }
+      return model
+    },
+    openaiList () {
+      return { object: 'list', data: ids.map(openaiEntry) }
+    },
+    openaiModel (id) {
+      const name = normaliseModelId(id)
+      return entries.has(name) ? openaiEntry(name) : undefined
+    },
+    nativeList () {
+      return { models: sorted }
+    },
+  }
+}
+
+function openaiEntry (id: string): Record<string, unknown> {
+  return {
+    id,
+    object: 'model',
+    created: CREATED,
+    owned_by: 'google',
+    permission: [{
+      id: `modelperm-${id}`,
+      object: 'model_permission',
+      created: CREATED,
+      allow_create_engine: false,
+      allow_sampling: true,
+      allow_logprobs: false,
+      allow_search_indices: false,
+      allow_view: true,
+      allow_fine_tuning: false,
+      organization: '*',
+      group: null,
+      is_blocking: false,
+    }],
+    root: id,
+    parent: null,
+  }
+}

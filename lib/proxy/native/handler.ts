@@ -1,0 +1,64 @@
+// The native routes: `/v1beta/models` and `/v1beta/models/{id}` from the catalog, and
+// `POST /v1beta/models/{model}:generateContent | :streamGenerateContent | :countTokens` to the upstream.
+// The same paths under `/v1/` too: @google/genai 3.x calls `/v1/models/...` unless told otherwise.
+// Unknown actions and paths are 404, other methods 405, all in Google's error shape.
+import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
+import { readJsonBody } from '../../http/json-body.ts'
+import { fail } from '../../errors.ts'
+import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
+import { nativeErrorBody } from './error-body.ts'
+import { parseNativePath } from './path.ts'
+import { countTokensRequest, prepareNativeRequest } from './request.ts'
+import { nativeEventStream } from './stream.ts'
+import { SSE_HEADERS, eventStream, openUpstreamStream } from '../routes-stream.ts'
+import type { ProxyContext } from '../context.ts'
+
+/** The part of the path after `/v1beta/` (or `/v1/`, @google/genai's default version), still URL-encoded. */
+function pathAfterVersion (req: HandlerRequest): string {
+  const m = /\/v1(?:beta)?(?:\/(.*))?$/.exec(req.path)
+  return m?.[1] ?? ''
+}
+
+export function createNativeHandler (ctx: ProxyContext): Handler {
+  return async function nativeHandler (req): Promise<HandlerResponse> {
+    if (req.method === 'OPTIONS') return preflightResponse(req)
+    ctx.checkAuth(req)
+    const target = parseNativePath(pathAfterVersion(req))
+    if (target.kind === 'list') {
+      if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', 'Only GET lists models')
+      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.nativeList() }
+    }
+    if (target.action === undefined) {
+      if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', `Use GET to read a model, or POST to models/${target.model}:generateContent`)
+      const model = ctx.catalog.get(target.model)
+      if (model === undefined) throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
+      return { status: 200, headers: { ...CORS_HEADERS }, body: model }
+    }
+    if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${target.action} takes POST`)
+
+    const model = ctx.catalog.resolve(target.model)
+    const body = readJsonBody(req)
+    const backend = ctx.backend
+    const sessionId = req.headers['x-session-id']
+
+    if (target.action === 'countTokens') {
+      const counted = await backend.countTokens({ model: model.base, request: countTokensRequest(body), signal: req.signal })
+      return { status: 200, headers: { ...CORS_HEADERS }, body: counted }
+    }
+    const request = prepareNativeRequest(body, model, ctx.safetySettings)
+    if (target.action === 'generateContent') {
+      const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
+      return { status: 200, headers: { ...CORS_HEADERS }, body: response }
+    }
+    const { events, abort } = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
+    return {
+      status: 200,
+      headers: { ...SSE_HEADERS },
+      body: eventStream(nativeEventStream(events, err => nativeErrorBody(err, ctx.logger).body), {
+        keepAliveMs: ctx.keepAliveMs,
+        observer: ctx.observer,
+        onStop: abort,
+      }),
+    }
+  }
+}

@@ -1,0 +1,317 @@
+// The HTTP client for every upstream call: one keep-alive undici Agent, connect and idle timeouts,
+// cancellation through the caller's signal, one refresh-and-retry on 401, bounded retries with
+// jitter for unary calls, SSE decoding for streams, and upstream errors turned into GatehouseErrors.
+import { Agent } from 'undici'
+import type { Dispatcher } from 'undici'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fail, isGatehouseError } from '../../errors.ts'
+import type { GatehouseError } from '../../errors.ts'
+import { createPushQueue } from './push-queue.ts'
+import type { PushQueue } from './push-queue.ts'
+import { createSseDecoder } from './sse.ts'
+import { errorReasons, parseErrorBody, retryDelaySeconds, upstreamError } from './errors.ts'
+import { UPSTREAM_DEFAULTS } from './options.ts'
+import { SILENT_LOGGER } from '../../logger.ts'
+import type { UpstreamClientOptions } from './options.ts'
+
+/** How a call authenticates: headers for each attempt, and what to do when the upstream answers 401. */
+export interface UpstreamAuth {
+  headers (): Promise<Record<string, string>>
+  /** After a 401 for the given headers: get fresh credentials (throws when that fails). Without it a 401 is final. */
+  rejected? (used: Record<string, string>): Promise<void>
+}
+
+export interface UpstreamRequest {
+  /** A URL object for an endpoint called on every request: undici would parse a string each time. */
+  url: string | URL
+  /** Default POST. */
+  method?: 'GET' | 'POST'
+  /** JSON body (POST). */
+  body?: unknown
+  /** Base model of the call, for the User-Agent and metrics; setup calls leave it unset. */
+  model?: string
+  auth: UpstreamAuth
+  signal?: AbortSignal
+  /** json(): the answer must be a JSON object (a generateContent answer), so an empty body is an upstream error too. Default false: empty is `{}`. */
+  expectObject?: boolean
+}
+
+export interface UpstreamClient {
+  /** A unary call answering JSON (retried per the options). */
+  json (req: UpstreamRequest): Promise<unknown>
+  /**
+   * A streaming call (SSE). Resolves once the upstream answered 200, with its events parsed as JSON, grouped
+   * as they arrived: one array per network read that completed any. An answer that is not SSE (a line that is
+   * no SSE field, an HTML page), an event that is not JSON, or a stream that ends without any event fails the
+   * iteration with UPSTREAM_ERROR after the events before it, so garbage never reads as a complete answer.
+   * Never retried once the upstream answered. Breaking out of the iteration closes the
+   * upstream connection. `toEvents` turns each group into what the caller reads (groups it leaves empty are
+   * dropped): done as the bytes arrive, rather than by one more generator for every group to pass through.
+   */
+  stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]): Promise<AsyncIterable<T[]>>
+  close (): Promise<void>
+}
+
+/** One upstream answer: unary calls (and any non-2xx answer) read whole, a stream's 2xx events still arriving. */
+interface Answer {
+  statusCode: number
+  text?: string
+  events?: AsyncIterable<unknown[]>
+}
+
+/** Every event as it is. */
+const AS_IS = (events: unknown[]): unknown[] => events
+
+/** Model named in the User-Agent of calls that are not about one model (project setup). */
+const SETUP_MODEL = 'gemini-2.5-pro'
+const RETRYABLE = (status: number): boolean => status === 429 || status === 499 || (status >= 500 && status <= 599)
+
+export function createUpstreamClient (options: UpstreamClientOptions = {}): UpstreamClient {
+  const o = { ...UPSTREAM_DEFAULTS, ...withoutUndefined(options) }
+  const logger = options.logger ?? SILENT_LOGGER
+  const observer = options.observer
+  const agent = new Agent({
+    connect: { timeout: o.connectTimeoutMs },
+    headersTimeout: o.idleTimeoutMs,
+    bodyTimeout: o.idleTimeoutMs,
+  })
+  const platform = `${process.platform}; ${process.arch}; gatehouse`
+
+  function userAgent (model: string | undefined): string {
+    return `GeminiCLI/${o.userAgentVersion}/${model ?? SETUP_MODEL} (${platform})`
+  }
+
+  function observe (req: UpstreamRequest, status: number, started: number): void {
+    observer?.upstreamCall?.(req.model ?? 'setup', status, (performance.now() - started) / 1000)
+  }
+
+  function transportError (err: unknown, signal: AbortSignal | undefined, during: string): GatehouseError {
+    if (isGatehouseError(err)) return err
+    if (signal?.aborted === true) return fail('CLIENT_CLOSED_REQUEST', undefined, { cause: err })
+    const code = (err as { code?: unknown } | null)?.code
+    const seconds = Math.round(o.idleTimeoutMs / 100) / 10
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return fail('UPSTREAM_TIMEOUT', `Could not connect to the upstream within ${o.connectTimeoutMs / 1000} s`, { cause: err })
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') return fail('UPSTREAM_TIMEOUT', `The upstream did not answer within ${seconds} s`, { cause: err })
+    if (code === 'UND_ERR_BODY_TIMEOUT') return fail('UPSTREAM_TIMEOUT', `The upstream sent nothing for ${seconds} s ${during}`, { cause: err })
+    const message = err instanceof Error ? err.message : String(err)
+    return fail('UPSTREAM_ERROR', `Upstream request failed ${during}: ${message}`, { cause: err })
+  }
+
+  /** How long to wait before retrying this answer, or undefined when it must not be retried. */
+  function retryDelayMs (status: number, text: string, attempt: number): number | undefined {
+    if (!RETRYABLE(status) || attempt >= o.maxRetries) return undefined
+    const body = parseErrorBody(text)
+    // A spent daily quota does not come back within any wait worth holding a request for.
+    if (status === 429 && errorReasons(body).includes('QUOTA_EXHAUSTED')) return undefined
+    const hinted = retryDelaySeconds(body)
+    if (hinted !== undefined) {
+      const ms = hinted * 1000
+      return ms > o.maxRetryDelayMs ? undefined : ms + Math.random() * Math.min(250, ms * 0.1)
+    }
+    return Math.min(o.maxRetryDelayMs, o.retryBaseDelayMs * 2 ** attempt * (0.5 + Math.random()))
+  }
+
+  /** Sends until an answer is final; resolves with the 2xx answer (a stream's events still arriving). */
+  async function send (req: UpstreamRequest, streaming: boolean, toEvents: (events: unknown[]) => unknown[] = AS_IS): Promise<{ answer: Answer, started: number }> {
+    const method = req.method ?? 'POST'
+    // Bytes, not the JSON text: undici would copy a string into a Buffer and the text would live on beside it
+    // through the call and its retries (a request with a 20 MB image would be held twice).
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body))
+    let authRetried = false
+    let attempt = 0
+    for (;;) {
+      if (req.signal?.aborted === true) throw fail('CLIENT_CLOSED_REQUEST')
+      const authHeaders = await req.auth.headers()
+      const headers: Record<string, string> = { 'user-agent': userAgent(req.model), ...authHeaders }
+      if (payload !== undefined) headers['content-type'] = 'application/json'
+      if (streaming) headers.accept = 'text/event-stream'
+      const started = performance.now()
+      let answer: Answer
+      try {
+        answer = await callOnce(req, method, headers, payload, streaming, toEvents)
+      } catch (err) {
+        observe(req, 0, started)
+        throw err
+      }
+      const status = answer.statusCode
+      if (status >= 200 && status < 300) return { answer, started }
+      observe(req, status, started)
+      const text = answer.text ?? ''
+      if (status === 401 && req.auth.rejected !== undefined && !authRetried) {
+        authRetried = true
+        logger.info({ url: String(req.url) }, 'Upstream answered 401: refreshing the access token and retrying once')
+        await req.auth.rejected(authHeaders)
+        continue
+      }
+      const delay = streaming ? undefined : retryDelayMs(status, text, attempt)
+      if (delay === undefined) throw upstreamError(status, text)
+      attempt++
+      logger.warn({ url: String(req.url), status, attempt, delayMs: Math.round(delay) }, 'Upstream call failed; retrying')
+      try {
+        await sleep(delay, undefined, { signal: req.signal })
+      } catch {
+        throw fail('CLIENT_CLOSED_REQUEST')
+      }
+    }
+  }
+
+  /**
+   * One attempt, through undici's dispatch() with a handler: request() would also build a body stream and an
+   * async resource per call, a measurable share of a proxied request's cost. Same Agent, so the same connect,
+   * header and body timeouts. A unary answer, and any non-2xx one, is read whole; a streaming 2xx answer
+   * resolves at once, its events parsed as they arrive and read through a queue that pauses the socket
+   * while the consumer lags behind.
+   */
+  function callOnce (req: UpstreamRequest, method: string, headers: Record<string, string>, payload: Buffer | undefined, streaming: boolean, toEvents: (events: unknown[]) => unknown[]): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const signal = req.signal
+      const chunks: Buffer[] = []
+      let statusCode = 0
+      let controller: Dispatcher.DispatchController | undefined
+      let events: PushQueue<unknown[]> | undefined
+      let sse: ReturnType<typeof createSseDecoder> | undefined
+      const onAbort = (): void => controller?.abort(signal?.reason)
+      const failed = (err: unknown): void => {
+        signal?.removeEventListener('abort', onAbort)
+        if (events !== undefined) {
+          events.fail(transportError(err, signal, 'during the stream'))
+          return
+        }
+        const during = statusCode === 0 ? 'before it answered' : statusCode < 300 ? 'while reading its answer' : 'while reading its error answer'
+        reject(transportError(err, signal, during))
+      }
+      let sawEvent = false
+      let ended = false
+      /** Ends the stream with `err` after what was delivered, and hangs up unless the answer is complete already. */
+      const refuse = (err: GatehouseError): void => {
+        (events as PushQueue<unknown[]>).fail(err)
+        if (!ended) controller?.abort(err)
+      }
+      /**
+       * Parsed events to the queue; an error event, a payload that is not JSON or a line that is not SSE ends the
+       * stream with an error, after the events before it.
+       */
+      const deliver = (data: string[]): void => {
+        const queue = events as PushQueue<unknown[]>
+        if (queue.closed) return
+        if (data.length > 0) {
+          sawEvent = true
+          const parsed = parseEvents(data, req)
+          const mapped = parsed.events.length > 0 ? toEvents(parsed.events) : parsed.events
+          if (mapped.length > 0) queue.push(mapped)
+          if (parsed.error !== undefined) return refuse(parsed.error)
+        }
+        const invalid = sse?.invalidLine
+        if (invalid !== undefined) {
+          logger.warn({ url: String(req.url), line: invalid.slice(0, 200) }, 'The upstream stream is not server-sent events')
+          refuse(fail('UPSTREAM_ERROR', 'The upstream answered with a stream that is not server-sent events', { upstreamStatus: statusCode }))
+        }
+      }
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart (c) {
+          controller = c
+          if (signal?.aborted === true) c.abort(signal.reason)
+        },
+        onResponseStart (c, status) {
+          if (status < 200) return // 1xx answers are interim
+          statusCode = status
+          if (!streaming || status >= 300) return
+          sse = createSseDecoder()
+          events = createPushQueue({ pause: () => c.pause(), resume: () => c.resume(), cancel: () => c.abort(new Error('stream closed')) })
+          resolve({ statusCode, events })
+        },
+        onResponseData (_c, chunk) {
+          if (sse === undefined) chunks.push(chunk)
+          else deliver(sse.push(chunk))
+        },
+        onResponseEnd () {
+          signal?.removeEventListener('abort', onAbort)
+          if (sse === undefined) {
+            resolve({ statusCode, text: utf8Text(chunks) })
+            return
+          }
+          ended = true
+          deliver(sse.end())
+          if (!sawEvent) refuse(fail('UPSTREAM_ERROR', 'The upstream stream ended without any event', { upstreamStatus: statusCode }))
+          events?.end()
+        },
+        onResponseError (_c, err) { failed(err) },
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      try {
+        const target = typeof req.url === 'string' ? new URL(req.url) : req.url
+        agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: method as Dispatcher.HttpMethod, headers, body: payload }, handler)
+      } catch (err) {
+        // A malformed URL or request: nothing was sent.
+        failed(err)
+      }
+    })
+  }
+
+  /** The events in a batch of SSE data payloads, up to the first error event or payload that is not JSON. */
+  function parseEvents (data: string[], req: UpstreamRequest): { events: unknown[], error?: GatehouseError } {
+    const events: unknown[] = []
+    for (const text of data) {
+      let event: unknown
+      try {
+        event = JSON.parse(text)
+      } catch {
+        // Skipping it would hand the client an answer with a hole in it as if it were whole.
+        logger.warn({ url: String(req.url), chunk: text.slice(0, 200) }, 'Malformed JSON chunk in the upstream stream')
+        return { events, error: fail('UPSTREAM_ERROR', 'The upstream stream sent an event that is not JSON', { upstreamStatus: 200 }) }
+      }
+      const inner = Array.isArray(event) ? event[0] : event
+      if (inner !== null && typeof inner === 'object' && 'error' in inner && !('response' in inner) && !('candidates' in inner)) {
+        const code = (inner as { error?: { code?: unknown } }).error?.code
+        return { events, error: upstreamError(typeof code === 'number' ? code : 500, text) }
+      }
+      events.push(event)
+    }
+    return { events }
+  }
+
+  return {
+    async json (req) {
+      const { answer, started } = await send(req, false)
+      observe(req, answer.statusCode, started)
+      const text = answer.text ?? ''
+      if (text.trim() === '' && req.expectObject !== true) return {}
+      let value: unknown
+      try {
+        value = JSON.parse(text)
+      } catch {
+        logger.warn({ url: String(req.url), body: text.slice(0, 200) }, 'Upstream answered 2xx with a body that is not JSON')
+        throw fail('UPSTREAM_ERROR', 'The upstream answered with a body that is not JSON', { upstreamStatus: answer.statusCode })
+      }
+      if (req.expectObject === true && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+        logger.warn({ url: String(req.url), body: text.slice(0, 200) }, 'Upstream answered 2xx with JSON that is not an object')
+        throw fail('UPSTREAM_ERROR', 'The upstream answered with JSON that is not a response object', { upstreamStatus: answer.statusCode })
+      }
+      return value
+    },
+    async stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]) {
+      const { answer, started } = await send(req, true, toEvents)
+      observe(req, answer.statusCode, started)
+      return answer.events as AsyncIterable<T[]>
+    },
+    async close () {
+      // Graceful first; whatever is still open after a second (a stalled stream) is cut.
+      let timer: NodeJS.Timeout | undefined
+      const closed = agent.close()
+      const late = new Promise<'late'>(resolve => { timer = setTimeout(resolve, 1000, 'late') })
+      const outcome = await Promise.race([closed.then(() => 'closed' as const), late])
+      clearTimeout(timer)
+      if (outcome === 'late') await agent.destroy()
+    },
+  }
+}
+
+/** A body as text without its UTF-8 byte order mark, if any, as undici's body.text() reads it. */
+function utf8Text (chunks: Buffer[]): string {
+  const bytes = Buffer.concat(chunks)
+  return bytes.toString('utf8', bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0)
+}
+
+function withoutUndefined<T extends object> (obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>
+}

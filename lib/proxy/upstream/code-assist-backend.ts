@@ -1,0 +1,113 @@
+// The Code Assist backend (the upstream gemini-cli uses): OAuth user credentials, project discovery,
+// and the {model, project, user_prompt_id, request} / {response, traceId} envelope around the public
+// Gemini API shapes the routes work with.
+import { randomUUID } from 'node:crypto'
+import { geminiEventStream } from './backend.ts'
+import type { Backend, GeminiResponse, UpstreamCall } from './backend.ts'
+import { loadOAuthCredential } from './credentials.ts'
+import type { OAuthCredentialOptions } from './credentials.ts'
+import { createCodeAssistSetup } from './code-assist-setup.ts'
+import { createUpstreamClient } from './client.ts'
+import type { UpstreamAuth } from './client.ts'
+import { contentsToCount } from './count-tokens.ts'
+import type { UpstreamClientOptions } from './options.ts'
+
+const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com'
+
+export interface CodeAssistBackendOptions extends OAuthCredentialOptions, UpstreamClientOptions {
+  /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
+  codeAssistEndpoint?: string
+  /** Upstream project (GOOGLE_CLOUD_PROJECT and aliases). Default unset: discovered through loadCodeAssist/onboardUser. */
+  projectId?: string
+  /** Wait between polls of the onboarding operation in ms. Default 5000. */
+  onboardPollIntervalMs?: number
+  /** Give up on onboarding after this many ms. Default 120000. */
+  onboardTimeoutMs?: number
+}
+
+/** The inner GenerateContentResponse of a Code Assist answer; responseId comes from traceId when missing. */
+export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
+  const e = envelope !== null && typeof envelope === 'object' && !Array.isArray(envelope) ? envelope as Record<string, unknown> : {}
+  const traceId = typeof e.traceId === 'string' ? e.traceId : undefined
+  const inner = e.response
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) {
+    return traceId === undefined ? { candidates: [] } : { candidates: [], responseId: traceId }
+  }
+  const response = inner as GeminiResponse
+  return response.responseId === undefined && traceId !== undefined ? { ...response, responseId: traceId } : response
+}
+
+/** Throws UPSTREAM_NOT_CONFIGURED at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
+export function createCodeAssistBackend (options: CodeAssistBackendOptions): Backend {
+  const base = (options.codeAssistEndpoint ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, '')
+  // Parsed once, as these are called on every request; a malformed endpoint stays a string and fails
+  // when called, as it always did.
+  const endpoint = (path: string): string | URL => URL.canParse(base + path) ? new URL(base + path) : base + path
+  const generateUrl = endpoint('/v1internal:generateContent')
+  const streamUrl = endpoint('/v1internal:streamGenerateContent?alt=sse')
+  const credential = loadOAuthCredential(options)
+  const client = createUpstreamClient(options)
+  const auth: UpstreamAuth = {
+    async headers () {
+      return { authorization: `Bearer ${await credential.accessToken()}` }
+    },
+    async rejected (used) {
+      await credential.refreshAfterRejection(used.authorization.slice('Bearer '.length))
+    },
+  }
+  const setup = createCodeAssistSetup({
+    endpoint: base,
+    client,
+    auth,
+    credential,
+    project: options.projectId,
+    pollIntervalMs: options.onboardPollIntervalMs,
+    pollTimeoutMs: options.onboardTimeoutMs,
+    logger: options.logger,
+  })
+
+  async function envelope (call: UpstreamCall): Promise<Record<string, unknown>> {
+    const project = await setup.project()
+    const request = call.sessionId === undefined ? call.request : { ...call.request, session_id: call.sessionId }
+    return { model: call.model, project, user_prompt_id: randomUUID(), request }
+  }
+
+  return {
+    async generate (call) {
+      const body = await envelope(call)
+      const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal, expectObject: true })
+      return unwrapCodeAssistResponse(answer)
+    },
+    async stream (call) {
+      const body = await envelope(call)
+      return geminiEventStream(await client.stream({ url: streamUrl, body, model: call.model, auth, signal: call.signal }, events => {
+        const responses: GeminiResponse[] = []
+        for (const event of events) {
+          // Events without a response (bookkeeping such as credits) carry nothing for the client.
+          if (event === null || typeof event !== 'object' || !('response' in event)) continue
+          responses.push(unwrapCodeAssistResponse(event))
+        }
+        return responses
+      }))
+    },
+    async countTokens (call) {
+      const body = { request: { model: `models/${call.model}`, contents: contentsToCount(call.request) } }
+      const answer = await client.json({ url: `${base}/v1internal:countTokens`, body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
+    },
+    async ready () {
+      try {
+        await credential.accessToken()
+        await setup.project()
+        return { ok: true }
+      } catch (err) {
+        return { ok: false, reason: (err as Error).message }
+      }
+    },
+    async close () {
+      setup.close()
+      await client.close()
+      await credential.flush()
+    },
+  }
+}

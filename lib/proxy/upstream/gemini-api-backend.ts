@@ -1,0 +1,53 @@
+// The public Gemini API backend: an API key, no envelope, no onboarding. A sanctioned path to the same
+// models with the same client-facing features as the Code Assist backend.
+import { geminiEventStream } from './backend.ts'
+import type { Backend, GeminiResponse } from './backend.ts'
+import { createUpstreamClient } from './client.ts'
+import type { UpstreamAuth } from './client.ts'
+import { contentsToCount } from './count-tokens.ts'
+import type { UpstreamClientOptions } from './options.ts'
+
+const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
+
+export interface GeminiApiBackendOptions extends UpstreamClientOptions {
+  /** API key (GEMINI_API_KEY), sent as x-goog-api-key. */
+  apiKey?: string
+  /** Base URL. Default `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
+  geminiApiEndpoint?: string
+}
+
+function asResponse (value: unknown): GeminiResponse {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as GeminiResponse : { candidates: [] }
+}
+
+export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backend {
+  const base = (options.geminiApiEndpoint ?? DEFAULT_GEMINI_API_ENDPOINT).replace(/\/+$/, '')
+  const apiKey = options.apiKey ?? ''
+  const client = createUpstreamClient(options)
+  const auth: UpstreamAuth = { headers: async () => ({ 'x-goog-api-key': apiKey }) }
+  const url = (model: string, action: string): string => `${base}/v1beta/models/${encodeURIComponent(model)}:${action}`
+
+  return {
+    async generate (call) {
+      // The public API has no session_id; sending one would be an unknown field (400).
+      return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal, expectObject: true }))
+    },
+    async stream (call) {
+      return geminiEventStream(await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal }, events => events.map(asResponse)))
+    },
+    async countTokens (call) {
+      const nested = call.request.generateContentRequest
+      const body = nested !== null && typeof nested === 'object'
+        ? { generateContentRequest: { ...nested, model: `models/${call.model}`, contents: contentsToCount(call.request) } }
+        : { contents: contentsToCount(call.request) }
+      const answer = await client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
+    },
+    async ready () {
+      return apiKey === '' ? { ok: false, reason: 'GEMINI_API_KEY is not set' } : { ok: true }
+    },
+    async close () {
+      await client.close()
+    },
+  }
+}
