@@ -98,3 +98,20 @@ export function fail (code: ErrorCode, message?: string, extra?: ErrorExtra): Ga
 export function isGatehouseError (err: unknown): err is GatehouseError {
   return err instanceof GatehouseError
 }
+
+/**
+ * A bad option, thrown once, at construction, by every service and store (createAuthService, createProxy,
+ * createBackend, createEmbeddedStore, createMongoStore). `option` names it (dotted for nested ones, e.g.
+ * `upstream.codeAssistEndpoint`). It extends TypeError so `instanceof TypeError` checks keep working, and keeps
+ * TypeError's name. `code` is set where the problem was a GatehouseError before (UPSTREAM_NOT_CONFIGURED).
+ */
+export class ConfigurationError extends TypeError {
+  readonly option: string
+  readonly code?: ErrorCode
+
+  constructor (option: string, message: string, extra: { code?: ErrorCode, cause?: unknown } = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause })
+    this.option = option
+    if (extra.code !== undefined) this.code = extra.code
+  }
+}

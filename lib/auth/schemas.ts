@@ -5,9 +5,9 @@ import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
 
-export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{3,32}$/
-export const PASSWORD_MIN = 8
-export const PASSWORD_MAX = 256
+import { PASSWORD_MIN, PASSWORD_MAX } from '../option-rules.ts'
+// The username and password rules live in lib/option-rules.ts (the gateway checks its environment with them).
+export { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from '../option-rules.ts'
 /** A search fragment longer than the longest username can match nothing. */
 export const SEARCH_QUERY_MAX = 32
 export const USER_AGENT_MAX = 1024

@@ -12,7 +12,8 @@ import type { UpstreamAuth } from './upstream-client.ts'
 import { contentsToCount } from './upstream-count-tokens.ts'
 import type { UpstreamClientOptions } from './upstream-options.ts'
 
-export const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com'
+import { DEFAULT_CODE_ASSIST_ENDPOINT } from '../option-rules.ts'
+export { DEFAULT_CODE_ASSIST_ENDPOINT } from '../option-rules.ts'
 
 export interface CodeAssistBackendOptions extends OAuthCredentialOptions, UpstreamClientOptions {
   /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
