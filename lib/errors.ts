@@ -107,7 +107,7 @@ export function isGatehouseError (err: unknown): err is GatehouseError {
  */
 export class ConfigurationError extends TypeError {
   readonly option: string
-  readonly code?: ErrorCode
+  declare readonly code?: ErrorCode
 
   constructor (option: string, message: string, extra: { code?: ErrorCode, cause?: unknown } = {}) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause })
