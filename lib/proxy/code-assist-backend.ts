@@ -38,7 +38,7 @@ export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
   return response.responseId === undefined && traceId !== undefined ? { ...response, responseId: traceId } : response
 }
 
-/** Throws UPSTREAM_NOT_CONFIGURED at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
+/** Throws ConfigurationError (code UPSTREAM_NOT_CONFIGURED) at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
 export function createCodeAssistBackend (options: CodeAssistBackendOptions): Backend {
   const base = (options.codeAssistEndpoint ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, '')
   // Parsed once, as these are called on every request; a malformed endpoint stays a string and fails

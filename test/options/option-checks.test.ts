@@ -83,13 +83,18 @@ t.test('createBackend refuses a bad option at construction, naming it', async t 
   for (const [option, options] of cases) refusedNaming(t, () => createBackend(options), option)
 })
 
-t.test('createBackend refuses a chosen backend that lacks what it needs: a ConfigurationError with code UPSTREAM_NOT_CONFIGURED', async t => {
+t.test('createBackend refuses a chosen backend that lacks what it needs: and unusable credentials: a ConfigurationError with code UPSTREAM_NOT_CONFIGURED', async t => {
   for (const options of [{ backend: 'gemini-api' as const }, { backend: 'code-assist' as const, apiKey: 'k' }]) {
     const err = thrown(() => createBackend(options))
     t.ok(err instanceof ConfigurationError)
     t.match(err, { option: 'backend', code: 'UPSTREAM_NOT_CONFIGURED' })
   }
   t.doesNotThrow(() => createBackend({ apiKey: 'k' }), 'a key alone picks the Gemini API')
+  for (const [option, options] of [['credentials', { credentials: '{nope' }], ['credentialsFile', { credentialsFile: '/nonexistent/oauth_creds.json' }]] as const) {
+    const err = thrown(() => createBackend(options))
+    t.ok(err instanceof ConfigurationError, `unusable ${option}: a ConfigurationError`)
+    t.match(err, { option, code: 'UPSTREAM_NOT_CONFIGURED' })
+  }
 })
 
 t.test('createAuthService refuses a bad option at construction, naming it', async t => {
