@@ -6,7 +6,7 @@ import { PROXY_PASSWORD_MIN_LENGTH } from '../lib/proxy/client-auth.ts'
 // Defaults and rules the library owns; this file maps variables to options and adds the environment's own checks.
 import {
   BACKEND_KINDS, DEFAULT_ADMIN_USERNAME, DEFAULT_CODE_ASSIST_ENDPOINT, DEFAULT_GEMINI_API_ENDPOINT, DEFAULT_QUERY_TOKENS,
-  DEFAULT_REAUTH_SECONDS, DEFAULT_SESSION_TTL_SECONDS, PASSWORD_MAX, PASSWORD_MIN, USERNAME_PATTERN, USERNAME_RULE, backendProblem, chooseBackend
+  DEFAULT_REAUTH_SECONDS, DEFAULT_SESSION_TTL_SECONDS, PASSWORD_MAX, PASSWORD_MIN, USERNAME_PATTERN, USERNAME_RULE, backendProblem, chooseBackend, isPort
 } from '../lib/option-rules.ts'
 import type { BackendKind } from '../lib/option-rules.ts'
 
@@ -217,7 +217,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const models: string | undefined = v.GEMINI_MODELS
   const imagePorts: string | undefined = v.IMAGE_FETCH_ALLOWED_PORTS
   const imageFetchAllowedPorts = imagePorts === undefined ? undefined : Object.freeze(imagePorts.split(',').map(p => Number(p.trim())))
-  if (imageFetchAllowedPorts?.some(p => p < 1 || p > 65535) === true) {
+  if (imageFetchAllowedPorts?.some(p => !isPort(p)) === true) {
     throw new ConfigError('IMAGE_FETCH_ALLOWED_PORTS', `Invalid configuration: IMAGE_FETCH_ALLOWED_PORTS must list ports 1-65535 (got ${JSON.stringify(imagePorts)})`)
   }
   const config: GatewayConfig = {

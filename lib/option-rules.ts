@@ -9,8 +9,12 @@ export const DEFAULT_SESSION_TTL_SECONDS = 3600
 export const DEFAULT_REAUTH_SECONDS = 600
 /** createAuthService's queryTokens default. */
 export const DEFAULT_QUERY_TOKENS = true
+export const USERNAME_MIN = 3
+export const USERNAME_MAX = 32
+/** The characters of a username, whatever its length. */
+export const USERNAME_CHARS = /^[A-Za-z0-9_.-]+$/
 /** Usernames, the system user's included: 3-32 letters, digits, `_`, `.` or `-`. */
-export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{3,32}$/
+export const USERNAME_PATTERN = new RegExp(`^[A-Za-z0-9_.-]{${USERNAME_MIN},${USERNAME_MAX}}$`)
 export const USERNAME_RULE = '3-32 letters, digits, "_", "." or "-"'
 export const PASSWORD_MIN = 8
 export const PASSWORD_MAX = 256
@@ -41,6 +45,11 @@ export function backendProblem (inputs: BackendInputs): string | undefined {
   if (kind === 'code-assist' && !inputs.hasOAuth) return 'GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS is set'
   if (kind === 'gemini-api' && !inputs.hasKey) return 'GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set'
   return undefined
+}
+
+/** True for a TCP port a URL may name (1-65535): the rule of imageFetch.allowedPorts (IMAGE_FETCH_ALLOWED_PORTS). */
+export function isPort (value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 65535
 }
 
 /** True for an absolute http(s) URL, the form every endpoint option takes. */

@@ -6,6 +6,7 @@
 // would tell a client which internal names exist and which ports answer. The reason goes to the log.
 import { Agent, interceptors, request } from 'undici'
 import { ConfigurationError, fail } from '../errors.ts'
+import { isPort } from '../option-rules.ts'
 import type { Logger } from '../logger.ts'
 import { blockedRange, guardedConnector, isAddressNotAllowed } from './image-fetch-guard.ts'
 import type { AddressClassifier } from './image-fetch-guard.ts'
@@ -75,7 +76,7 @@ function reason (err: unknown, timedOut: boolean, timeoutMs: number): string {
 
 function allowedPortSet (ports: readonly number[] | 'any'): ReadonlySet<number> | 'any' {
   if (ports === 'any') return ports
-  if (!Array.isArray(ports) || ports.length === 0 || !ports.every(p => Number.isInteger(p) && p >= 1 && p <= 65535)) {
+  if (!Array.isArray(ports) || ports.length === 0 || !ports.every(isPort)) {
     throw new ConfigurationError('imageFetch.allowedPorts', `createProxy: imageFetch.allowedPorts must be 'any' or a non-empty list of ports 1-65535 (got ${JSON.stringify(ports)})`)
   }
   return new Set(ports)
