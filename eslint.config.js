@@ -22,6 +22,9 @@ const GATEWAY_ENTRY_ONLY = 'the gateway uses lib through its public entry: impor
 const GATEWAY_INTERNALS_TODAY = [
   'auth/options.ts', 'auth/service.ts', 'errors.ts', 'http/body-budget.ts', 'http/client-address.ts', 'http/contract.ts', 'http/read-body.ts',
   'logger.ts', 'proxy/access/client-auth.ts',
+  // gateway/config.ts checks the environment with lib's own defaults and rules; it runs before tracing
+  // instruments modules, so it cannot load the entry (undici and the rest) and reads this import-free module.
+  'option-rules.ts',
   'proxy/upstream/backend.ts', 'proxy/upstream/create-backend.ts', 'proxy/create-proxy.ts', 'proxy/models/catalog.ts',
   'store/embedded-store.ts', 'store/instrument-store.ts', 'store/types.ts', 'store/mongo-store.ts'
 ]

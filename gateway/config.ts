@@ -3,8 +3,14 @@
 import Joi from 'joi'
 import { parseTrustedProxies } from '../lib/http/client-address.ts'
 import { PROXY_PASSWORD_MIN_LENGTH } from '../lib/proxy/access/client-auth.ts'
+// Defaults and rules the library owns; this file maps variables to options and adds the environment's own checks.
+import {
+  BACKEND_KINDS, DEFAULT_ADMIN_USERNAME, DEFAULT_CODE_ASSIST_ENDPOINT, DEFAULT_GEMINI_API_ENDPOINT, DEFAULT_QUERY_TOKENS,
+  DEFAULT_REAUTH_SECONDS, DEFAULT_SESSION_TTL_SECONDS, PASSWORD_MAX, PASSWORD_MIN, USERNAME_PATTERN, USERNAME_RULE, backendProblem, chooseBackend, isPort
+} from '../lib/option-rules.ts'
+import type { BackendKind } from '../lib/option-rules.ts'
 
-export type GeminiBackend = 'code-assist' | 'gemini-api'
+export type GeminiBackend = BackendKind
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
 export interface GatewayConfig {
@@ -102,8 +108,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   MONGODB_DB: str.pattern(/^[^/\\. "$*<>:|?]{1,63}$/, 'MongoDB database name'),
   AUTH_DATA_FILE: str,
   DEBUG: bool,
-  AUTH_ADMIN_USERNAME: str.pattern(/^[A-Za-z0-9_.-]{3,32}$/, '3-32 letters, digits, _ . -'),
-  AUTH_ADMIN_PASSWORD: Joi.string().min(8).max(256),
+  AUTH_ADMIN_USERNAME: str.pattern(USERNAME_PATTERN, USERNAME_RULE),
+  AUTH_ADMIN_PASSWORD: Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX),
   AUTH_ADMIN_PASSWORD_FILE: str,
   AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
@@ -134,7 +140,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   CODE_ASSIST_ENDPOINT: url,
   GEMINI_API_KEY: str,
   GEMINI_API_ENDPOINT: url,
-  GEMINI_BACKEND: str.lowercase().valid('code-assist', 'gemini-api'),
+  GEMINI_BACKEND: str.lowercase().valid(...BACKEND_KINDS),
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
@@ -195,13 +201,11 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const credentialsFile: string | undefined = first(v, 'GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS')
   const geminiApiKey: string | undefined = v.GEMINI_API_KEY
   const hasOAuth = geminiCredentials !== undefined || credentialsFile !== undefined
-  const geminiBackend: GeminiBackend | undefined = v.GEMINI_BACKEND ?? (hasOAuth ? 'code-assist' : geminiApiKey !== undefined ? 'gemini-api' : undefined)
-  if (geminiBackend === 'gemini-api' && geminiApiKey === undefined) {
-    throw new ConfigError('GEMINI_BACKEND', 'Invalid configuration: GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set')
-  }
-  if (geminiBackend === 'code-assist' && !hasOAuth) {
-    throw new ConfigError('GEMINI_BACKEND', 'Invalid configuration: GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS is set')
-  }
+  // The library's backend selection, checked here so a missing credential stops start-up with the variable's name.
+  const backendInputs = { backend: v.GEMINI_BACKEND as GeminiBackend | undefined, hasOAuth, hasKey: geminiApiKey !== undefined }
+  const geminiBackend = chooseBackend(backendInputs)
+  const problem = backendProblem(backendInputs)
+  if (problem !== undefined) throw new ConfigError('GEMINI_BACKEND', `Invalid configuration: ${problem}`)
   const port: number = v.PORT ?? 8888
   if (v.METRICS_PORT !== undefined && v.METRICS_PORT !== 0 && v.METRICS_PORT === port) {
     throw new ConfigError('METRICS_PORT', `Invalid configuration: METRICS_PORT must differ from PORT (both ${port})`)
@@ -213,7 +217,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const models: string | undefined = v.GEMINI_MODELS
   const imagePorts: string | undefined = v.IMAGE_FETCH_ALLOWED_PORTS
   const imageFetchAllowedPorts = imagePorts === undefined ? undefined : Object.freeze(imagePorts.split(',').map(p => Number(p.trim())))
-  if (imageFetchAllowedPorts?.some(p => p < 1 || p > 65535) === true) {
+  if (imageFetchAllowedPorts?.some(p => !isPort(p)) === true) {
     throw new ConfigError('IMAGE_FETCH_ALLOWED_PORTS', `Invalid configuration: IMAGE_FETCH_ALLOWED_PORTS must list ports 1-65535 (got ${JSON.stringify(imagePorts)})`)
   }
   const config: GatewayConfig = {
@@ -223,12 +227,12 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     mongodbDb: v.MONGODB_DB ?? 'gateway',
     authDataFile: v.AUTH_DATA_FILE ?? (debug ? './data/auth-db.json' : undefined),
     debug,
-    authAdminUsername: v.AUTH_ADMIN_USERNAME ?? 'system',
+    authAdminUsername: v.AUTH_ADMIN_USERNAME ?? DEFAULT_ADMIN_USERNAME,
     authAdminPassword: v.AUTH_ADMIN_PASSWORD,
     authAdminPasswordFile: v.AUTH_ADMIN_PASSWORD_FILE,
-    authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? 3600,
-    authReauthSeconds: v.AUTH_REAUTH_SECONDS ?? 600,
-    authQueryTokens: v.AUTH_QUERY_TOKENS ?? true,
+    authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? DEFAULT_SESSION_TTL_SECONDS,
+    authReauthSeconds: v.AUTH_REAUTH_SECONDS ?? DEFAULT_REAUTH_SECONDS,
+    authQueryTokens: v.AUTH_QUERY_TOKENS ?? DEFAULT_QUERY_TOKENS,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
@@ -238,9 +242,9 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
     oauthClientId: v.GEMINI_OAUTH_CLIENT_ID,
     oauthClientSecret: v.GEMINI_OAUTH_CLIENT_SECRET,
-    codeAssistEndpoint: (v.CODE_ASSIST_ENDPOINT ?? 'https://cloudcode-pa.googleapis.com').replace(/\/+$/, ''),
+    codeAssistEndpoint: (v.CODE_ASSIST_ENDPOINT ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, ''),
     geminiApiKey,
-    geminiApiEndpoint: (v.GEMINI_API_ENDPOINT ?? 'https://generativelanguage.googleapis.com').replace(/\/+$/, ''),
+    geminiApiEndpoint: (v.GEMINI_API_ENDPOINT ?? DEFAULT_GEMINI_API_ENDPOINT).replace(/\/+$/, ''),
     geminiBackend,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS ?? false,

@@ -118,3 +118,20 @@ export function hostClientStatus (err: unknown): number | undefined {
   const status = e.isBoom === true ? e.output?.statusCode : e.status ?? e.statusCode
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
 }
+
+/**
+ * A bad option, thrown once, at construction, by every service and store (createAuthService, createProxy,
+ * createBackend, createEmbeddedStore, createMongoStore). `option` names it (dotted for nested ones, e.g.
+ * `upstream.codeAssistEndpoint`). It extends TypeError so `instanceof TypeError` checks keep working, and keeps
+ * TypeError's name. `code` is set where the problem was a GatehouseError before (UPSTREAM_NOT_CONFIGURED).
+ */
+export class ConfigurationError extends TypeError {
+  readonly option: string
+  declare readonly code?: ErrorCode
+
+  constructor (option: string, message: string, extra: { code?: ErrorCode, cause?: unknown } = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause })
+    this.option = option
+    if (extra.code !== undefined) this.code = extra.code
+  }
+}

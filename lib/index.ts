@@ -40,5 +40,5 @@ export type { BodyReadLimits } from './http/read-body.ts'
 // Logging and errors
 export { SILENT_LOGGER } from './logger.ts'
 export type { Logger } from './logger.ts'
-export { GatehouseError, ERRORS, fail, isGatehouseError } from './errors.ts'
+export { GatehouseError, ERRORS, fail, isGatehouseError, ConfigurationError } from './errors.ts'
 export type { ErrorCode, ErrorExtra } from './errors.ts'

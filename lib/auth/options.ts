@@ -1,7 +1,8 @@
 import { setTimeout as sleepFor } from 'node:timers/promises'
 import type { Store } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
-import { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from './schemas.ts'
+import { USERNAME_PATTERN, USERNAME_RULE, PASSWORD_MIN, PASSWORD_MAX, DEFAULT_ADMIN_USERNAME, DEFAULT_SESSION_TTL_SECONDS, DEFAULT_REAUTH_SECONDS, DEFAULT_QUERY_TOKENS } from '../option-rules.ts'
+import { ConfigurationError } from '../errors.ts'
 import { defaultHashConcurrency } from './passwords.ts'
 import type { Argon2Params } from './passwords.ts'
 import { weakPasswordReason } from './password-policy.ts'
@@ -103,7 +104,7 @@ function given<T extends object> (partial: Partial<T> | undefined): Partial<T> {
 }
 
 function positiveInteger (value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createAuthService: ${name} must be a positive integer (got ${String(value)})`)
+  if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(name, `createAuthService: ${name} must be a positive integer (got ${String(value)})`)
   return value
 }
 
@@ -111,24 +112,24 @@ function positiveInteger (value: number, name: string): number {
 export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOptions {
   const { store } = options
   if (store == null || typeof store.users !== 'object' || typeof store.sessions !== 'object' || typeof store.attempts !== 'object') {
-    throw new TypeError('createAuthService: options.store is required (createEmbeddedStore() or createMongoStore())')
+    throw new ConfigurationError('store', 'createAuthService: options.store is required (createEmbeddedStore() or createMongoStore())')
   }
   const basePath = (options.basePath ?? '/v1/api').replace(/\/+$/, '')
-  if (basePath !== '' && !basePath.startsWith('/')) throw new TypeError(`createAuthService: basePath must start with "/" (got ${JSON.stringify(options.basePath)})`)
-  const adminUsername = options.adminUsername ?? 'system'
-  if (!USERNAME_PATTERN.test(adminUsername)) throw new TypeError('createAuthService: adminUsername must be 3-32 letters, digits, "_", "." or "-"')
+  if (basePath !== '' && !basePath.startsWith('/')) throw new ConfigurationError('basePath', `createAuthService: basePath must start with "/" (got ${JSON.stringify(options.basePath)})`)
+  const adminUsername = options.adminUsername ?? DEFAULT_ADMIN_USERNAME
+  if (!USERNAME_PATTERN.test(adminUsername)) throw new ConfigurationError('adminUsername', `createAuthService: adminUsername must be ${USERNAME_RULE}`)
   const { adminPassword } = options
   if (adminPassword !== undefined && (adminPassword.length < PASSWORD_MIN || adminPassword.length > PASSWORD_MAX)) {
-    throw new TypeError(`createAuthService: adminPassword must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`)
+    throw new ConfigurationError('adminPassword', `createAuthService: adminPassword must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`)
   }
   // The system user holds level hush: a guessable password there is worse than anywhere, so it stops start-up.
   const weak = adminPassword === undefined ? undefined : weakPasswordReason(adminPassword, adminUsername)
-  if (weak !== undefined) throw new TypeError(`createAuthService: adminPassword is refused (${weak}); leave it unset to have one generated`)
+  if (weak !== undefined) throw new ConfigurationError('adminPassword', `createAuthService: adminPassword is refused (${weak}); leave it unset to have one generated`)
   const argon2 = { ...DEFAULT_ARGON2, ...options.argon2 }
   positiveInteger(argon2.memoryCost, 'argon2.memoryCost')
   positiveInteger(argon2.timeCost, 'argon2.timeCost')
   positiveInteger(argon2.parallelism, 'argon2.parallelism')
-  if (argon2.memoryCost < 8 * argon2.parallelism) throw new TypeError('createAuthService: argon2.memoryCost must be at least 8 KiB per lane')
+  if (argon2.memoryCost < 8 * argon2.parallelism) throw new ConfigurationError('argon2.memoryCost', 'createAuthService: argon2.memoryCost must be at least 8 KiB per lane')
   const loginLimits = { ...DEFAULT_LOGIN_LIMITS, ...given(options.loginLimits) }
   positiveInteger(loginLimits.perUsername, 'loginLimits.perUsername')
   positiveInteger(loginLimits.perAddress, 'loginLimits.perAddress')
@@ -136,20 +137,20 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   positiveInteger(loginLimits.delayAfter, 'loginLimits.delayAfter')
   const delay = loginLimits.maxDelaySeconds
   if (typeof delay !== 'number' || !(delay >= 0 && delay <= MAX_LOGIN_DELAY_SECONDS)) {
-    throw new TypeError(`createAuthService: loginLimits.maxDelaySeconds must be a number from 0 to ${MAX_LOGIN_DELAY_SECONDS} (got ${String(delay)})`)
+    throw new ConfigurationError('loginLimits.maxDelaySeconds', `createAuthService: loginLimits.maxDelaySeconds must be a number from 0 to ${MAX_LOGIN_DELAY_SECONDS} (got ${String(delay)})`)
   }
   const signupLimits = { ...DEFAULT_SIGNUP_LIMITS, ...given(options.signupLimits) }
   positiveInteger(signupLimits.perAddress, 'signupLimits.perAddress')
   positiveInteger(signupLimits.windowSeconds, 'signupLimits.windowSeconds')
   const { onEvent, logger } = options
-  const reauthSeconds = options.reauthSeconds ?? 600
-  if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new TypeError(`createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
-  const queryTokens = options.queryTokens ?? true
-  if (typeof queryTokens !== 'boolean') throw new TypeError(`createAuthService: queryTokens must be true or false (got ${String(options.queryTokens)})`)
+  const reauthSeconds = options.reauthSeconds ?? DEFAULT_REAUTH_SECONDS
+  if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new ConfigurationError('reauthSeconds', `createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
+  const queryTokens = options.queryTokens ?? DEFAULT_QUERY_TOKENS
+  if (typeof queryTokens !== 'boolean') throw new ConfigurationError('queryTokens', `createAuthService: queryTokens must be true or false (got ${String(options.queryTokens)})`)
   return {
     store,
     basePath,
-    sessionTtlMs: positiveInteger(options.sessionTtlSeconds ?? 3600, 'sessionTtlSeconds') * 1000,
+    sessionTtlMs: positiveInteger(options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, 'sessionTtlSeconds') * 1000,
     reauthMs: reauthSeconds * 1000,
     queryTokens,
     adminUsername,

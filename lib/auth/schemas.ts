@@ -5,14 +5,14 @@ import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
 
-export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{3,32}$/
-export const PASSWORD_MIN = 8
-export const PASSWORD_MAX = 256
+import { PASSWORD_MIN, PASSWORD_MAX, USERNAME_CHARS, USERNAME_MAX, USERNAME_MIN } from '../option-rules.ts'
+// The username and password rules live in lib/option-rules.ts (the gateway checks its environment with them).
+export { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from '../option-rules.ts'
 /** A search fragment longer than the longest username can match nothing. */
 const SEARCH_QUERY_MAX = 32
 export const USER_AGENT_MAX = 1024
 
-const username = Joi.string().min(3).max(32).pattern(/^[A-Za-z0-9_.-]+$/)
+const username = Joi.string().min(USERNAME_MIN).max(USERNAME_MAX).pattern(USERNAME_CHARS)
   .messages({ 'string.pattern.base': '{{#label}} may contain only letters, digits, "_", "." and "-"' })
 const password = Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX)
 // An empty string or null means "no email"; tlds are not checked so internal domains work.

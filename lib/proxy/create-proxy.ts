@@ -1,8 +1,9 @@
 // createProxy: the model proxy as a route table plus readiness and close().
 import type { Route } from '../http/contract.ts'
+import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Backend, ProxyObserver, ReadyState } from './upstream/backend.ts'
-import { createBackend, createUnconfiguredBackend } from './upstream/create-backend.ts'
+import { checkBackendOptions, createBackend, createUnconfiguredBackend } from './upstream/create-backend.ts'
 import type { BackendOptions } from './upstream/create-backend.ts'
 import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat/request-schema.ts'
 import type { ChatSchemaLimits } from './chat/request-schema.ts'
@@ -81,19 +82,66 @@ export interface Proxy {
 }
 
 function positiveInteger (value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createProxy: ${name} must be a positive integer (got ${String(value)})`)
+  if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(name, `createProxy: ${name} must be a positive integer (got ${String(value)})`)
   return value
 }
 
 function nonNegative (value: number, name: string): number {
-  if (!Number.isFinite(value) || value < 0) throw new TypeError(`createProxy: ${name} must be a number of at least 0 (got ${String(value)})`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new ConfigurationError(name, `createProxy: ${name} must be a number of at least 0 (got ${String(value)})`)
   return value
 }
 
+function isObject (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function refuse (name: string, rule: string, value: unknown): never {
+  const shown = typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)
+  throw new ConfigurationError(name, `createProxy: ${name} must be ${rule} (got ${shown})`)
+}
+
+/** The options checked here are the ones nothing else checks; the rest are checked where they are resolved, all before createProxy returns. */
+function checkProxyOptions (options: ProxyOptions): void {
+  if (!isObject(options)) refuse('options', 'an object', options)
+  const { password } = options
+  if (password !== undefined && typeof password !== 'string') refuse('password', 'a string', '(not a string)')
+  if (options.passwordAttempts !== undefined && options.passwordAttempts !== false && !isObject(options.passwordAttempts)) refuse('passwordAttempts', 'an object or false', options.passwordAttempts)
+  for (const name of ['now'] as const) if (options[name] !== undefined && typeof options[name] !== 'function') refuse(name, 'a function', options[name])
+  const { backend } = options
+  if (backend !== undefined && (!isObject(backend) || ['generate', 'stream', 'countTokens', 'ready', 'close'].some(m => typeof backend[m as keyof Backend] !== 'function'))) {
+    refuse('backend', 'a Backend (generate, stream, countTokens, ready, close)', isObject(backend) ? Object.keys(backend) : backend)
+  }
+  if (options.upstream !== undefined) {
+    if (!isObject(options.upstream)) refuse('upstream', 'an object of createBackend options', options.upstream)
+    checkBackendOptions(options.upstream, 'upstream.')
+  }
+  if (options.models !== undefined && !Array.isArray(options.models)) refuse('models', 'an array of model ids', options.models)
+  if (options.safetySettings !== undefined && (!Array.isArray(options.safetySettings) || !options.safetySettings.every(s => isObject(s) && typeof s.category === 'string' && typeof s.threshold === 'string'))) {
+    refuse('safetySettings', 'an array of { category, threshold }', options.safetySettings)
+  }
+  if (options.keepAliveMs !== undefined) positiveInteger(options.keepAliveMs as number, 'keepAliveMs')
+  if (options.imageFetch !== undefined && options.imageFetch !== false) {
+    const f = options.imageFetch
+    if (!isObject(f)) refuse('imageFetch', 'an object or false', f)
+    for (const name of ['maxBytes', 'timeoutMs', 'maxRedirects', 'maxPerRequest'] as const) {
+      if (f[name] !== undefined) (name === 'maxRedirects' ? nonNegative : positiveInteger)(f[name] as number, `imageFetch.${name}`)
+    }
+    if (f.maxRedirects !== undefined && !Number.isSafeInteger(f.maxRedirects)) refuse('imageFetch.maxRedirects', 'a whole number, 0 or more', f.maxRedirects)
+    if (f.allowPrivateNetworks !== undefined && typeof f.allowPrivateNetworks !== 'boolean') refuse('imageFetch.allowPrivateNetworks', 'true or false', f.allowPrivateNetworks)
+  }
+  if (options.maxBodyBytes !== undefined) positiveInteger(options.maxBodyBytes as number, 'maxBodyBytes')
+  if (options.maxBodyBytesInFlight !== undefined && options.maxBodyBytesInFlight !== false) positiveInteger(options.maxBodyBytesInFlight as number, 'maxBodyBytesInFlight')
+  if (options.bodyRead !== undefined && !isObject(options.bodyRead)) refuse('bodyRead', 'an object', options.bodyRead)
+  if (options.chatLimits !== undefined && !isObject(options.chatLimits)) refuse('chatLimits', 'an object', options.chatLimits)
+  if (options.logger !== undefined && (!isObject(options.logger) || typeof options.logger.warn !== 'function')) refuse('logger', 'a pino-compatible logger', '(not a logger)')
+  if (options.observer !== undefined && !isObject(options.observer)) refuse('observer', 'an object of callbacks', options.observer)
+}
+
 export function createProxy (options: ProxyOptions = {}): Proxy {
+  checkProxyOptions(options)
   const { password } = options
   if (password !== undefined && password !== '' && password.length < PROXY_PASSWORD_MIN_LENGTH) {
-    throw new TypeError(`createProxy: password must be at least ${PROXY_PASSWORD_MIN_LENGTH} characters (got ${password.length})`)
+    throw new ConfigurationError('password', `createProxy: password must be at least ${PROXY_PASSWORD_MIN_LENGTH} characters (got ${password.length})`)
   }
   const attemptLimits = options.passwordAttempts === false ? undefined : { ...DEFAULT_PASSWORD_ATTEMPT_LIMITS, ...options.passwordAttempts }
   if (attemptLimits !== undefined) {

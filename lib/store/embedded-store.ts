@@ -4,7 +4,7 @@
 // One process per file: two processes on one file would overwrite each other's saves.
 import { mkdir, readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { fail } from '../errors.ts'
+import { ConfigurationError, fail } from '../errors.ts'
 import { createFileSaver, removeStaleTempFiles } from './atomic-file-saver.ts'
 import type { FileSaver } from './atomic-file-saver.ts'
 import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
@@ -54,6 +54,10 @@ function byJoinDateThenId (a: UserRecord, b: UserRecord): number {
 }
 
 export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): Promise<Store> {
+  if (options.file !== undefined && (typeof options.file !== 'string' || options.file === '')) {
+    throw new ConfigurationError('file', `createEmbeddedStore: file must be a non-empty path (got ${JSON.stringify(options.file)})`)
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') throw new ConfigurationError('now', 'createEmbeddedStore: now must be a function returning a Date')
   const clock = options.now ?? (() => new Date())
   const users = new Map<string, UserRecord>()
   const userIdByKey = new Map<string, string>()

@@ -4,7 +4,7 @@
 // User-supplied values only ever reach a query as plain strings: each one is checked to be a
 // string, and the search fragment is regex-escaped.
 import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
-import { fail } from '../errors.ts'
+import { ConfigurationError, fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
 import type { AccessLevel, SessionRecord, Store, UserPatch, UserRecord } from './types.ts'
@@ -139,8 +139,8 @@ async function createIndexes (db: Db): Promise<void> {
 }
 
 export async function createMongoStore (options: MongoStoreOptions): Promise<Store> {
-  if (options.client === undefined && options.url === undefined) throw new Error('createMongoStore needs `url` or `client`')
-  if (typeof options.dbName !== 'string' || options.dbName === '') throw new Error('createMongoStore needs `dbName`')
+  if (options.client === undefined && options.url === undefined) throw new ConfigurationError('url', 'createMongoStore needs `url` or `client`')
+  if (typeof options.dbName !== 'string' || options.dbName === '') throw new ConfigurationError('dbName', 'createMongoStore needs `dbName`')
   driver ??= await import('mongodb')
   const ownClient = options.client === undefined
   const client = options.client ?? new driver.MongoClient(options.url!, { appName: 'gatehouse' })

@@ -6,7 +6,7 @@ import type { RequestListener } from 'node:http'
 import { describe, expect, test } from 'tstyche'
 import {
   createAuthService, createProxy, createBackend, createEmbeddedStore, createMongoStore, instrumentStore,
-  createNodeListener, createFetchHandler, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS
+  createNodeListener, createFetchHandler, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError
 } from 'gatehouse'
 import type {
   Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface, Backend, UpstreamCall, GeminiResponse,
@@ -238,6 +238,13 @@ describe('errors', () => {
     expect(GatehouseError).type.not.toBeConstructableWith('NO_SUCH_CODE')
     expect(fail('SESSION_EXPIRED')).type.toBe<GatehouseError>()
     expect(isGatehouseError).type.toBe<(err: unknown) => err is GatehouseError>()
+  })
+
+  test('ConfigurationError: a TypeError naming the option, with the code it replaced where there was one', () => {
+    expect<ConfigurationError>().type.toBeAssignableTo<TypeError>()
+    expect<ConfigurationError['option']>().type.toBe<string>()
+    expect<ConfigurationError['code']>().type.toBe<ErrorCode | undefined>()
+    expect(ConfigurationError).type.toBeConstructableWith('upstream.codeAssistEndpoint', 'must be an http(s) URL')
   })
 
   test('ErrorCode: every documented code stays; unknown codes are rejected', () => {

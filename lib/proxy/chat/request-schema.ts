@@ -7,7 +7,7 @@ import type { ReasoningEffort } from '../models/thinking.ts'
 import { FUNCTION_NAME, WEB_SEARCH_TOOL_TYPES } from './tool-declarations.ts'
 import type { OpenAITool, OpenAIToolChoice } from './tool-declarations.ts'
 import { invalidParam } from './error-body.ts'
-import { fail } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 
 export interface TextPart { type: 'text', text: string }
@@ -290,7 +290,7 @@ function paramName (path: ReadonlyArray<string | number>): string {
 export function createChatRequestValidator (limits: Partial<ChatSchemaLimits> = {}): (body: unknown) => ChatRequest {
   const resolved = { ...DEFAULT_CHAT_LIMITS, ...limits }
   for (const [name, value] of Object.entries(resolved)) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createProxy: chatLimits.${name} must be a positive integer`)
+    if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(`chatLimits.${name}`, `createProxy: chatLimits.${name} must be a positive integer`)
   }
   const fields = fieldsFor(resolved)
   return function validateChatRequest (body) {

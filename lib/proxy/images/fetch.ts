@@ -5,7 +5,8 @@
 // not resolve, a refused, reset or timed-out connection) gets one and the same message: anything more
 // would tell a client which internal names exist and which ports answer. The reason goes to the log.
 import { Agent, interceptors, request } from 'undici'
-import { fail } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
+import { isPort } from '../../option-rules.ts'
 import type { Logger } from '../../logger.ts'
 import { blockedRange, guardedConnector, isAddressNotAllowed } from './fetch-guard.ts'
 import type { AddressClassifier } from './fetch-guard.ts'
@@ -75,8 +76,8 @@ function reason (err: unknown, timedOut: boolean, timeoutMs: number): string {
 
 function allowedPortSet (ports: readonly number[] | 'any'): ReadonlySet<number> | 'any' {
   if (ports === 'any') return ports
-  if (!Array.isArray(ports) || ports.length === 0 || !ports.every(p => Number.isInteger(p) && p >= 1 && p <= 65535)) {
-    throw new TypeError(`createProxy: imageFetch.allowedPorts must be 'any' or a non-empty list of ports 1-65535 (got ${JSON.stringify(ports)})`)
+  if (!Array.isArray(ports) || ports.length === 0 || !ports.every(isPort)) {
+    throw new ConfigurationError('imageFetch.allowedPorts', `createProxy: imageFetch.allowedPorts must be 'any' or a non-empty list of ports 1-65535 (got ${JSON.stringify(ports)})`)
   }
   return new Set(ports)
 }

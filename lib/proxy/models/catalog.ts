@@ -3,7 +3,7 @@
 // -maxthinking and the -search combinations for models that think).
 // Requests may also name models outside the catalog as long as the base starts with `gemini-`
 // (the upstream knows models we don't, and decides); anything else is a 404 model_not_found.
-import { fail } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
 import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
 
@@ -109,7 +109,7 @@ export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS):
     try {
       checkModelName(raw)
     } catch (err) {
-      throw new TypeError(`createProxy: models: ${JSON.stringify(raw)} is not a model id (${(err as Error).message})`, { cause: err })
+      throw new ConfigurationError('models', `createProxy: models: ${JSON.stringify(raw)} is not a model id (${(err as Error).message})`, { cause: err })
     }
     const base = parseModelName(raw).base
     for (const suffixes of variantSuffixes(base)) {

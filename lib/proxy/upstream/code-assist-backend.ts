@@ -12,7 +12,8 @@ import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
 
-const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com'
+import { DEFAULT_CODE_ASSIST_ENDPOINT } from '../../option-rules.ts'
+export { DEFAULT_CODE_ASSIST_ENDPOINT } from '../../option-rules.ts'
 
 export interface CodeAssistBackendOptions extends OAuthCredentialOptions, UpstreamClientOptions {
   /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
@@ -37,7 +38,7 @@ export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
   return response.responseId === undefined && traceId !== undefined ? { ...response, responseId: traceId } : response
 }
 
-/** Throws UPSTREAM_NOT_CONFIGURED at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
+/** Throws ConfigurationError (code UPSTREAM_NOT_CONFIGURED) at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
 export function createCodeAssistBackend (options: CodeAssistBackendOptions): Backend {
   const base = (options.codeAssistEndpoint ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, '')
   // Parsed once, as these are called on every request; a malformed endpoint stays a string and fails

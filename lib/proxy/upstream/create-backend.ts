@@ -1,6 +1,7 @@
 // Picks the upstream backend from configuration: Code Assist when OAuth credentials are given, else the
 // public Gemini API when a key is, else a backend whose calls answer 503 saying what to configure.
-import { fail } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
+import { BACKEND_KINDS, backendProblem, chooseBackend, isHttpUrl } from '../../option-rules.ts'
 import type { Backend } from './backend.ts'
 import { createCodeAssistBackend } from './code-assist-backend.ts'
 import type { CodeAssistBackendOptions } from './code-assist-backend.ts'
@@ -26,19 +27,58 @@ export function createUnconfiguredBackend (reason = NOT_CONFIGURED): Backend {
   }
 }
 
-/** Throws UPSTREAM_NOT_CONFIGURED at start-up when the chosen backend lacks what it needs or its credentials are unusable. */
+function refuse (name: string, rule: string, value: unknown, prefix: string): never {
+  const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? ` (got ${JSON.stringify(value)})` : ''
+  throw new ConfigurationError(prefix + name, `createBackend: ${name} must be ${rule}${shown}`)
+}
+
+/**
+ * Checks every createBackend option's type and range (not the credentials' content, which the Code Assist
+ * backend checks as it loads them); throws ConfigurationError naming the option. `prefix` is `upstream.` when
+ * createProxy checks its `upstream`. Secrets (apiKey, credentials, oauthClientSecret) are never shown.
+ */
+export function checkBackendOptions (options: BackendOptions, prefix = ''): void {
+  if (options === null || typeof options !== 'object') refuse('options', 'an object', undefined, prefix)
+  const o = options as Record<string, unknown>
+  if (o.backend !== undefined && !(BACKEND_KINDS as readonly unknown[]).includes(o.backend)) refuse('backend', BACKEND_KINDS.map(k => `'${k}'`).join(' or '), o.backend, prefix)
+  for (const name of ['codeAssistEndpoint', 'geminiApiEndpoint']) {
+    if (o[name] !== undefined && !isHttpUrl(o[name])) refuse(name, 'an http(s) URL', o[name], prefix)
+  }
+  for (const name of ['apiKey', 'oauthClientSecret']) if (o[name] !== undefined && typeof o[name] !== 'string') refuse(name, 'a string', undefined, prefix)
+  for (const name of ['credentialsFile', 'oauthClientId', 'projectId', 'userAgentVersion']) {
+    if (o[name] !== undefined && (typeof o[name] !== 'string' || o[name] === '')) refuse(name, 'a non-empty string', o[name], prefix)
+  }
+  if (o.credentials !== undefined && typeof o.credentials !== 'string' && (o.credentials === null || typeof o.credentials !== 'object' || Array.isArray(o.credentials))) {
+    refuse('credentials', 'OAuth credentials as a JSON string or object', undefined, prefix)
+  }
+  for (const name of ['connectTimeoutMs', 'idleTimeoutMs', 'retryBaseDelayMs', 'onboardPollIntervalMs', 'onboardTimeoutMs', 'refreshTimeoutMs']) {
+    const v = o[name]
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 1)) refuse(name, 'a positive whole number of ms', v, prefix)
+  }
+  for (const name of ['maxRetries', 'maxRetryDelayMs', 'refreshMarginMs']) {
+    const v = o[name]
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) refuse(name, 'a whole number, 0 or more', v, prefix)
+  }
+  if (o.writeBack !== undefined && typeof o.writeBack !== 'boolean') refuse('writeBack', 'true or false', o.writeBack, prefix)
+}
+
+/**
+ * Throws ConfigurationError at start-up on a bad option, and when the chosen backend lacks what it needs (with
+ * `code` UPSTREAM_NOT_CONFIGURED) or its credentials are unusable. With no upstream at all it returns a backend
+ * whose calls answer 503: the intended state of a proxy deployed without credentials.
+ */
 export function createBackend (options: BackendOptions): Backend {
-  const hasOAuth = options.credentials !== undefined || options.credentialsFile !== undefined
-  const hasKey = options.apiKey !== undefined && options.apiKey !== ''
-  const kind = options.backend ?? (hasOAuth ? 'code-assist' : hasKey ? 'gemini-api' : undefined)
-  if (kind === 'code-assist') {
-    if (!hasOAuth) throw fail('UPSTREAM_NOT_CONFIGURED', 'GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS is set')
-    return createCodeAssistBackend(options)
+  checkBackendOptions(options)
+  const inputs = {
+    backend: options.backend,
+    hasOAuth: options.credentials !== undefined || options.credentialsFile !== undefined,
+    hasKey: options.apiKey !== undefined && options.apiKey !== '',
   }
-  if (kind === 'gemini-api') {
-    if (!hasKey) throw fail('UPSTREAM_NOT_CONFIGURED', 'GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set')
-    return createGeminiApiBackend(options)
-  }
+  const problem = backendProblem(inputs)
+  if (problem !== undefined) throw new ConfigurationError('backend', problem, { code: 'UPSTREAM_NOT_CONFIGURED' })
+  const kind = chooseBackend(inputs)
+  if (kind === 'code-assist') return createCodeAssistBackend(options)
+  if (kind === 'gemini-api') return createGeminiApiBackend(options)
   options.logger?.warn(NOT_CONFIGURED)
   return createUnconfiguredBackend()
 }

@@ -4,7 +4,7 @@
 // Never an interactive login: a credential that cannot be refreshed is reported, not repaired.
 import { readFileSync, realpathSync, statSync } from 'node:fs'
 import { OAuth2Client } from 'google-auth-library'
-import { fail } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { parseCredentials, updateCredentials } from './credentials-format.ts'
 import type { CredentialsFormat, OAuthCredentialsData } from './credentials-format.ts'
@@ -52,7 +52,10 @@ const DEFAULT_REFRESH_MARGIN_MS = 5 * 60_000
 // Google's tokens last an hour; used only if a token answer omits expires_in.
 const ASSUMED_LIFETIME_MS = 3600_000
 
-/** Loads the credential at start-up (a file is read synchronously, once). Throws UPSTREAM_NOT_CONFIGURED with a fix-it message. */
+// Unusable credentials are a configuration error found at start-up; `code` keeps the UPSTREAM_NOT_CONFIGURED they were.
+const NOT_CONFIGURED = { code: 'UPSTREAM_NOT_CONFIGURED' } as const
+
+/** Loads the credential at start-up (a file is read synchronously, once). Throws ConfigurationError (code UPSTREAM_NOT_CONFIGURED) with a fix-it message. */
 export function loadOAuthCredential (options: OAuthCredentialOptions): OAuthCredential {
   const logger = options.logger ?? SILENT_LOGGER
   const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS
@@ -61,14 +64,14 @@ export function loadOAuthCredential (options: OAuthCredentialOptions): OAuthCred
   try {
     data = parseCredentials(raw, where)
   } catch (err) {
-    throw fail('UPSTREAM_NOT_CONFIGURED', (err as Error).message)
+    throw new ConfigurationError(source === 'json' ? 'credentials' : 'credentialsFile', (err as Error).message, NOT_CONFIGURED)
   }
   const clientId = data.clientId ?? options.oauthClientId
   const clientSecret = data.clientSecret ?? options.oauthClientSecret
   if (clientId === undefined || clientSecret === undefined) {
-    throw fail('UPSTREAM_NOT_CONFIGURED',
+    throw new ConfigurationError('oauthClientId',
       `${where} carries no OAuth client_id/client_secret (gemini-cli's oauth_creds.json has none): ` +
-      'set GEMINI_OAUTH_CLIENT_ID and GEMINI_OAUTH_CLIENT_SECRET to the OAuth client that issued the refresh token')
+      'set GEMINI_OAUTH_CLIENT_ID and GEMINI_OAUTH_CLIENT_SECRET to the OAuth client that issued the refresh token', NOT_CONFIGURED)
   }
   const oauth = new OAuth2Client({
     clientId,
@@ -179,11 +182,11 @@ function readSource (options: OAuthCredentialOptions, logger: Logger): Source {
     try {
       return { raw: JSON.parse(options.credentials), where, source: 'json' }
     } catch {
-      throw fail('UPSTREAM_NOT_CONFIGURED', `${where} is not valid JSON: it must hold OAuth credentials as a JSON object`)
+      throw new ConfigurationError('credentials', `${where} is not valid JSON: it must hold OAuth credentials as a JSON object`, NOT_CONFIGURED)
     }
   }
   const given = options.credentialsFile
-  if (given === undefined) throw fail('UPSTREAM_NOT_CONFIGURED', 'No upstream credentials: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS')
+  if (given === undefined) throw new ConfigurationError('credentials', 'No upstream credentials: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS', NOT_CONFIGURED)
   const where = `The credentials file ${given} (GOOGLE_APPLICATION_CREDENTIALS)`
   let file: string
   let text: string
@@ -194,13 +197,13 @@ function readSource (options: OAuthCredentialOptions, logger: Logger): Source {
     text = readFileSync(file, 'utf8')
     mode = statSync(file).mode & 0o777
   } catch (err) {
-    throw fail('UPSTREAM_NOT_CONFIGURED', `${where} cannot be read: ${(err as Error).message}`)
+    throw new ConfigurationError('credentialsFile', `${where} cannot be read: ${(err as Error).message}`, NOT_CONFIGURED)
   }
   let raw: unknown
   try {
     raw = JSON.parse(text)
   } catch {
-    throw fail('UPSTREAM_NOT_CONFIGURED', `${where} is not valid JSON`)
+    throw new ConfigurationError('credentialsFile', `${where} is not valid JSON`, NOT_CONFIGURED)
   }
   const writer = options.writeBack === false ? undefined : createCredentialsFileWriter(file, { original: text, mode, logger })
   return { raw, where, source: 'file', writer }

@@ -7,7 +7,8 @@ import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
 
-const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
+import { DEFAULT_GEMINI_API_ENDPOINT } from '../../option-rules.ts'
+export { DEFAULT_GEMINI_API_ENDPOINT } from '../../option-rules.ts'
 
 export interface GeminiApiBackendOptions extends UpstreamClientOptions {
   /** API key (GEMINI_API_KEY), sent as x-goog-api-key. */

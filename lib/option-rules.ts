@@ -1,0 +1,60 @@
+// Defaults and rules of lib's options that a host also needs before it builds anything (the gateway checks its
+// environment with them). Kept free of imports: gateway/config.ts loads this before tracing instruments modules.
+
+/** createAuthService's adminUsername default. */
+export const DEFAULT_ADMIN_USERNAME = 'system'
+/** createAuthService's sessionTtlSeconds default. */
+export const DEFAULT_SESSION_TTL_SECONDS = 3600
+/** createAuthService's reauthSeconds default. */
+export const DEFAULT_REAUTH_SECONDS = 600
+/** createAuthService's queryTokens default. */
+export const DEFAULT_QUERY_TOKENS = true
+export const USERNAME_MIN = 3
+export const USERNAME_MAX = 32
+/** The characters of a username, whatever its length. */
+export const USERNAME_CHARS = /^[A-Za-z0-9_.-]+$/
+/** Usernames, the system user's included: 3-32 letters, digits, `_`, `.` or `-`. */
+export const USERNAME_PATTERN = new RegExp(`^[A-Za-z0-9_.-]{${USERNAME_MIN},${USERNAME_MAX}}$`)
+export const USERNAME_RULE = '3-32 letters, digits, "_", "." or "-"'
+export const PASSWORD_MIN = 8
+export const PASSWORD_MAX = 256
+
+/** createBackend's codeAssistEndpoint default. */
+export const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com'
+/** createBackend's geminiApiEndpoint default. */
+export const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
+
+export type BackendKind = 'code-assist' | 'gemini-api'
+export const BACKEND_KINDS: readonly BackendKind[] = Object.freeze(['code-assist', 'gemini-api'])
+
+/** What the backend choice depends on: an explicit choice, OAuth credentials (value or file), an API key. */
+export interface BackendInputs {
+  backend?: BackendKind
+  hasOAuth: boolean
+  hasKey: boolean
+}
+
+/** Backend selection: the explicit choice, else Code Assist with OAuth credentials, else the Gemini API with a key, else none. */
+export function chooseBackend ({ backend, hasOAuth, hasKey }: BackendInputs): BackendKind | undefined {
+  return backend ?? (hasOAuth ? 'code-assist' : hasKey ? 'gemini-api' : undefined)
+}
+
+/** Why the chosen backend cannot work (it lacks what it needs), or undefined. Messages name the gateway's variables. */
+export function backendProblem (inputs: BackendInputs): string | undefined {
+  const kind = chooseBackend(inputs)
+  if (kind === 'code-assist' && !inputs.hasOAuth) return 'GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS is set'
+  if (kind === 'gemini-api' && !inputs.hasKey) return 'GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set'
+  return undefined
+}
+
+/** True for a TCP port a URL may name (1-65535): the rule of imageFetch.allowedPorts (IMAGE_FETCH_ALLOWED_PORTS). */
+export function isPort (value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 65535
+}
+
+/** True for an absolute http(s) URL, the form every endpoint option takes. */
+export function isHttpUrl (value: unknown): boolean {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false
+  const { protocol } = new URL(value)
+  return protocol === 'http:' || protocol === 'https:'
+}
