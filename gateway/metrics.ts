@@ -2,10 +2,7 @@
 // (tests) never share counters. Every label has a bounded set of values: route templates, method names
 // from a fixed list, status classes, catalogue model names, store operation names. No user ids, no raw paths.
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
-import type { AuthEvent } from '../lib/auth/options.ts'
-import type { ProxyObserver } from '../lib/proxy/upstream/backend.ts'
-import type { StoreObserver } from '../lib/store/instrument-store.ts'
-import type { BodyBudget } from '../lib/http/body-budget.ts'
+import type { AuthEvent, ProxyObserver, StoreObserver, BodyBudget } from '../lib/index.ts'
 
 export type { ProxyObserver }
 

@@ -2,9 +2,8 @@
 // readiness check passes and the gateway is not shutting down; 503 names the failing checks).
 // /readyz needs no credentials, so its body holds check names and states only: why a check fails
 // (a store address, an upstream error) goes to the log, at most once a minute per check.
-import type { HandlerResponse, Route } from '../lib/http/contract.ts'
-import { isGatehouseError } from '../lib/errors.ts'
-import type { Logger } from '../lib/logger.ts'
+import { isGatehouseError } from '../lib/index.ts'
+import type { HandlerResponse, Logger, Route } from '../lib/index.ts'
 
 export interface ReadinessCheck {
   /** Shown in the /readyz body with its state, `ok` or `failing`: `store`, `upstream`. */

@@ -1,10 +1,7 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
-import type { Route } from '../lib/http/contract.ts'
-import type { Store } from '../lib/store/types.ts'
-import { createAuthService } from '../lib/auth/service.ts'
-import { createProxy } from '../lib/proxy/create-proxy.ts'
-import type { BackendOptions } from '../lib/proxy/upstream/create-backend.ts'
+import { createAuthService, createProxy } from '../lib/index.ts'
+import type { BackendOptions, Route, Store } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'

@@ -27,6 +27,8 @@ export type { Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatc
 export { createNodeListener } from './http/node-adapter.ts'
 export type { NodeListenerOptions } from './http/node-adapter.ts'
 export { createFetchHandler } from './http/fetch-adapter.ts'
+export { mountRoutes } from './http/hapi-adapter.ts'
+export type { MountOptions } from './http/hapi-adapter.ts'
 export type { FetchHandlerOptions } from './http/fetch-adapter.ts'
 export { readJsonBody } from './http/json-body.ts'
 export { addressBucket, clientAddress, parseTrustedProxies } from './http/client-address.ts'

@@ -5,7 +5,7 @@ import Hapi from '@hapi/hapi'
 import type { Route } from '../../lib/http/contract.ts'
 import { createNodeListener } from '../../lib/http/node-adapter.ts'
 import { createFetchHandler } from '../../lib/http/fetch-adapter.ts'
-import { mountRoutes } from '../../gateway/mount-routes.ts'
+import { mountRoutes } from '../../lib/index.ts'
 import { createBodyBudget, declaredBodyBytes, defaultBodyBudgetBytes } from '../../lib/http/body-budget.ts'
 import { isGatehouseError } from '../../lib/errors.ts'
 

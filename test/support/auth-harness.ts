@@ -1,5 +1,5 @@
 // The accounts service on a real HTTP listener, for test/auth: mounted on Hapi exactly as the gateway
-// mounts it (gateway/mount-routes.ts), or on lib's node:http listener. Unlike startGateway() it takes
+// mounts it (lib/http/hapi-adapter.ts), or on lib's node:http listener. Unlike startGateway() it takes
 // the library's own options, so a test can use a fake clock, tight limits or cheap argon2.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -10,7 +10,7 @@ import type { AuthEvent, AuthServiceOptions } from '../../lib/auth/options.ts'
 import type { Logger } from '../../lib/logger.ts'
 import type { Store } from '../../lib/store/types.ts'
 import { createNodeListener } from '../../lib/http/node-adapter.ts'
-import { mountRoutes } from '../../gateway/mount-routes.ts'
+import { mountRoutes } from '../../lib/index.ts'
 import { parseTrustedProxies } from '../../lib/http/client-address.ts'
 import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { authClient, DEVICE } from './auth-client.ts'

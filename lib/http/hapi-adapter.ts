@@ -1,16 +1,16 @@
-// Turns the library's route tables (lib/http/contract.ts) into Hapi routes.
+// The Hapi host: turns the library's route tables (lib/http/contract.ts) into Hapi routes.
 // Hapi hands the raw body over unparsed, so lib parses JSON itself and every host gives the same
 // errors; Hapi's own refusals (413, 415, 408, unknown paths) are rewritten into the route's error shape.
 import { Readable } from 'node:stream'
 import type { Server, Request, ResponseToolkit, ResponseObject, Lifecycle, RouteDefMethods, HTTP_METHODS } from '@hapi/hapi'
-import type { HandlerRequest, HandlerResponse, Route } from '../lib/http/contract.ts'
-import { authenticateRoute, isStreamBody } from '../lib/http/contract.ts'
-import { fail, isGatehouseError } from '../lib/errors.ts'
-import { isBodyTimeout, readBody } from '../lib/http/read-body.ts'
-import { reserveBody } from '../lib/http/body-budget.ts'
-import { clientAddress } from '../lib/http/client-address.ts'
-import type { TrustedProxies } from '../lib/http/client-address.ts'
-import type { Logger } from './logger.ts'
+import type { HandlerRequest, HandlerResponse, Route } from './contract.ts'
+import { authenticateRoute, isStreamBody } from './contract.ts'
+import { fail, isGatehouseError } from '../errors.ts'
+import { isBodyTimeout, readBody } from './read-body.ts'
+import { reserveBody } from './body-budget.ts'
+import { clientAddress } from './client-address.ts'
+import type { TrustedProxies } from './client-address.ts'
+import type { Logger } from '../logger.ts'
 
 export interface MountOptions {
   /** Prepended to every route path, e.g. `/v1/api`. Default none. */
