@@ -18,6 +18,6 @@ const floor: Route = {
   handler: async () => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: answer }),
   errorResponse: () => ({ status: 500 }),
 }
-const gateway = await createGateway(loadConfig(process.env), { extraRoutes: [{ routes: [floor] }] })
+const gateway = await createGateway(loadConfig(process.env), { extraRoutes: [{ scope: '', routes: [floor], errorResponse: floor.errorResponse }] })
 await gateway.start()
 process.once('SIGTERM', () => { void gateway.stop().then(() => process.exit(0)) })

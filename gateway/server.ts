@@ -11,13 +11,14 @@ import { createLogger, preRedacted, redactString } from './logger.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics } from './metrics.ts'
 import type { Metrics } from './metrics.ts'
-import { DEFAULT_MODELS, clientAddress, instrumentStore, mountRoutes, parseTrustedProxies } from '../lib/index.ts'
+import { DEFAULT_MODELS, clientAddress, hapiPlugin, instrumentStore, mountRoutes, parseTrustedProxies } from '../lib/index.ts'
+import type { RouteTable } from '../lib/index.ts'
 import type { Store, TrustedProxies } from '../lib/index.ts'
 import { openStore } from './store.ts'
 import { createProbes } from './probes.ts'
 import type { ReadinessCheck } from './probes.ts'
 import { createServices } from './services.ts'
-import type { RouteTable, Services } from './services.ts'
+import type { Services } from './services.ts'
 
 export interface GatewayOptions {
   /** Where logs go. Default: a pino JSON logger on stdout at config.logLevel (see logger.ts). */
@@ -106,8 +107,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     if (started) return url
     services = await createServices(config, { store, logger, metrics, now: options.now, sleep: options.sleep })
     checks.push(...services.readiness)
-    for (const table of services.routeTables) mountRoutes(server, table.routes, { scope: table.scope, logger, trustedProxies })
-    for (const table of options.extraRoutes ?? []) mountRoutes(server, table.routes, { scope: table.scope, logger, trustedProxies })
+    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies } })
     await server.start()
     started = true
     url = displayUrl(config.host, server.info.port as number)

@@ -1,18 +1,12 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
 import { createAuthService, createProxy } from '../lib/index.ts'
-import type { BackendOptions, Route, Store } from '../lib/index.ts'
+import type { BackendOptions, RouteTable, Store } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'
 import type { ReadinessCheck } from './probes.ts'
 import { writeAdminPasswordFile } from './admin-password-file.ts'
-
-export interface RouteTable {
-  routes: readonly Route[]
-  /** Unknown paths under this prefix answer in the table's error shape. Default: none. */
-  scope?: string
-}
 
 export interface Services {
   routeTables: RouteTable[]
@@ -82,13 +76,9 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   // Without an upstream the proxy only answers 503 by design; that must not keep the accounts service unready.
   if (upstream !== undefined) readiness.push({ name: 'upstream', timeoutMs: 10_000, check: () => proxy.ready() })
 
-  // Unknown paths under /v1/api answer in the accounts shape; any other unknown /v1 path in the
-  // chat-completions shape (the proxy's first route is chat completions); /v1beta/* is the proxy's own wildcard.
+  // Each table's scope picks the shape of its unknown paths: /v1/api the accounts', any other /v1 the chat one.
   return {
-    routeTables: [
-      { routes: auth.routes, scope: '/v1/api' },
-      { routes: proxy.routes, scope: '/v1' },
-    ],
+    routeTables: [auth.routeTable, proxy.routeTable],
     readiness,
     adminPasswordFile: passwordFile?.path,
     async close () {

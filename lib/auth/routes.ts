@@ -1,6 +1,6 @@
-// The accounts route table: HTTP in, account rules out. Every handler answers through the auth error
-// mapper itself, so each host gets the same bodies whether or not it catches.
-import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
+// The accounts route table: HTTP in, account rules out. Handlers throw; the serving path (lib/http/serve.ts)
+// answers through the routes' auth error mapper.
+import type { HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
 import type { SessionRecord } from '../store/types.ts'
 import type { ResolvedAuthOptions } from './options.ts'
 import type { Accounts } from './accounts.ts'
@@ -33,7 +33,7 @@ const jsonBody = (req: HandlerRequest): unknown => readJsonBody(req, true)
 // Answers carry tokens and account data: no cache may keep them.
 const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers: { 'cache-control': 'no-store' }, body })
 
-export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps): Route[] {
+export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps): RouteTable {
   const { users } = options.store
   const errorResponse = createAuthErrorResponse(options.logger)
 
@@ -43,13 +43,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       path: options.basePath + path,
       maxBytes: options.maxBodyBytes,
       errorResponse,
-      handler: async (req) => {
-        try {
-          return await handle(req)
-        } catch (err) {
-          return errorResponse(err)
-        }
-      },
+      handler: handle,
     }
   }
 
@@ -77,7 +71,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     return { target, session }
   }
 
-  return [
+  const routes = [
     route('POST', '/auth/signup', async (req) => {
       parse(emptyQuery, req.query)
       await accounts.signup(parse(signupBody, jsonBody(req)), req.remoteAddress)
@@ -199,4 +193,6 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       return ok({ message: 'Lockout cleared' })
     }),
   ]
+  // Unknown paths under basePath answer in the accounts shape.
+  return { scope: options.basePath, routes, errorResponse }
 }

@@ -1,5 +1,5 @@
 // createAuthService: the accounts-and-sessions service (docs/accounts.md), as a route table any host mounts.
-import type { Route } from '../http/contract.ts'
+import type { Route, RouteTable } from '../http/contract.ts'
 import type { AuthServiceOptions } from './options.ts'
 import type { SystemUserResult } from './accounts.ts'
 import { resolveOptions } from './options.ts'
@@ -11,8 +11,10 @@ import { createAccounts } from './accounts.ts'
 import { createAuthRoutes } from './routes.ts'
 
 export interface AuthService {
-  /** The routes under basePath, for the gateway or createNodeListener(). */
-  readonly routes: Route[]
+  /** The routes under basePath, scoped to basePath, for hapiPlugin, createNodeListener() or createFetchHandler(). */
+  readonly routeTable: RouteTable
+  /** routeTable.routes. */
+  readonly routes: readonly Route[]
   /** Creates the system user at level hush if absent, or restores an existing one's level to hush and applies a changed adminPassword. */
   ensureSystemUser (): Promise<SystemUserResult>
 }
@@ -25,8 +27,10 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
   const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter })
+  const routeTable = createAuthRoutes({ options: resolved, accounts, sessions })
   return {
-    routes: createAuthRoutes({ options: resolved, accounts, sessions }),
+    routeTable,
+    routes: routeTable.routes,
     ensureSystemUser: () => accounts.ensureSystemUser(),
   }
 }

@@ -35,6 +35,11 @@ export interface HandlerResponse {
   body?: unknown
 }
 
+/**
+ * Answers one request. Handlers refuse by throwing (a GatehouseError from lib/errors.ts); the serving path
+ * (lib/http/serve.ts) maps what they throw through the route's errorResponse. A library user calling a route's
+ * handler directly therefore gets the thrown GatehouseError, not an error response.
+ */
 export type Handler = (req: HandlerRequest) => Promise<HandlerResponse>
 
 /** Which documented error shape a route answers with. */
@@ -66,6 +71,21 @@ export interface Route {
    */
   bodyBudget?: BodyBudget
   /** Turns any error (a GatehouseError or a host's own) into this route's error response. */
+  errorResponse: (err: unknown) => HandlerResponse
+}
+
+/**
+ * A service's routes, as every host mounts them (createAuthService().routeTable, createProxy().routeTable).
+ * The scope decides the error shape of requests no route takes, the same way in every host.
+ */
+export interface RouteTable {
+  /**
+   * Unknown paths (and known paths under another method) at or under this path answer 404 (405) through
+   * errorResponse; the longest scope containing the path wins. '' for none.
+   */
+  scope: string
+  routes: readonly Route[]
+  /** The table's error shape, for requests no route takes. */
   errorResponse: (err: unknown) => HandlerResponse
 }
 

@@ -15,7 +15,7 @@ export interface RouteMatch {
 
 export interface Router {
   /** The route for this method and path; `methodNotAllowed` when the path exists under another method. */
-  match (method: string, path: string): RouteMatch | { route: undefined, methodNotAllowed: boolean, nearest?: Route }
+  match (method: string, path: string): RouteMatch | { route: undefined, methodNotAllowed: boolean }
 }
 
 function compile (route: Route): CompiledRoute {
@@ -67,26 +67,7 @@ export function createRouter (routes: readonly Route[]): Router {
         if (c.route.method === '*' || c.route.method === method || (method === 'HEAD' && c.route.method === 'GET')) return { route: c.route, params }
         methodNotAllowed = true
       }
-      return { route: undefined, methodNotAllowed, nearest: nearestRoute(compiled, path) }
+      return { route: undefined, methodNotAllowed }
     }
   }
-}
-
-/** The route sharing the longest literal prefix with `path`: its surface answers unknown paths. */
-function nearestRoute (compiled: CompiledRoute[], path: string): Route | undefined {
-  let best: Route | undefined
-  let bestLength = 0
-  for (const c of compiled) {
-    const literals: string[] = []
-    for (const s of c.segments.slice(0, 2)) {
-      if (s.literal === undefined) break
-      literals.push(s.literal)
-    }
-    const prefix = '/' + literals.join('/')
-    if (prefix.length > bestLength && path.startsWith(prefix)) {
-      best = c.route
-      bestLength = prefix.length
-    }
-  }
-  return best
 }

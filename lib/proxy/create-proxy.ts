@@ -1,5 +1,5 @@
 // createProxy: the model proxy as a route table plus readiness and close().
-import type { Route } from '../http/contract.ts'
+import type { Route, RouteTable } from '../http/contract.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Backend, ProxyObserver, ReadyState } from './upstream/backend.ts'
@@ -72,7 +72,13 @@ export interface ProxyOptions {
 }
 
 export interface Proxy {
-  routes: Route[]
+  /**
+   * The proxy's routes, scoped to `/v1` (unknown `/v1/...` paths answer in the chat-completions shape; it owns
+   * `/v1beta/*` with a wildcard), for hapiPlugin, createNodeListener() or createFetchHandler().
+   */
+  routeTable: RouteTable
+  /** routeTable.routes. */
+  routes: readonly Route[]
   /** The budget the routes share (undefined with `maxBodyBytesInFlight: false`), for metrics. */
   bodyBudget?: BodyBudget
   /** Ready when the upstream credentials are usable and the project is resolved. */
@@ -162,7 +168,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
-  const routes = proxyRoutes({
+  const routeTable = proxyRoutes({
     checkAuth: createClientAuth(password, attempts),
     catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
     backend,
@@ -180,7 +186,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     observer: options.observer,
   })
   return {
-    routes,
+    routeTable,
+    routes: routeTable.routes,
     bodyBudget,
     ready: () => backend.ready(),
     async close () {

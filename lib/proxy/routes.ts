@@ -2,7 +2,7 @@
 // in Google's. Every route checks the proxy password except CORS preflights, first in the authenticate hook
 // hosts run before reading the body (Route.authenticate), then in the handler (at once for a request that
 // passed the hook).
-import type { Handler, HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
+import type { Handler, HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
 import type { ProxyContext } from './context.ts'
 import { createChatCompletionsHandler } from './chat/handler.ts'
 import { createChatErrorResponse, withParam } from './chat/error-body.ts'
@@ -20,7 +20,7 @@ function isGoogleClient (req: HandlerRequest): boolean {
     req.headers['x-vendor-api-key'] !== undefined || req.query.key !== undefined
 }
 
-export function proxyRoutes (ctx: ProxyContext): Route[] {
+export function proxyRoutes (ctx: ProxyContext): RouteTable {
   const chatError = createChatErrorResponse(ctx.logger)
   const nativeError = createNativeErrorResponse(ctx.logger)
   // Preflights carry no password and need none.
@@ -53,7 +53,7 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
     }
   }
 
-  return [
+  const routes = [
     chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
     chat('OPTIONS', '/v1/chat/completions', preflight),
     chat('GET', '/v1/models', byClient(async req => {
@@ -72,4 +72,6 @@ export function proxyRoutes (ctx: ProxyContext): Route[] {
     native('GET', '/v1beta/models/{id}', nativeHandler),
     native('*', '/v1beta/{path*}', nativeHandler),
   ]
+  // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.
+  return { scope: '/v1', routes, errorResponse: chatError }
 }

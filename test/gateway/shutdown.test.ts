@@ -62,7 +62,7 @@ async function refusesConnections (url: string): Promise<boolean> {
 
 t.test('stop lets a stream in flight finish, refuses new connections meanwhile, then flushes and closes the store', async t => {
   const store = await testStore()
-  const gw = await startGateway(ADMIN, { store, extraRoutes: [{ routes: [slowStream(5, 150)] }] })
+  const gw = await startGateway(ADMIN, { store, extraRoutes: [{ scope: '', routes: [slowStream(5, 150)], errorResponse: () => ({ status: 500 }) }] })
   let stopped: Promise<void> | undefined
   let streamEndedAt = 0
   const streamed = readStream(gw.url + '/test/slow-stream', () => { stopped = gw.close() }).then(r => { streamEndedAt = Date.now(); return r })
@@ -84,7 +84,7 @@ t.test('stop lets a stream in flight finish, refuses new connections meanwhile, 
 
 t.test('a stream still open at the shutdown deadline is cut, and the store is still closed', async t => {
   const store = await testStore()
-  const gw = await startGateway({ ...ADMIN, SHUTDOWN_TIMEOUT_SECONDS: '0.5' }, { store, extraRoutes: [{ routes: [slowStream(Infinity, 50)] }] })
+  const gw = await startGateway({ ...ADMIN, SHUTDOWN_TIMEOUT_SECONDS: '0.5' }, { store, extraRoutes: [{ scope: '', routes: [slowStream(Infinity, 50)], errorResponse: () => ({ status: 500 }) }] })
   let stopped: Promise<void> | undefined
   const streamed = readStream(gw.url + '/test/slow-stream', () => { stopped = gw.close() })
   while (stopped === undefined) await sleep(5)

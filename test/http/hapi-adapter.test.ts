@@ -80,7 +80,7 @@ const routes: Route[] = [
   },
 ]
 
-const gw = await startGateway({}, { extraRoutes: [{ routes, scope: '/t' }] })
+const gw = await startGateway({}, { extraRoutes: [{ routes, scope: '/t', errorResponse: detail }] })
 t.teardown(() => gw.close())
 
 async function call (path: string, init?: RequestInit): Promise<{ status: number, headers: Headers, text: string, json: any }> {

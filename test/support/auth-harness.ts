@@ -10,7 +10,7 @@ import type { AuthEvent, AuthServiceOptions } from '../../lib/auth/options.ts'
 import type { Logger } from '../../lib/logger.ts'
 import type { Store } from '../../lib/store/types.ts'
 import { createNodeListener } from '../../lib/http/node-adapter.ts'
-import { mountRoutes } from '../../lib/index.ts'
+import { hapiPlugin } from '../../lib/index.ts'
 import { parseTrustedProxies } from '../../lib/http/client-address.ts'
 import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { authClient, DEVICE } from './auth-client.ts'
@@ -90,15 +90,15 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
   let stopServer: () => Promise<void>
   if (host === 'hapi') {
     const server = Hapi.server({ host: '127.0.0.1', port: 0, router: { stripTrailingSlash: false } })
-    mountRoutes(server, service.routes, {
-      scope: serviceOptions.basePath ?? '/v1/api',
-      trustedProxies: trustedProxies === undefined ? undefined : parseTrustedProxies(trustedProxies),
+    await server.register({
+      plugin: hapiPlugin,
+      options: { tables: [service.routeTable], trustedProxies: trustedProxies === undefined ? undefined : parseTrustedProxies(trustedProxies) },
     })
     await server.start()
     origin = `http://127.0.0.1:${server.info.port}`
     stopServer = () => server.stop({ timeout: 1000 })
   } else {
-    const server = http.createServer(createNodeListener(service.routes, { trustedProxies }))
+    const server = http.createServer(createNodeListener(service.routeTable, { trustedProxies }))
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     stopServer = () => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()) })

@@ -1,0 +1,170 @@
+// The one serving path: everything between a host's request and the HandlerResponse it writes out. The node,
+// fetch and Hapi adapters only translate their request in and the response out; the sequence (credentials →
+// body budget → body read within limits → handler → error mapping → release) and the choice of error shape for
+// requests no route takes live here, once.
+import { Readable } from 'node:stream'
+import type { HandlerRequest, HandlerResponse, Route, RouteTable } from './contract.ts'
+import { createRouter } from './router.ts'
+import { ERRORS, fail, isGatehouseError } from '../errors.ts'
+import { isBodyTimeout, readBody } from './read-body.ts'
+import { reserveBody } from './body-budget.ts'
+import { clientAddress } from './client-address.ts'
+import type { TrustedProxies } from './client-address.ts'
+import type { Logger } from '../logger.ts'
+
+/** What a host knows of a request, in its own terms. */
+export interface HostRequest {
+  /** Upper-case method. */
+  method: string
+  /** Path without the query string, as received. */
+  path: string
+  params: Record<string, string>
+  /** The query: URLSearchParams, or an object of values (a framework's parsed query). */
+  query: URLSearchParams | Record<string, unknown>
+  /** Header names lower-cased (as Node and the Fetch API give them); repeated values as a list. */
+  headers: Record<string, string | string[] | undefined>
+  /** The socket's peer; with trustedProxies a forwarding header may name the client instead. */
+  peerAddress?: string
+  /** The client's address when the host has it from elsewhere (fetch runtimes); used as is. */
+  remoteAddress?: string
+  /** The unread body (a Node Readable or a web ReadableStream); null or undefined when there is none. */
+  body?: Readable | ReadableStream<Uint8Array> | null
+  /** A body a framework has parsed already (express.json()): used as is, neither reserved nor read. */
+  parsedBody?: unknown
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal
+}
+
+export interface ServeOptions {
+  /** Proxies whose X-Forwarded-For / Forwarded names the client (lib/http/client-address.ts). Default none. */
+  trustedProxies?: TrustedProxies
+  /** Told once about each error outside the catalogue (a bug); catalogue errors are answers. Default none. */
+  logger?: Logger
+}
+
+/** Route tables as hosts accept them: one, several, or a bare route list (a table without a scope). */
+export type Tables = RouteTable | readonly RouteTable[] | readonly Route[]
+
+/** The answer in the default shape for a request outside every table's scope. */
+export function defaultErrorResponse (err: unknown): HandlerResponse {
+  if (isGatehouseError(err)) return { status: err.status, body: { detail: err.message } }
+  return { status: 500, body: { detail: ERRORS.INTERNAL.message } }
+}
+
+export function toTables (tables: Tables): RouteTable[] {
+  if (!Array.isArray(tables)) return [tables as RouteTable]
+  const list = tables as ReadonlyArray<RouteTable | Route>
+  if (list.every(t => 'routes' in t)) return [...list as RouteTable[]]
+  return [{ scope: '', routes: list as Route[], errorResponse: defaultErrorResponse }]
+}
+
+/** The table whose scope holds `path` (the longest), or undefined. */
+export function scopeOf (tables: readonly RouteTable[], path: string): RouteTable | undefined {
+  let best: RouteTable | undefined
+  for (const table of tables) {
+    const scope = table.scope.replace(/\/+$/, '')
+    if (scope === '' || !(path === scope || path.startsWith(scope + '/'))) continue
+    if (best === undefined || scope.length > best.scope.replace(/\/+$/, '').length) best = table
+  }
+  return best
+}
+
+/** The answer to a request no route takes: 404, or 405 when the path exists under another method, in the scope's shape. */
+export function unknownRouteResponse (tables: readonly RouteTable[], path: string, methodNotAllowed: boolean): HandlerResponse {
+  const err = fail(methodNotAllowed ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND')
+  return (scopeOf(tables, path)?.errorResponse ?? defaultErrorResponse)(err)
+}
+
+export type Dispatch = { route: Route, params: Record<string, string> } | { route: undefined, methodNotAllowed: boolean, inScope: boolean }
+
+/** Routing for hosts without a router of their own (node:http, fetch): Hapi's template rules (lib/http/router.ts). */
+export function createDispatcher (tables: readonly RouteTable[]): (method: string, path: string) => Dispatch {
+  const router = createRouter(tables.flatMap(t => t.routes))
+  return (method, path) => {
+    const found = router.match(method, path)
+    if (found.route !== undefined) return found
+    return { route: undefined, methodNotAllowed: found.methodNotAllowed, inScope: scopeOf(tables, path) !== undefined }
+  }
+}
+
+function firstQueryValues (query: HostRequest['query']): Record<string, string> {
+  const first: Record<string, string> = {}
+  if (query instanceof URLSearchParams) {
+    for (const [key, value] of query) if (!(key in first)) first[key] = value
+    return first
+  }
+  for (const key in query) {
+    const value = query[key]
+    const v = Array.isArray(value) ? value[0] : value
+    if (typeof v === 'string') first[key] = v
+  }
+  return first
+}
+
+function joinedHeaders (given: HostRequest['headers']): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {}
+  for (const name in given) {
+    const value = given[name]
+    headers[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return headers
+}
+
+/** The whole body within the route's limits: 413 past maxBytes (a declared length over it before a byte is read), 408 past bodyRead. */
+async function readRequestBody (source: Readable | ReadableStream<Uint8Array>, headers: Record<string, string | undefined>, route: Route): Promise<Buffer | undefined> {
+  const web = !(source instanceof Readable)
+  const declared = Number(headers['content-length'])
+  if (Number.isFinite(declared) && declared > route.maxBytes) {
+    // The body is dropped unread, so the connection stays usable for the 413.
+    if (web) source.cancel().catch(() => {})
+    else source.resume()
+    throw fail('PAYLOAD_TOO_LARGE')
+  }
+  const stream = web ? Readable.fromWeb(source as import('node:stream/web').ReadableStream<Uint8Array>) : source
+  try {
+    return await readBody(stream, route.maxBytes, Number.isFinite(declared) ? declared : undefined, route.bodyRead)
+  } catch (err) {
+    // A web stream has no socket to keep usable: stop reading it.
+    if (web) stream.destroy()
+    throw err
+  }
+}
+
+/**
+ * Serves one request on a matched route and resolves with the response to write; never rejects. Credentials
+ * first (a request without them is refused with its body unread), then the body budget, then the body, then the
+ * handler; whatever is thrown becomes the route's errorResponse, and a body that came too slowly also closes the
+ * connection (the rest of it stays unread, so the connection cannot carry another request).
+ */
+export async function serveRoute (route: Route, host: HostRequest, options: ServeOptions = {}): Promise<HandlerResponse> {
+  const headers = joinedHeaders(host.headers)
+  const request: HandlerRequest = {
+    method: host.method,
+    path: host.path,
+    params: host.params,
+    query: firstQueryValues(host.query),
+    headers,
+    body: undefined,
+    remoteAddress: host.remoteAddress ?? clientAddress(host.peerAddress, host.headers, options.trustedProxies),
+    signal: host.signal,
+  }
+  let release: (() => void) | undefined
+  try {
+    const refused = route.authenticate === undefined ? undefined : await route.authenticate(request)
+    if (refused !== undefined) return refused
+    if (host.parsedBody !== undefined) {
+      // In memory already, whatever the budget says.
+      request.body = host.parsedBody
+    } else if (host.body != null) {
+      release = await reserveBody(route, headers, host.signal, request.remoteAddress)
+      request.body = await readRequestBody(host.body, headers, route)
+    }
+    return await route.handler(request)
+  } catch (err) {
+    if (!isGatehouseError(err)) options.logger?.error({ err, route: route.path, method: request.method }, 'handler failed')
+    const response = route.errorResponse(err)
+    return isBodyTimeout(err) ? { ...response, headers: { ...response.headers, connection: 'close' } } : response
+  } finally {
+    release?.()
+  }
+}
