@@ -1,16 +1,17 @@
-// Mount the accounts service in an Express app, next to your own routes.
-// Run: node examples/express.ts   (PORT, default 3000; listens on 127.0.0.1)
+// Mount the accounts service and the model proxy in an Express app, next to your own routes.
+// Run: node examples/express.ts   (PORT, default 3000; listens on 127.0.0.1; GEMINI_AUTH_PASSWORD for the proxy)
 import express from 'express'
-import { createAuthService, createEmbeddedStore, createNodeListener } from 'gatehouse'
+import { createAuthService, createEmbeddedStore, createNodeListener, createProxy } from 'gatehouse'
 
 const store = await createEmbeddedStore({})
 const auth = createAuthService({ store, adminPassword: process.env.ADMIN_PASSWORD })
 await auth.ensureSystemUser()
+const proxy = createProxy({ password: process.env.GEMINI_AUTH_PASSWORD })
 
 const app = express()
 app.get('/', (_req, res) => { res.json({ hello: 'from express' }) })
 // Gatehouse parses and validates bodies itself; unmatched paths fall through to next().
-app.use(createNodeListener(auth.routes))
+app.use(createNodeListener([auth.routeTable, proxy.routeTable]))
 
 const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
   const address = server.address()
@@ -20,5 +21,5 @@ const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
 
 process.once('SIGTERM', () => {
   server.close()
-  void store.close()
+  void Promise.all([proxy.close(), store.close()])
 })

@@ -1,13 +1,14 @@
-// Mount the accounts service in a plain node:http server.
-// Run: node examples/node-http.ts   (PORT, default 3000; listens on 127.0.0.1)
+// Mount the accounts service and the model proxy in a plain node:http server.
+// Run: node examples/node-http.ts   (PORT, default 3000; listens on 127.0.0.1; GEMINI_AUTH_PASSWORD for the proxy)
 import { createServer } from 'node:http'
-import { createAuthService, createEmbeddedStore, createNodeListener } from 'gatehouse'
+import { createAuthService, createEmbeddedStore, createNodeListener, createProxy } from 'gatehouse'
 
 const store = await createEmbeddedStore({})
 const auth = createAuthService({ store, adminPassword: process.env.ADMIN_PASSWORD })
 await auth.ensureSystemUser()
+const proxy = createProxy({ password: process.env.GEMINI_AUTH_PASSWORD })
 
-const server = createServer(createNodeListener(auth.routes))
+const server = createServer(createNodeListener([auth.routeTable, proxy.routeTable]))
 server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
   const address = server.address()
   const port = typeof address === 'object' && address !== null ? address.port : 0
@@ -16,5 +17,5 @@ server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
 
 process.once('SIGTERM', () => {
   server.close()
-  void store.close()
+  void Promise.all([proxy.close(), store.close()])
 })

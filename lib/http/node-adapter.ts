@@ -23,8 +23,8 @@ type Next = (err?: unknown) => void
 
 /**
  * A `node:http` request listener serving route tables (lib/http/serve.ts does the serving). It also works as
- * Express/Connect middleware: unmatched paths go to `next()`, and a body already parsed by express.json() is
- * used as is.
+ * Express/Connect middleware: paths outside every table's scope go to `next()`, and a body already parsed by
+ * express.json() is used as is.
  */
 export function createNodeListener (tables: Tables, options: NodeListenerOptions = {}) {
   const list = toTables(tables)
@@ -38,7 +38,8 @@ export function createNodeListener (tables: Tables, options: NodeListenerOptions
     const method = (req.method ?? 'GET').toUpperCase()
     const found = dispatch(method, url.pathname)
     if (found.route === undefined) {
-      if (next !== undefined) return next()
+      // A table's scope is its own: unknown paths in it answer in its shape in every host, Express included.
+      if (!found.inScope && next !== undefined) return next()
       const response = !found.inScope && options.notFound !== undefined
         ? options.notFound(req)
         : unknownRouteResponse(list, url.pathname, found.methodNotAllowed)

@@ -16,7 +16,7 @@ const nodeArgs = ['--conditions=gatehouse-source']
 interface TestT { teardown (fn: () => unknown): void }
 
 async function startExample (t: TestT, file: string): Promise<string> {
-  const child = spawn(NODE, [...nodeArgs, join(ROOT, 'examples', file)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: '0', ADMIN_PASSWORD: 'example-admin-password' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(NODE, [...nodeArgs, join(ROOT, 'examples', file)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: '0', ADMIN_PASSWORD: 'example-admin-password', GEMINI_AUTH_PASSWORD: 'example-proxy-password' }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   let out = ''
   child.stderr.on('data', (d: Buffer) => { out += d.toString() })
@@ -28,8 +28,8 @@ async function startExample (t: TestT, file: string): Promise<string> {
   return (/listening on (\S+)/.exec(out) as RegExpExecArray)[1]
 }
 
-for (const file of ['node-http.ts', 'express.ts', 'fastify.ts']) {
-  t.test(`examples/${file} mounts the accounts service: sign-up, login and validate work`, async t => {
+for (const file of ['node-http.ts', 'express.ts', 'fastify.ts', 'hapi.ts']) {
+  t.test(`examples/${file} mounts the accounts service and the proxy: sign-up, login, validate and the model list work`, async t => {
     const api = await startExample(t, file)
     const body = JSON.stringify({ username: 'example_user', password: 'example password' })
     const signup = await fetch(`${api}/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
@@ -41,6 +41,13 @@ for (const file of ['node-http.ts', 'express.ts', 'fastify.ts']) {
     t.equal(validate.status, 200, 'validate answers 200')
     const bad = await fetch(`${api}/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{oops' })
     t.same([bad.status, await bad.json()], [400, { detail: 'Invalid JSON in request body' }], 'malformed JSON gets the library\'s error body, not the framework\'s')
+    const models = await fetch(new URL('/v1/models', api), { headers: { authorization: 'Bearer example-proxy-password' } })
+    t.equal(models.status, 200, 'the proxy answers its model list')
+    t.match(await models.json(), { object: 'list' })
+    const chat = await fetch(new URL('/v1/chat/completions', api), { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer example-proxy-password' }, body: '{oops' })
+    t.match([chat.status, await chat.json()], [400, { error: { type: 'invalid_request_error' } }], 'a proxy body is read and refused in the chat shape')
+    const unknown = await fetch(new URL('/v1/nothing', api))
+    t.match([unknown.status, await unknown.json()], [404, { error: { message: 'Not found' } }], 'an unknown /v1 path answers in the chat shape')
   })
 }
 
