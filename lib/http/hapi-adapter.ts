@@ -113,10 +113,9 @@ function toHapiResponse (h: ResponseToolkit, res: HandlerResponse, logger?: Logg
     const body = Readable.from(res.body, { objectMode: false })
     // The status line is long gone by then: the client sees the response cut short, the log says why.
     body.on('error', err => logger?.error({ err }, 'stream failed after its first bytes'))
+    // The content type as the handler set it (Hapi would add a charset), as the other hosts send it.
     response = h.response(body)
-    // Proxies such as nginx buffer by default; a stream must reach the client chunk by chunk.
-    response.header('x-accel-buffering', 'no')
-    response.header('cache-control', 'no-cache')
+    response.charset()
   } else if (res.body === undefined) {
     response = h.response()
   } else {

@@ -4,6 +4,7 @@
 // requests no route takes live here, once.
 import { Readable } from 'node:stream'
 import type { HandlerRequest, HandlerResponse, Route, RouteTable } from './contract.ts'
+import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { ERRORS, fail, isGatehouseError } from '../errors.ts'
 import { isBodyTimeout, readBody } from './read-body.ts'
@@ -159,7 +160,10 @@ export async function serveRoute (route: Route, host: HostRequest, options: Serv
       release = await reserveBody(route, headers, host.signal, request.remoteAddress)
       request.body = await readRequestBody(host.body, headers, route)
     }
-    return await route.handler(request)
+    const response = await route.handler(request)
+    // Proxies such as nginx buffer by default; a stream must reach the client chunk by chunk, every time.
+    if (isStreamBody(response.body)) response.headers = { 'x-accel-buffering': 'no', 'cache-control': 'no-cache', ...response.headers }
+    return response
   } catch (err) {
     if (!isGatehouseError(err)) options.logger?.error({ err, route: route.path, method: request.method }, 'handler failed')
     const response = route.errorResponse(err)
