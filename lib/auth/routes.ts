@@ -33,7 +33,7 @@ const jsonBody = (req: HandlerRequest): unknown => readJsonBody(req, true)
 // Answers carry tokens and account data: no cache may keep them.
 const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers: { 'cache-control': 'no-store' }, body })
 
-export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps): RouteTable {
+export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps): RouteTable & { routes: Route[] } {
   const { users } = options.store
   const errorResponse = createAuthErrorResponse(options.logger)
 
@@ -71,7 +71,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     return { target, session }
   }
 
-  const routes = [
+  const routes: Route[] = [
     route('POST', '/auth/signup', async (req) => {
       parse(emptyQuery, req.query)
       await accounts.signup(parse(signupBody, jsonBody(req)), req.remoteAddress)

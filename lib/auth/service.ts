@@ -14,7 +14,7 @@ export interface AuthService {
   /** The routes under basePath, scoped to basePath, for hapiPlugin, createNodeListener() or createFetchHandler(). */
   readonly routeTable: RouteTable
   /** routeTable.routes. */
-  readonly routes: readonly Route[]
+  readonly routes: Route[]
   /** Creates the system user at level hush if absent, or restores an existing one's level to hush and applies a changed adminPassword. */
   ensureSystemUser (): Promise<SystemUserResult>
 }

@@ -78,7 +78,7 @@ export interface Proxy {
    */
   routeTable: RouteTable
   /** routeTable.routes. */
-  routes: readonly Route[]
+  routes: Route[]
   /** The budget the routes share (undefined with `maxBodyBytesInFlight: false`), for metrics. */
   bodyBudget?: BodyBudget
   /** Ready when the upstream credentials are usable and the project is resolved. */

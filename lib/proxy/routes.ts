@@ -20,7 +20,7 @@ function isGoogleClient (req: HandlerRequest): boolean {
     req.headers['x-vendor-api-key'] !== undefined || req.query.key !== undefined
 }
 
-export function proxyRoutes (ctx: ProxyContext): RouteTable {
+export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] } {
   const chatError = createChatErrorResponse(ctx.logger)
   const nativeError = createNativeErrorResponse(ctx.logger)
   // Preflights carry no password and need none.
@@ -53,7 +53,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable {
     }
   }
 
-  const routes = [
+  const routes: Route[] = [
     chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
     chat('OPTIONS', '/v1/chat/completions', preflight),
     chat('GET', '/v1/models', byClient(async req => {

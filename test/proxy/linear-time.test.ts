@@ -15,7 +15,7 @@ const instant: Backend = {
   close: async () => {},
 }
 
-function routeOf (routes: readonly Route[], method: string, path: string): Route {
+function routeOf (routes: Route[], method: string, path: string): Route {
   return routes.find(r => r.method === method && r.path === path) as Route
 }
 

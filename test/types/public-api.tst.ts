@@ -6,13 +6,13 @@ import type { RequestListener } from 'node:http'
 import { describe, expect, test } from 'tstyche'
 import {
   createAuthService, createProxy, createBackend, createEmbeddedStore, createMongoStore, instrumentStore,
-  createNodeListener, createFetchHandler, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError
+  createNodeListener, createFetchHandler, hapiPlugin, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError
 } from 'gatehouse'
 import type {
   Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface, Backend, UpstreamCall, GeminiResponse,
   ReadyState, Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatch, SessionRecord, AttemptCount,
   AccessLevel, AuthServiceOptions, AuthService, AuthEvent, ProxyOptions, Proxy, BackendOptions, ErrorCode, Logger,
-  ProxyObserver, BodyBudget
+  ProxyObserver, BodyBudget, RouteTable, HapiPluginOptions
 } from 'gatehouse'
 
 declare const store: Store
@@ -64,6 +64,17 @@ describe('the handler contract', () => {
     expect(createNodeListener(routes)).type.toBeAssignableTo<RequestListener>()
     expect(createNodeListener).type.toBeCallableWith(routes as readonly Route[])
     expect(createFetchHandler(routes)).type.toBeAssignableTo<(request: Request) => Promise<Response>>()
+  })
+
+  test('a service hands its routes over as a scoped table, which every host and the Hapi plugin take', () => {
+    expect<RouteTable>().type.toBeAssignableFrom<{ scope: string, routes: Route[], errorResponse: (err: unknown) => HandlerResponse }>()
+    expect<RouteTable>().type.not.toBeAssignableFrom<{ routes: Route[] }>()
+    expect(createAuthService({ store }).routeTable).type.toBe<RouteTable>()
+    expect(createProxy().routeTable).type.toBe<RouteTable>()
+    expect(createNodeListener).type.toBeCallableWith([createAuthService({ store }).routeTable, createProxy().routeTable])
+    expect(createFetchHandler).type.toBeCallableWith(createProxy().routeTable)
+    expect<HapiPluginOptions>().type.toBeAssignableFrom<{ tables: RouteTable[] }>()
+    expect(hapiPlugin).type.toHaveProperty('register')
   })
 })
 
