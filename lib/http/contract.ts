@@ -55,9 +55,9 @@ export interface Route {
   maxBytes: number
   /**
    * The route's credential check on the request without its body (method, path, query, headers, remoteAddress;
-   * `body` undefined). Hosts call it first, before they reserve body budget or read a byte of the body, so a
+   * `body` undefined). The serving path (lib/http/serve.ts) calls it first, before it reserves body budget or reads a byte of the body, so a
    * client without credentials holds neither memory nor a place in the budget's queue. It refuses by throwing
-   * (hosts answer errorResponse(err)) or by returning the response to send; undefined lets the request on. The
+   * (answered with errorResponse(err)) or by returning the response to send; undefined lets the request on. The
    * handler still checks for itself (a host may call it directly), which is cheap once this has passed for the
    * same request object. Default none.
    */

@@ -1,5 +1,5 @@
-// Reading a request body up to a size limit and within a deadline, for hosts that hand over a Node stream (the
-// Hapi gateway, node:http, Express without a body parser); the deadline rule is shared with the fetch adapter.
+// Reading a request body up to a size limit and within a deadline: the one body reader of the serving path
+// (lib/http/serve.ts), over a Node stream (Hapi, node:http, Express without a body parser) or a fetch body.
 import { Readable } from 'node:stream'
 import { fail, isGatehouseError } from '../errors.ts'
 
