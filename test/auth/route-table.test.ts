@@ -1,8 +1,5 @@
 import t from 'tap'
-import { createAuthService } from '../../lib/auth/service.ts'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
-import { createFetchHandler } from '../../lib/http/fetch-adapter.ts'
-import { GatehouseError } from '../../lib/errors.ts'
+import { createAuthService, createEmbeddedStore, createFetchHandler, GatehouseError } from '../../lib/index.ts'
 import { CHEAP_ARGON2 } from '../support/auth-harness.ts'
 
 // The accounts table: handlers throw, the serving path maps; the table's scope is its basePath.
