@@ -6,15 +6,8 @@ import { pino } from 'pino'
 import type { DestinationStream, Logger as PinoLogger } from 'pino'
 import type { LogLevel } from './config.ts'
 
-type LogFn = (objOrMsg: unknown, msg?: string) => void
-
-/** The logger shape lib takes: pino-compatible. */
-export interface Logger {
-  debug: LogFn
-  info: LogFn
-  warn: LogFn
-  error: LogFn
-}
+// The logger shape is lib's (one interface); createLogger returns pino's, which has it and more.
+export type { Logger } from '../lib/index.ts'
 
 export const REDACTED = '[redacted]'
 

@@ -1,7 +1,6 @@
 // Saves a whole file atomically and coalesces saves: a crash leaves either the old file or the new
 // one, never a torn one, and many changes made while a write is running share the next write.
-import { open, readdir, rename, rm } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { writeFileAtomically } from '../fs/atomic-write.ts'
 import type { Logger } from '../logger.ts'
 
 export interface FileSaver {
@@ -15,40 +14,6 @@ interface Waiter {
   change: number
   resolve: () => void
   reject: (err: Error) => void
-}
-
-let tempCounter = 0
-
-function tempPrefix (file: string): string {
-  return `${basename(file)}.tmp-`
-}
-
-/** Writes `text` to a temp file beside `file`, fsyncs it, renames it over `file`, then fsyncs the directory. */
-async function writeFileAtomically (file: string, text: string): Promise<void> {
-  const temp = join(dirname(file), `${tempPrefix(file)}${process.pid}-${++tempCounter}`)
-  const handle = await open(temp, 'wx', 0o600)
-  try {
-    await handle.writeFile(text, 'utf8')
-    await handle.sync()
-    await handle.close()
-    await rename(temp, file)
-  } catch (err) {
-    await handle.close().catch(() => {})
-    await rm(temp, { force: true }).catch(() => {})
-    throw err
-  }
-  // The rename is durable only once the directory entry is; some platforms cannot fsync a directory.
-  const dir = await open(dirname(file), 'r').catch(() => undefined)
-  await dir?.sync().catch(() => {})
-  await dir?.close()
-}
-
-/** Removes temp files a killed process left beside `file`; the embedded store is single-process by design. */
-export async function removeStaleTempFiles (file: string): Promise<string[]> {
-  const prefix = tempPrefix(file)
-  const stale = (await readdir(dirname(file))).filter(name => name.startsWith(prefix))
-  await Promise.all(stale.map(name => rm(join(dirname(file), name), { force: true })))
-  return stale
 }
 
 /**
@@ -78,7 +43,7 @@ export function createFileSaver (file: string, render: () => string, logger?: Lo
       let error: Error | undefined
       try {
         const text = render()
-        await writeFileAtomically(file, text)
+        await writeFileAtomically(file, text, 0o600)
         logger?.debug({ file, changes: upTo - written, bytes: Buffer.byteLength(text), ms: Math.round(performance.now() - started) }, 'embedded store saved')
       } catch (err) {
         error = new Error(`Could not save the embedded store data file ${file}: ${(err as Error).message}`, { cause: err })

@@ -3,9 +3,8 @@ import t from 'tap'
 import { startAuthHarness, ADMIN_PASSWORD } from '../support/auth-harness.ts'
 import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
 import type { Reply } from '../support/auth-client.ts'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
-import { createAuthService } from '../../lib/auth/service.ts'
-import type { UserPatch } from '../../lib/store/types.ts'
+import type { UserPatch } from '../../lib/index.ts'
+import { createEmbeddedStore, createAuthService } from '../../lib/index.ts'
 
 const listUsers = (h: AuthHarness, admin: TestUser, extra: Record<string, string | number> = {}): Promise<Reply> =>
   h.call('GET', '/admin/users', { query: { user_id: admin.userId, token: admin.token, ...extra }, headers: { 'user-agent': admin.device } })

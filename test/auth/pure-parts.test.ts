@@ -3,6 +3,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
+import { fail, GatehouseError, createEmbeddedStore } from '../../lib/index.ts'
 import { newToken, tokenDigest, isTokenShaped, newUserId } from '../../lib/auth/tokens.ts'
 import { parse, parseSessionQuery, signupBody, loginBody, userUpdateBody, selfUpdateBody, accessLevelBody, adminQuery, searchQuery, listQuery, sessionQuery, usernameQuery, userStatusBody } from '../../lib/auth/schemas.ts'
 import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
@@ -10,8 +11,6 @@ import { publicUser } from '../../lib/auth/user-view.ts'
 import { resolveOptions } from '../../lib/auth/options.ts'
 import { createPasswordHasher, randomPassword, createGate, defaultHashConcurrency } from '../../lib/auth/passwords.ts'
 import { availableParallelism } from 'node:os'
-import { fail, GatehouseError } from '../../lib/errors.ts'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
 import { CHEAP_ARGON2 } from '../support/auth-harness.ts'
 
 t.test('a session token is 256 random bits as 43 base64url characters', async t => {

@@ -7,9 +7,9 @@ import path from 'node:path'
 import { hash, verify } from '@node-rs/argon2'
 import { startAuthHarness, ADMIN_PASSWORD } from '../support/auth-harness.ts'
 import type { Reply } from '../support/auth-client.ts'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
+import type { Store } from '../../lib/index.ts'
+import { createEmbeddedStore } from '../../lib/index.ts'
 import { tokenDigest } from '../../lib/auth/tokens.ts'
-import type { Store } from '../../lib/store/types.ts'
 
 const OWASP = { memoryCost: 19456, timeCost: 2, parallelism: 1 }
 

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { startGateway, spawnGateway, testStore, ROOT } from '../support/gateway.ts'
 import { startFakeUpstream, streamReply, geminiResponse } from '../support/fake-upstream.ts'
 import { authClient } from '../support/auth-client.ts'
-import type { Route, HandlerResponse } from '../../lib/http/contract.ts'
+import type { Route, HandlerResponse } from '../../lib/index.ts'
 
 const ADMIN = { AUTH_ADMIN_PASSWORD: 'admin-password' }
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))

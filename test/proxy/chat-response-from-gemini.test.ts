@@ -1,10 +1,10 @@
 import t from 'tap'
+import { fail } from '../../lib/index.ts'
 import { mapFinishReason, toChatCompletion, toUsage } from '../../lib/proxy/chat/response-from-gemini.ts'
 import { chatCompletionStream } from '../../lib/proxy/chat/stream.ts'
 import { KEEPALIVE, eventStream } from '../../lib/proxy/routes-stream.ts'
 import { nativeEventStream } from '../../lib/proxy/native/stream.ts'
 import { thoughtSignatureOf } from '../../lib/proxy/chat/tool-call-ids.ts'
-import { fail } from '../../lib/errors.ts'
 
 const META = { id: 'chatcmpl-test', created: 1700000000, model: 'gemini-2.5-pro-search' }
 

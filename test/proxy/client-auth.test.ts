@@ -1,9 +1,9 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
+import type { HandlerRequest } from '../../lib/index.ts'
+import { createProxy } from '../../lib/index.ts'
 import { createClientAuth, presentedPasswords } from '../../lib/proxy/access/client-auth.ts'
 import { createPasswordAttempts } from '../../lib/proxy/access/password-attempts.ts'
-import { createProxy } from '../../lib/proxy/create-proxy.ts'
-import type { HandlerRequest } from '../../lib/http/contract.ts'
 
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 

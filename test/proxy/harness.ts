@@ -3,12 +3,10 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Socket } from 'node:net'
-import { createNodeListener } from '../../lib/http/node-adapter.ts'
-import { createProxy } from '../../lib/proxy/create-proxy.ts'
-import type { Proxy, ProxyOptions } from '../../lib/proxy/create-proxy.ts'
-import type { BackendOptions } from '../../lib/proxy/upstream/create-backend.ts'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
+import type { Proxy, ProxyOptions, BackendOptions } from '../../lib/index.ts'
+import { createNodeListener, createProxy } from '../../lib/index.ts'
 
 export const PASSWORD = 'proxy-test-password'
 

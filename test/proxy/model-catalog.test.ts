@@ -1,7 +1,7 @@
 import t from 'tap'
+import { createModelCatalog, DEFAULT_MODELS } from '../../lib/index.ts'
 import { parseModelName } from '../../lib/proxy/models/name.ts'
 import { chatThinking, variantThinking } from '../../lib/proxy/models/thinking.ts'
-import { createModelCatalog, DEFAULT_MODELS } from '../../lib/proxy/models/catalog.ts'
 
 t.test('model names: every suffix is stripped, in any order, and read as a set', async t => {
   const table: Array<[string, string, boolean, string]> = [

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { createProxy } from '../../lib/proxy/create-proxy.ts'
+import { createProxy, GatehouseError } from '../../lib/index.ts'
 
 const AUTH = { authorization: `Bearer ${PASSWORD}` }
 const GOOG = { 'x-goog-api-key': PASSWORD }
@@ -152,8 +152,8 @@ t.test('every proxy route shares one budget of request-body bytes in flight (at 
   const unlimited = createProxy({ password: 'route-table-password', maxBodyBytesInFlight: false })
   t.teardown(() => unlimited.close())
   t.ok(unlimited.routes.every(r => r.bodyBudget === undefined))
-  const busy = proxy.routes[0].errorResponse(new (await import('../../lib/errors.ts')).GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
+  const busy = proxy.routes[0].errorResponse(new GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
   t.match(busy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { type: 'api_error' } } }, 'a request that waited too long gets a 503 the SDKs retry')
-  const nativeBusy = proxy.routes[8].errorResponse(new (await import('../../lib/errors.ts')).GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
+  const nativeBusy = proxy.routes[8].errorResponse(new GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
   t.match(nativeBusy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { code: 503, status: 'UNAVAILABLE' } } })
 })

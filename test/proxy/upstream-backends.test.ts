@@ -1,11 +1,9 @@
 import t from 'tap'
 import type { Test } from 'tap'
-import { createBackend } from '../../lib/proxy/upstream/create-backend.ts'
-import type { BackendOptions } from '../../lib/proxy/upstream/create-backend.ts'
+import type { BackendOptions, Backend, GeminiResponse } from '../../lib/index.ts'
+import { createBackend } from '../../lib/index.ts'
 import { unwrapCodeAssistResponse } from '../../lib/proxy/upstream/code-assist-backend.ts'
 import { createGeminiApiBackend } from '../../lib/proxy/upstream/gemini-api-backend.ts'
-import { countableContents } from '../../lib/proxy/upstream/count-tokens.ts'
-import type { Backend, GeminiResponse } from '../../lib/proxy/upstream/backend.ts'
 import { errorReply, geminiResponse, startFakeUpstream, streamReply } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 import { credentialsObject } from '../support/credentials-files.ts'
@@ -101,19 +99,6 @@ t.test('Code Assist: countTokens sends {request:{model:"models/<base>", contents
 
   await backend.countTokens({ model: 'gemini-2.5-flash', request: { generateContentRequest: { contents: [{ role: 'user', parts: [{ text: 'nested' }] }] } } })
   t.same(fake.last('countTokens')?.body.request.contents, [{ role: 'user', parts: [{ text: 'nested' }] }], 'generateContentRequest form accepted')
-})
-
-t.test('thought parts are made countable the way gemini-cli does it', async t => {
-  t.same(countableContents([
-    { role: 'model', parts: [{ thought: 'old style thought' }, { text: 'a', thought: false }, 'odd'] },
-    'not an object',
-    { role: 'user' },
-  ]), [
-    { role: 'model', parts: [{ text: '[Thought: old style thought]' }, { text: 'a' }, 'odd'] },
-    'not an object',
-    { role: 'user' },
-  ])
-  t.same(countableContents(undefined), [])
 })
 
 t.test('Gemini API: public paths, x-goog-api-key, no envelope, no onboarding', async t => {

@@ -2,8 +2,8 @@
 // file, MongoDB over the stand-in, real MongoDB). Each adapter's *.test.ts calls storeConformance.
 import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
-import { GatehouseError } from '../../lib/errors.ts'
-import type { AccessLevel, SessionRecord, Store, UserRecord } from '../../lib/store/types.ts'
+import type { AccessLevel, SessionRecord, Store, UserRecord } from '../../lib/index.ts'
+import { GatehouseError } from '../../lib/index.ts'
 
 /** Opens a new, empty store and arranges for it to be closed when `t` ends. */
 export type OpenStore = (t: Test) => Promise<Store>

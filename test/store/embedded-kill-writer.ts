@@ -1,7 +1,7 @@
 // Child process for embedded.test.ts: inserts users into the embedded store at the given file forever,
 // printing each id once its insert has resolved. The test kills it with SIGKILL and checks the file.
 import { randomBytes } from 'node:crypto'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
+import { createEmbeddedStore } from '../../lib/index.ts'
 
 const store = await createEmbeddedStore({ file: process.argv[2] })
 for (;;) {

@@ -3,13 +3,11 @@ import { spawn } from 'node:child_process'
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
-import type { EmbeddedStoreOptions } from '../../lib/store/embedded-store.ts'
-import type { Logger } from '../../lib/logger.ts'
-import type { Store } from '../../lib/store/types.ts'
 import type { Test } from 'tap'
 import { makeSession, makeUser, storeConformance } from './conformance.ts'
 import type { OpenStore } from './conformance.ts'
+import type { EmbeddedStoreOptions, Logger, Store } from '../../lib/index.ts'
+import { createEmbeddedStore } from '../../lib/index.ts'
 
 const HOUR = 60 * 60 * 1000
 

@@ -1,7 +1,6 @@
 import t from 'tap'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
-import { instrumentStore } from '../../lib/store/instrument-store.ts'
 import { makeSession, makeUser, storeConformance } from './conformance.ts'
+import { createEmbeddedStore, instrumentStore } from '../../lib/index.ts'
 
 interface Observation { adapter: string, operation: string, seconds: number, ok: boolean }
 

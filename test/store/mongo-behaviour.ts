@@ -2,9 +2,9 @@
 // MongoDB when MONGODB_URL is set (mongo-real.test.ts), after the shared conformance suite.
 import { MongoClient, ObjectId } from 'mongodb'
 import type { Test } from 'tap'
-import { createMongoStore } from '../../lib/store/mongo-store.ts'
-import type { Store } from '../../lib/store/types.ts'
 import { makeSession, makeUser, storeConformance } from './conformance.ts'
+import type { Store } from '../../lib/index.ts'
+import { createMongoStore } from '../../lib/index.ts'
 
 let databases = 0
 

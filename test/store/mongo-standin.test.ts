@@ -1,8 +1,8 @@
 import t from 'tap'
 import { MongoClient } from 'mongodb'
-import { createMongoStore } from '../../lib/store/mongo-store.ts'
 import { startMongoStandIn } from '../support/mongo-standin.ts'
 import { mongoStoreSuite } from './mongo-behaviour.ts'
+import { createMongoStore } from '../../lib/index.ts'
 
 t.test('MongoDB store over the wire-protocol stand-in', async t => {
   const standIn = await startMongoStandIn()

@@ -10,8 +10,8 @@ import type { GatewayConfig } from '../../gateway/config.ts'
 import { createGateway } from '../../gateway/server.ts'
 import { createLogger } from '../../gateway/logger.ts'
 import type { Gateway, GatewayOptions } from '../../gateway/server.ts'
-import type { Store } from '../../lib/store/types.ts'
-import { createEmbeddedStore } from '../../lib/store/embedded-store.ts'
+import type { Store } from '../../lib/index.ts'
+import { createEmbeddedStore } from '../../lib/index.ts'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** Node 24 from the repo's own devDependency (the system node may be older). */

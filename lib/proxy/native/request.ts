@@ -13,6 +13,7 @@ import type { ModelName } from '../models/name.ts'
 import { nativeThinking } from '../models/thinking.ts'
 import type { SafetySetting } from '../safety-settings.ts'
 import { declaresFunctions, searchOutcome } from '../search-tools.ts'
+import { countableContents, requestedContents } from '../upstream/count-tokens.ts'
 
 type Json = Record<string, unknown>
 
@@ -74,22 +75,11 @@ export function prepareNativeRequest (body: unknown, model: ModelName, safetySet
 
 /**
  * A countTokens body (`{contents}` or `{generateContentRequest:{contents,...}}`) → `{contents}` for
- * the upstream. Thought parts become plain text and signatures are dropped: countTokens rejects them.
+ * the upstream, cleaned by the rule the backends use (lib/proxy/upstream/count-tokens.ts).
  */
 export function countTokensRequest (body: unknown): GeminiRequest {
   const request = requestObject(body)
-  const contents = request.contents ?? (isObject(request.generateContentRequest) ? request.generateContentRequest.contents : undefined)
+  const contents = requestedContents(request)
   if (!Array.isArray(contents)) throw fail('INVALID_INPUT', 'countTokens needs `contents` or `generateContentRequest.contents`')
-  const cleaned = contents.map(content => {
-    if (!isObject(content) || !Array.isArray(content.parts)) return content
-    const parts = content.parts.flatMap(part => {
-      if (!isObject(part)) return [part]
-      const { thought, thoughtSignature, ...rest } = part
-      void thoughtSignature
-      if (thought === true) return typeof rest.text === 'string' && rest.text !== '' ? [{ text: rest.text }] : []
-      return Object.keys(rest).length > 0 ? [rest] : []
-    })
-    return { ...content, parts }
-  }).filter(content => !isObject(content) || !Array.isArray(content.parts) || content.parts.length > 0)
-  return { contents: cleaned }
+  return { contents: countableContents(contents) }
 }

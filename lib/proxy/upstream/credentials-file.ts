@@ -1,9 +1,7 @@
 // Writing a credentials file back: atomically (temp file, fsync, rename) so a crash never leaves a
 // torn file, one write at a time, only when the content changed, and never failing the request that
 // caused it (a read-only mount just turns write-back off).
-import { open, rename, unlink } from 'node:fs/promises'
-import { randomBytes } from 'node:crypto'
-import path from 'node:path'
+import { writeFileAtomically } from '../../fs/atomic-write.ts'
 import type { Logger } from '../../logger.ts'
 
 export interface CredentialsFileWriter {
@@ -37,22 +35,11 @@ export function createCredentialsFileWriter (file: string, options: CredentialsF
   async function writeNow (text: string): Promise<void> {
     if (disabled || text === onDisk) return
     if (safeParse(text) === safeParse(onDisk)) return
-    const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
     try {
-      const handle = await open(tmp, 'wx', mode)
-      try {
-        await handle.chmod(mode)
-        await handle.writeFile(text, 'utf8')
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      await rename(tmp, file)
+      await writeFileAtomically(file, text, mode)
       onDisk = text
-      await syncDirectory(path.dirname(file))
       logger.debug({ file }, 'Saved refreshed upstream credentials')
     } catch (err) {
-      await unlink(tmp).catch(() => {})
       const code = (err as { code?: string }).code ?? 'unknown'
       if (READ_ONLY.has(code)) {
         disabled = true
@@ -82,16 +69,4 @@ function safeParse (text: string): string | undefined {
   } catch {
     return undefined
   }
-}
-
-// The rename is durable only once the directory entry is on disk; some filesystems refuse, which is fine.
-async function syncDirectory (dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r')
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-  } catch {}
 }
