@@ -457,6 +457,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
         const end = checkedDate(expiresAt, 'expiresAt')
         // One atomic pipeline update: drop expired leases (and this one's old entry), then add this lease
         // only while fewer than `limit` others are live. Whether it went in is read from the result.
+        // ($ifNull: on a new document MongoDB's $max skips the missing field, but the test stand-in does not.)
         const doc = await retryDuplicateUpsert(() => leases.findOneAndUpdate(
           { _id: id },
           [
@@ -474,7 +475,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
                     },
                   },
                 },
-                expiresAt: { $max: ['$expiresAt', end] },
+                expiresAt: { $max: [{ $ifNull: ['$expiresAt', end] }, end] },
               },
             },
           ],
@@ -498,7 +499,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
                   in: { $cond: [{ $eq: ['$$this.id', { $literal: lease }] }, { id: '$$this.id', exp: end }, '$$this'] },
                 },
               },
-              expiresAt: { $max: ['$expiresAt', end] },
+              expiresAt: { $max: [{ $ifNull: ['$expiresAt', end] }, end] },
             },
           }],
         )
