@@ -234,7 +234,7 @@ describe('the storage port', () => {
     expect<(userId: string, limits: UserLimits) => Promise<void>>().type.toBeAssignableTo<LimitStore['set']>()
     expect<(userId: string) => Promise<boolean>>().type.toBeAssignableTo<LimitStore['clear']>()
     expect<UserLimits>().type.toBeAssignableFrom<{ rpm: number, tpm: null }>()
-    expect<UserLimits>().type.toBeAssignableFrom<{}>()
+    expect<UserLimits>().type.toBeAssignableFrom<{ tokensPerDay: number, concurrent: null }>()
     expect<(key: string, windowStart: Date, amount: number, expiresAt: Date) => Promise<number>>().type.toBeAssignableTo<CounterStore['add']>()
     expect<(key: string, windowStart: Date) => Promise<number>>().type.toBeAssignableTo<CounterStore['get']>()
     expect<(key: string, leaseId: string, limit: number, now: Date, expiresAt: Date) => Promise<boolean>>().type.toBeAssignableTo<LeaseStore['acquire']>()
