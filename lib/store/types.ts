@@ -113,7 +113,7 @@ export interface KeyStore {
   deleteForUser (userId: string, keyId: string): Promise<boolean>
   /** Removes every key of the user; returns how many went. */
   deleteAllForUser (userId: string): Promise<number>
-  /** Records a use; lastUsedAt only moves forward. An unknown keyId is ignored. */
+  /** Records a use; lastUsedAt only moves forward. An unknown keyId is ignored. Each touch is a write (a file save on the embedded store): callers touch coarsely. */
   touch (keyId: string, lastUsedAt: Date): Promise<void>
 }
 
