@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import { GatehouseError } from '../../lib/errors.ts'
 import { createHash } from 'node:crypto'
-import type { AccessLevel, NewKeyRecord, SessionRecord, Store, UsageRecord, UserRecord } from '../../lib/store/types.ts'
+import type { AccessLevel, NewKeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserRecord } from '../../lib/store/types.ts'
 
 /** Opens a new, empty store and arranges for it to be closed when `t` ends. */
 export type OpenStore = (t: Test) => Promise<Store>
@@ -421,6 +421,9 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.same(await store.limits.get(userId), { rpm: 60, tpm: null, concurrent: 0 }, 'null lifts a limit, absent keeps the level\'s')
     await store.limits.set(userId, { tokensPerDay: 1_000_000 })
     t.same(await store.limits.get(userId), { tokensPerDay: 1_000_000 }, 'set replaces the whole override')
+    await store.limits.set(newId(), { rpm: 5, $where: 'sleep(1000)', extra: 1 } as UserLimits)
+    await store.limits.set(userId, { tokensPerDay: 1_000_000, $where: 'sleep(1000)' } as UserLimits)
+    t.same(await store.limits.get(userId), { tokensPerDay: 1_000_000 }, 'unknown fields are not stored')
     t.equal(await store.limits.get(newId()), null, 'other users are untouched')
     await t.rejects(store.limits.set(userId, { rpm: -1 }), TypeError)
     await t.rejects(store.limits.set(userId, { rpm: 1.5 }), TypeError)

@@ -327,3 +327,20 @@ t.test('sessions and attempt windows long past their end are dropped', async t =
   const json = await readJson(file)
   t.same([json.sessions.length, json.users.length], [0, 1], 'and gone from the file; users stay')
 })
+
+t.test('rate windows past their expiry and expired leases are dropped from memory', async t => {
+  let now = Date.parse('2026-05-01T00:00:00.000Z')
+  const store = await openAt(t, { now: () => new Date(now) })
+  const minute = new Date(now)
+  await store.counters.add('rpm:u1', minute, 4, new Date(now + 2 * 60_000))
+  await store.counters.add('rpm:u1', new Date(now + 60_000), 1, new Date(now + 3 * 60_000))
+  await store.leases.acquire('conc:u1', 'a', 1, minute, new Date(now + 30_000))
+  now += 2 * 60_000 + 1
+  await store.limits.set('u1', { rpm: 1 })
+  t.equal(await store.counters.get('rpm:u1', minute), 0, 'the expired window is gone')
+  t.equal(await store.counters.get('rpm:u1', new Date(minute.getTime() + 60_000)), 1, 'the live one stays')
+  t.equal(await store.leases.count('conc:u1', minute), 0, 'the expired lease is gone, even counted at an earlier time')
+  now += 2 * 60_000
+  await store.limits.clear('u1')
+  t.equal(await store.counters.get('rpm:u1', new Date(minute.getTime() + 60_000)), 0)
+})
