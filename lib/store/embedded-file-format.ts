@@ -2,7 +2,8 @@
 // Reading checks every field, so a hand-edited or damaged file stops start-up instead of
 // loading half a database that the next save would then write back.
 import { ACCESS_LEVELS } from './types.ts'
-import type { AccessLevel, AttemptCount, SessionRecord, UserRecord } from './types.ts'
+import { checkedLimits, checkedUsage } from './record-checks.ts'
+import type { AccessLevel, AttemptCount, KeyRecord, SessionRecord, UsageRecord, UserLimits, UserRecord } from './types.ts'
 
 const FILE_FORMAT = 'gatehouse-embedded-store'
 const FILE_VERSION = 1
@@ -11,10 +12,18 @@ export interface StoredAttempt extends AttemptCount {
   key: string
 }
 
+export interface StoredLimits {
+  userId: string
+  limits: UserLimits
+}
+
 export interface EmbeddedData {
   users: UserRecord[]
   sessions: SessionRecord[]
   attempts: StoredAttempt[]
+  keys: KeyRecord[]
+  limits: StoredLimits[]
+  usage: UsageRecord[]
 }
 
 export function encodeStoreFile (data: EmbeddedData): string {
@@ -24,6 +33,14 @@ export function encodeStoreFile (data: EmbeddedData): string {
     users: data.users.map(u => ({ ...u, dateJoined: u.dateJoined.toISOString() })),
     sessions: data.sessions.map(s => ({ ...s, createdAt: s.createdAt.toISOString(), expiresAt: s.expiresAt.toISOString() })),
     attempts: data.attempts.map(a => ({ key: a.key, count: a.count, resetAt: a.resetAt.toISOString() })),
+    keys: data.keys.map(k => ({
+      ...k,
+      createdAt: k.createdAt.toISOString(),
+      expiresAt: k.expiresAt?.toISOString() ?? null,
+      lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    })),
+    limits: data.limits,
+    usage: data.usage,
   }, null, 2) + '\n'
 }
 
@@ -44,12 +61,20 @@ export function decodeStoreFile (text: string): EmbeddedData {
     users: arrayAt(top, 'users').map((v, i) => readUser(objectAt(v, `users[${i}]`), `users[${i}]`)),
     sessions: arrayAt(top, 'sessions').map((v, i) => readSession(objectAt(v, `sessions[${i}]`), `sessions[${i}]`)),
     attempts: arrayAt(top, 'attempts').map((v, i) => readAttempt(objectAt(v, `attempts[${i}]`), `attempts[${i}]`)),
+    // Absent in files written before keys, limits and usage existed.
+    keys: optionalArrayAt(top, 'keys').map((v, i) => readKey(objectAt(v, `keys[${i}]`), `keys[${i}]`)),
+    limits: optionalArrayAt(top, 'limits').map((v, i) => readLimits(objectAt(v, `limits[${i}]`), `limits[${i}]`)),
+    usage: optionalArrayAt(top, 'usage').map((v, i) => readUsage(objectAt(v, `usage[${i}]`), `usage[${i}]`)),
   }
   assertUnique(data.users.map(u => u.id), 'users', 'id')
   assertUnique(data.users.map(u => u.usernameKey), 'users', 'usernameKey')
   assertUnique(data.sessions.map(s => s.tokenHash), 'sessions', 'tokenHash')
   assertUnique(data.sessions.map(s => `${s.userId}\n${s.device}`), 'sessions', 'userId and device')
   assertUnique(data.attempts.map(a => a.key), 'attempts', 'key')
+  assertUnique(data.keys.map(k => k.keyId), 'keys', 'keyId')
+  assertUnique(data.keys.map(k => k.digest), 'keys', 'digest')
+  assertUnique(data.limits.map(l => l.userId), 'limits', 'userId')
+  assertUnique(data.usage.map(r => JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface])), 'usage', 'day, userId, keyId, model and surface')
   return data
 }
 
@@ -90,6 +115,38 @@ function readAttempt (o: Record<string, unknown>, where: string): StoredAttempt 
   return { key: stringAt(o, 'key', where), count, resetAt: dateAt(o, 'resetAt', where) }
 }
 
+function readKey (o: Record<string, unknown>, where: string): KeyRecord {
+  const models = o.models
+  if (models !== null && (!Array.isArray(models) || models.some(m => typeof m !== 'string'))) throw new Error(`${where}.models is not null or an array of strings`)
+  return {
+    keyId: stringAt(o, 'keyId', where),
+    userId: stringAt(o, 'userId', where),
+    name: stringAt(o, 'name', where),
+    digest: stringAt(o, 'digest', where),
+    prefix: stringAt(o, 'prefix', where),
+    createdAt: dateAt(o, 'createdAt', where),
+    expiresAt: o.expiresAt === null ? null : dateAt(o, 'expiresAt', where),
+    lastUsedAt: o.lastUsedAt === null ? null : dateAt(o, 'lastUsedAt', where),
+    models: models === null ? null : [...models as string[]],
+  }
+}
+
+function readLimits (o: Record<string, unknown>, where: string): StoredLimits {
+  try {
+    return { userId: stringAt(o, 'userId', where), limits: checkedLimits(objectAt(o.limits, `${where}.limits`)) }
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+function readUsage (o: Record<string, unknown>, where: string): UsageRecord {
+  try {
+    return checkedUsage(o as unknown as UsageRecord)
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
 function objectAt (value: unknown, where: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where} is not an object`)
   return value as Record<string, unknown>
@@ -99,6 +156,10 @@ function arrayAt (o: Record<string, unknown>, field: string): unknown[] {
   const value = o[field]
   if (!Array.isArray(value)) throw new Error(`"${field}" is not an array`)
   return value
+}
+
+function optionalArrayAt (o: Record<string, unknown>, field: string): unknown[] {
+  return o[field] === undefined ? [] : arrayAt(o, field)
 }
 
 function stringAt (o: Record<string, unknown>, field: string, where: string): string {

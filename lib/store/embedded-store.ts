@@ -12,7 +12,8 @@ import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
 import type { EmbeddedData } from './embedded-file-format.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import type { AttemptCount, SessionRecord, Store, UserPatch, UserRecord } from './types.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import type { AttemptCount, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface EmbeddedStoreOptions {
   /** JSON file loaded at start and saved on every change; its directory is created if missing. Default: none (memory only, lost on exit). */
@@ -48,6 +49,26 @@ function copyAttempt (a: AttemptCount): AttemptCount {
   return { count: a.count, resetAt: new Date(a.resetAt) }
 }
 
+function copyKey (k: KeyRecord): KeyRecord {
+  return {
+    ...k,
+    createdAt: new Date(k.createdAt),
+    expiresAt: k.expiresAt === null ? null : new Date(k.expiresAt),
+    lastUsedAt: k.lastUsedAt === null ? null : new Date(k.lastUsedAt),
+    models: k.models === null ? null : [...k.models],
+  }
+}
+
+function usageKey (r: UsageRecord): string {
+  return JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface])
+}
+
+function byCreatedThenKeyId (a: KeyRecord, b: KeyRecord): number {
+  const byDate = a.createdAt.getTime() - b.createdAt.getTime()
+  if (byDate !== 0) return byDate
+  return a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0
+}
+
 function byJoinDateThenId (a: UserRecord, b: UserRecord): number {
   const byDate = a.dateJoined.getTime() - b.dateJoined.getTime()
   if (byDate !== 0) return byDate
@@ -66,6 +87,17 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   /** userId -> device -> tokenHash */
   const sessionsByUser = new Map<string, Map<string, string>>()
   const attempts = new Map<string, AttemptCount>()
+  const keys = new Map<string, KeyRecord>()
+  const keyIdByDigest = new Map<string, string>()
+  const limits = new Map<string, UserLimits>()
+  const usage = new Map<string, UsageRecord>()
+  // Counters and leases live in memory only: they guard a single process's traffic over minutes, a restart
+  // ends every request holding a lease, and saving the file on every proxied call would cost more than the
+  // call. A restart therefore starts every rate window (the day's token count included) afresh.
+  /** key -> windowStart ms -> window */
+  const counters = new Map<string, Map<number, { total: number, expiresAt: number }>>()
+  /** key -> leaseId -> expiry ms */
+  const leases = new Map<string, Map<string, number>>()
   let lastSweep = 0
   let closed = false
   let saver: FileSaver | undefined
@@ -83,6 +115,38 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       sessionsByUser.set(s.userId, devices)
     }
     devices.set(s.device, s.tokenHash)
+  }
+
+  function addKey (k: KeyRecord): void {
+    keys.set(k.keyId, k)
+    keyIdByDigest.set(k.digest, k.keyId)
+  }
+
+  function removeKey (keyId: string): boolean {
+    const k = keys.get(keyId)
+    if (k === undefined) return false
+    keys.delete(keyId)
+    keyIdByDigest.delete(k.digest)
+    return true
+  }
+
+  function addUsage (r: UsageRecord): void {
+    const id = usageKey(r)
+    const row = usage.get(id)
+    if (row === undefined) {
+      usage.set(id, { ...r })
+      return
+    }
+    for (const field of USAGE_COUNTS) row[field] += r[field]
+  }
+
+  /** The live leases of `key` at `now`, expired ones dropped. */
+  function liveLeases (key: string, now: number): Map<string, number> | undefined {
+    const held = leases.get(key)
+    if (held === undefined) return undefined
+    for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id)
+    if (held.size === 0) leases.delete(key)
+    return held.size === 0 ? undefined : held
   }
 
   function removeSession (tokenHash: string): boolean {
@@ -106,6 +170,11 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const [key, a] of attempts) {
       if (a.resetAt.getTime() + ATTEMPT_RETENTION_SECONDS * 1000 <= now) attempts.delete(key)
     }
+    for (const [key, windows] of counters) {
+      for (const [start, w] of windows) if (w.expiresAt <= now) windows.delete(start)
+      if (windows.size === 0) counters.delete(key)
+    }
+    for (const key of [...leases.keys()]) liveLeases(key, now)
   }
 
   function snapshot (): EmbeddedData {
@@ -113,6 +182,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       users: [...users.values()],
       sessions: [...sessions.values()],
       attempts: [...attempts].map(([key, a]) => ({ key, count: a.count, resetAt: a.resetAt })),
+      keys: [...keys.values()],
+      limits: [...limits].map(([userId, l]) => ({ userId, limits: l })),
+      usage: [...usage.values()],
     }
   }
 
@@ -133,6 +205,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const u of data?.users ?? []) addUser(u)
     for (const s of data?.sessions ?? []) addSession(s)
     for (const a of data?.attempts ?? []) attempts.set(a.key, { count: a.count, resetAt: a.resetAt })
+    for (const k of data?.keys ?? []) addKey(k)
+    for (const l of data?.limits ?? []) limits.set(l.userId, l.limits)
+    for (const r of data?.usage ?? []) addUsage(r)
     sweep()
     saver = createFileSaver(file, () => encodeStoreFile(snapshot()), options.logger)
     // A new file is written now, so a path that cannot be written fails at start, not at the first sign-up.
@@ -269,6 +344,174 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         let removed = false
         for (const key of attempts.keys()) if (key.startsWith(prefix) && attempts.delete(key)) removed = true
         if (removed) await commit()
+      },
+    },
+
+    keys: {
+      async create (key) {
+        const record: KeyRecord = { ...checkedKey(key), lastUsedAt: null }
+        beginChange()
+        if (keys.has(record.keyId)) throw new Error(`A key with id ${record.keyId} already exists`)
+        if (keyIdByDigest.has(record.digest)) throw new Error('This key digest already belongs to another key')
+        addKey(record)
+        await commit()
+      },
+
+      async findByDigest (digest) {
+        const keyId = keyIdByDigest.get(text(digest, 'digest'))
+        return keyId === undefined ? null : copyKey(keys.get(keyId)!)
+      },
+
+      async get (keyId) {
+        const k = keys.get(text(keyId, 'keyId'))
+        return k === undefined ? null : copyKey(k)
+      },
+
+      async listByUser (userId) {
+        text(userId, 'userId')
+        return [...keys.values()].filter(k => k.userId === userId).sort(byCreatedThenKeyId).map(copyKey)
+      },
+
+      async delete (keyId) {
+        text(keyId, 'keyId')
+        beginChange()
+        if (!removeKey(keyId)) return false
+        await commit()
+        return true
+      },
+
+      async deleteForUser (userId, keyId) {
+        text(userId, 'userId')
+        text(keyId, 'keyId')
+        beginChange()
+        if (keys.get(keyId)?.userId !== userId) return false
+        removeKey(keyId)
+        await commit()
+        return true
+      },
+
+      async deleteAllForUser (userId) {
+        text(userId, 'userId')
+        beginChange()
+        const doomed = [...keys.values()].filter(k => k.userId === userId)
+        for (const k of doomed) removeKey(k.keyId)
+        if (doomed.length > 0) await commit()
+        return doomed.length
+      },
+
+      async touch (keyId, lastUsedAt) {
+        const at = checkedDate(lastUsedAt, 'lastUsedAt')
+        const k = keys.get(text(keyId, 'keyId'))
+        if (k === undefined || (k.lastUsedAt !== null && k.lastUsedAt >= at)) return
+        beginChange()
+        k.lastUsedAt = new Date(at)
+        await commit()
+      },
+    },
+
+    limits: {
+      async get (userId) {
+        const l = limits.get(text(userId, 'userId'))
+        return l === undefined ? null : { ...l }
+      },
+
+      async set (userId, override) {
+        text(userId, 'userId')
+        const record = checkedLimits(override)
+        beginChange()
+        limits.set(userId, record)
+        await commit()
+      },
+
+      async clear (userId) {
+        text(userId, 'userId')
+        beginChange()
+        if (!limits.delete(userId)) return false
+        await commit()
+        return true
+      },
+    },
+
+    counters: {
+      async add (key, windowStart, amount, expiresAt) {
+        text(key, 'key')
+        const start = checkedDate(windowStart, 'windowStart').getTime()
+        const add = checkedAmount(amount)
+        const end = checkedDate(expiresAt, 'expiresAt').getTime()
+        beginChange()
+        let windows = counters.get(key)
+        if (windows === undefined) {
+          windows = new Map()
+          counters.set(key, windows)
+        }
+        const w = windows.get(start) ?? { total: 0, expiresAt: end }
+        w.total += add
+        w.expiresAt = Math.max(w.expiresAt, end)
+        windows.set(start, w)
+        return w.total
+      },
+
+      async get (key, windowStart) {
+        const start = checkedDate(windowStart, 'windowStart').getTime()
+        return counters.get(text(key, 'key'))?.get(start)?.total ?? 0
+      },
+    },
+
+    leases: {
+      async acquire (key, leaseId, limit, now, expiresAt) {
+        text(key, 'key')
+        text(leaseId, 'leaseId')
+        const max = checkedLeaseLimit(limit)
+        const at = checkedDate(now, 'now').getTime()
+        const end = checkedDate(expiresAt, 'expiresAt').getTime()
+        beginChange()
+        const held = liveLeases(key, at) ?? new Map<string, number>()
+        if (!held.has(leaseId) && held.size >= max) return false
+        held.set(leaseId, end)
+        leases.set(key, held)
+        return true
+      },
+
+      async renew (key, leaseId, now, expiresAt) {
+        text(key, 'key')
+        text(leaseId, 'leaseId')
+        const at = checkedDate(now, 'now').getTime()
+        const end = checkedDate(expiresAt, 'expiresAt').getTime()
+        const held = liveLeases(key, at)
+        if (held?.has(leaseId) !== true) return false
+        held.set(leaseId, end)
+        return true
+      },
+
+      async release (key, leaseId) {
+        text(leaseId, 'leaseId')
+        const held = leases.get(text(key, 'key'))
+        held?.delete(leaseId)
+        if (held?.size === 0) leases.delete(key)
+      },
+
+      async count (key, now) {
+        text(key, 'key')
+        return liveLeases(key, checkedDate(now, 'now').getTime())?.size ?? 0
+      },
+    },
+
+    usage: {
+      async record (batch) {
+        if (!Array.isArray(batch)) throw new TypeError('batch must be an array')
+        const records = batch.map(checkedUsage)
+        if (records.length === 0) return
+        beginChange()
+        for (const r of records) addUsage(r)
+        await commit()
+      },
+
+      async query (q) {
+        const { from, to, userId } = checkedUsageQuery(q)
+        return [...usage.values()]
+          .filter(r => r.day >= from && r.day <= to && (userId === undefined || r.userId === userId))
+          .map(r => ({ ...r }))
+          .sort(compareUsage)
       },
     },
 

@@ -23,7 +23,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       }
     }
   }
-  const { users, sessions, attempts } = store
+  const { users, sessions, attempts, keys, limits, counters, leases, usage } = store
 
   return {
     kind: store.kind,
@@ -48,6 +48,35 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       get: timed('attempts.get', (key, now) => attempts.get(key, now)),
       clear: timed('attempts.clear', key => attempts.clear(key)),
       clearPrefix: timed('attempts.clearPrefix', prefix => attempts.clearPrefix(prefix)),
+    },
+    keys: {
+      create: timed('keys.create', key => keys.create(key)),
+      findByDigest: timed('keys.findByDigest', digest => keys.findByDigest(digest)),
+      get: timed('keys.get', keyId => keys.get(keyId)),
+      listByUser: timed('keys.listByUser', userId => keys.listByUser(userId)),
+      delete: timed('keys.delete', keyId => keys.delete(keyId)),
+      deleteForUser: timed('keys.deleteForUser', (userId, keyId) => keys.deleteForUser(userId, keyId)),
+      deleteAllForUser: timed('keys.deleteAllForUser', userId => keys.deleteAllForUser(userId)),
+      touch: timed('keys.touch', (keyId, lastUsedAt) => keys.touch(keyId, lastUsedAt)),
+    },
+    limits: {
+      get: timed('limits.get', userId => limits.get(userId)),
+      set: timed('limits.set', (userId, override) => limits.set(userId, override)),
+      clear: timed('limits.clear', userId => limits.clear(userId)),
+    },
+    counters: {
+      add: timed('counters.add', (key, windowStart, amount, expiresAt) => counters.add(key, windowStart, amount, expiresAt)),
+      get: timed('counters.get', (key, windowStart) => counters.get(key, windowStart)),
+    },
+    leases: {
+      acquire: timed('leases.acquire', (key, leaseId, limit, now, expiresAt) => leases.acquire(key, leaseId, limit, now, expiresAt)),
+      renew: timed('leases.renew', (key, leaseId, now, expiresAt) => leases.renew(key, leaseId, now, expiresAt)),
+      release: timed('leases.release', (key, leaseId) => leases.release(key, leaseId)),
+      count: timed('leases.count', (key, now) => leases.count(key, now)),
+    },
+    usage: {
+      record: timed('usage.record', batch => usage.record(batch)),
+      query: timed('usage.query', q => usage.query(q)),
     },
     ping: timed('ping', () => store.ping()),
     flush: timed('flush', () => store.flush()),

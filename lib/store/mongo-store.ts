@@ -1,13 +1,16 @@
-// The MongoDB store, on the official driver. Collections: users, sessions, login_attempts.
-// Every query has an index; usernames are unique on their lower-cased key; sessions and attempt
-// windows carry TTL indexes (deletion is lazy, so callers still check expiry on every read).
+// The MongoDB store, on the official driver. Collections: users, sessions, login_attempts, api_keys,
+// user_limits, rate_counters, leases, usage. Every query has an index; usernames are unique on their
+// lower-cased key; sessions, attempt windows, rate windows and lease sets carry TTL indexes (deletion
+// is lazy, so callers still check expiry on every read). Counters, leases and usage change only by
+// single atomic updates, never read-modify-write, so any number of replicas can share them.
 // User-supplied values only ever reach a query as plain strings: each one is checked to be a
 // string, and the search fragment is regex-escaped.
 import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import { ConfigurationError, fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import type { AccessLevel, SessionRecord, Store, UserPatch, UserRecord } from './types.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import type { AccessLevel, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface MongoStoreOptions {
   /** Connection string; used when `client` is not given. */
@@ -33,6 +36,28 @@ interface AttemptDoc {
   resetAt: Date
 }
 
+type KeyDoc = Omit<KeyRecord, 'keyId'> & { _id: string }
+
+interface LimitsDoc extends UserLimits {
+  _id: string
+}
+
+interface CounterDoc {
+  /** The key and the window start, as `${key}@${windowStart ms}`: the last "@" splits them. */
+  _id: string
+  total: number
+  expiresAt: Date
+}
+
+interface LeaseDoc {
+  _id: string
+  leases: Array<{ id: string, exp: Date }>
+  /** The latest expiry among the leases: the TTL drops the document once all have expired. */
+  expiresAt: Date | null
+}
+
+type UsageDoc = UsageRecord & { _id?: ObjectId }
+
 // The driver (with bson) is loaded on first use: it costs about 28 MB of memory that users of the
 // embedded store should not pay just because the library exports both adapters.
 let driver: typeof import('mongodb')
@@ -40,12 +65,6 @@ let driver: typeof import('mongodb')
 const HEX_ID = /^[0-9a-f]{24}$/i
 const DUPLICATE_KEY = 11000
 const UPSERT_TRIES = 3
-
-/** Refuses anything but a string, so an object such as `{ $ne: '' }` can never act as a query operator. */
-function text (value: unknown, name: string): string {
-  if (typeof value !== 'string') throw new TypeError(`${name} must be a string`)
-  return value
-}
 
 function escapeRegex (s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -67,6 +86,41 @@ async function retryDuplicateUpsert<T> (run: () => Promise<T>): Promise<T> {
     } catch (err) {
       if (!isDuplicateKey(err) || attempt >= UPSERT_TRIES) throw err
     }
+  }
+}
+
+function fromKeyDoc (d: KeyDoc): KeyRecord {
+  return {
+    keyId: d._id,
+    userId: d.userId,
+    name: d.name,
+    digest: d.digest,
+    prefix: d.prefix,
+    createdAt: d.createdAt,
+    expiresAt: d.expiresAt ?? null,
+    lastUsedAt: d.lastUsedAt ?? null,
+    models: d.models ?? null,
+  }
+}
+
+function fromUsageDoc (d: UsageDoc): UsageRecord {
+  const row: UsageRecord = { day: d.day, userId: d.userId, keyId: d.keyId ?? null, model: d.model, surface: d.surface, requests: 0, inputTokens: 0, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0, errors4xx: 0, errors5xx: 0 }
+  for (const field of USAGE_COUNTS) row[field] = d[field] ?? 0
+  return row
+}
+
+function counterId (key: string, windowStart: Date): string {
+  return `${text(key, 'key')}@${checkedDate(windowStart, 'windowStart').getTime()}`
+}
+
+/** The leases of the document still live at `now`, other than `leaseId`: an aggregation expression. */
+function otherLiveLeases (leaseId: string, now: Date): object {
+  return {
+    $filter: {
+      input: { $ifNull: ['$leases', []] },
+      // $literal: a lease id starting with "$" is a value, never a field path.
+      cond: { $and: [{ $gt: ['$$this.exp', now] }, { $ne: ['$$this.id', { $literal: leaseId }] }] },
+    },
   }
 }
 
@@ -135,6 +189,23 @@ async function createIndexes (db: Db): Promise<void> {
     db.collection('login_attempts').createIndexes([
       { key: { resetAt: 1 }, expireAfterSeconds: ATTEMPT_RETENTION_SECONDS },
     ]),
+    // Keys are found by _id (keyId), by digest (the proxy's hot path) and by owner.
+    db.collection('api_keys').createIndexes([
+      { key: { digest: 1 }, unique: true },
+      { key: { userId: 1, createdAt: 1 } },
+    ]),
+    // user_limits is read and written by _id (the user id) only.
+    db.collection('rate_counters').createIndexes([
+      { key: { expiresAt: 1 }, expireAfterSeconds: 0 },
+    ]),
+    db.collection('leases').createIndexes([
+      { key: { expiresAt: 1 }, expireAfterSeconds: 0 },
+    ]),
+    db.collection('usage').createIndexes([
+      // Unique, so concurrent first records of one row can never make two.
+      { key: { day: 1, userId: 1, keyId: 1, model: 1, surface: 1 }, unique: true },
+      { key: { userId: 1, day: 1 } },
+    ]),
   ])
 }
 
@@ -157,6 +228,11 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
   const users = db.collection<UserDoc>('users')
   const sessions = db.collection<SessionDoc>('sessions')
   const attempts = db.collection<AttemptDoc>('login_attempts')
+  const keys = db.collection<KeyDoc>('api_keys')
+  const limits = db.collection<LimitsDoc>('user_limits')
+  const counters = db.collection<CounterDoc>('rate_counters')
+  const leases = db.collection<LeaseDoc>('leases')
+  const usage = db.collection<UsageDoc>('usage')
   let closed = false
 
   return {
@@ -287,6 +363,193 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
       async clearPrefix (prefix) {
         // An anchored literal prefix: answered from the _id index.
         await attempts.deleteMany({ _id: { $regex: '^' + escapeRegex(text(prefix, 'prefix')) } })
+      },
+    },
+
+    keys: {
+      async create (key) {
+        const { keyId, ...rest } = checkedKey(key)
+        await keys.insertOne({ _id: keyId, ...rest, lastUsedAt: null })
+      },
+
+      async findByDigest (digest) {
+        const doc = await keys.findOne({ digest: text(digest, 'digest') })
+        return doc === null ? null : fromKeyDoc(doc)
+      },
+
+      async get (keyId) {
+        const doc = await keys.findOne({ _id: text(keyId, 'keyId') })
+        return doc === null ? null : fromKeyDoc(doc)
+      },
+
+      async listByUser (userId) {
+        const docs = await keys.find({ userId: text(userId, 'userId') }, { sort: { createdAt: 1, _id: 1 } }).toArray()
+        return docs.map(fromKeyDoc)
+      },
+
+      async delete (keyId) {
+        const result = await keys.deleteOne({ _id: text(keyId, 'keyId') })
+        return result.deletedCount > 0
+      },
+
+      async deleteForUser (userId, keyId) {
+        const result = await keys.deleteOne({ _id: text(keyId, 'keyId'), userId: text(userId, 'userId') })
+        return result.deletedCount > 0
+      },
+
+      async deleteAllForUser (userId) {
+        const result = await keys.deleteMany({ userId: text(userId, 'userId') })
+        return result.deletedCount
+      },
+
+      async touch (keyId, lastUsedAt) {
+        const at = checkedDate(lastUsedAt, 'lastUsedAt')
+        // $max keeps the latest use whatever order concurrent touches land in (null sorts below any date).
+        await keys.updateOne({ _id: text(keyId, 'keyId') }, { $max: { lastUsedAt: at } })
+      },
+    },
+
+    limits: {
+      async get (userId) {
+        const doc = await limits.findOne({ _id: text(userId, 'userId') })
+        if (doc === null) return null
+        const { _id, ...override } = doc
+        return checkedLimits(override)
+      },
+
+      async set (userId, override) {
+        const id = text(userId, 'userId')
+        await retryDuplicateUpsert(() => limits.replaceOne({ _id: id }, checkedLimits(override), { upsert: true }))
+      },
+
+      async clear (userId) {
+        const result = await limits.deleteOne({ _id: text(userId, 'userId') })
+        return result.deletedCount > 0
+      },
+    },
+
+    counters: {
+      async add (key, windowStart, amount, expiresAt) {
+        const _id = counterId(key, windowStart)
+        const inc = checkedAmount(amount)
+        const end = checkedDate(expiresAt, 'expiresAt')
+        const doc = await retryDuplicateUpsert(() => counters.findOneAndUpdate(
+          { _id },
+          { $inc: { total: inc }, $max: { expiresAt: end } },
+          { upsert: true, returnDocument: 'after' },
+        ))
+        if (doc === null) throw new Error('rate_counters upsert returned no document')
+        return doc.total
+      },
+
+      async get (key, windowStart) {
+        const doc = await counters.findOne({ _id: counterId(key, windowStart) })
+        return doc?.total ?? 0
+      },
+    },
+
+    leases: {
+      async acquire (key, leaseId, limit, now, expiresAt) {
+        const id = text(key, 'key')
+        const lease = text(leaseId, 'leaseId')
+        const max = checkedLeaseLimit(limit)
+        const at = checkedDate(now, 'now')
+        const end = checkedDate(expiresAt, 'expiresAt')
+        // One atomic pipeline update: drop expired leases (and this one's old entry), then add this lease
+        // only while fewer than `limit` others are live. Whether it went in is read from the result.
+        // ($ifNull: on a new document MongoDB's $max skips the missing field, but the test stand-in does not.)
+        const doc = await retryDuplicateUpsert(() => leases.findOneAndUpdate(
+          { _id: id },
+          [
+            {
+              $set: {
+                leases: {
+                  $let: {
+                    vars: { live: otherLiveLeases(lease, at) },
+                    in: {
+                      $cond: [
+                        { $lt: [{ $size: '$$live' }, max] },
+                        { $concatArrays: ['$$live', [{ id: { $literal: lease }, exp: end }]] },
+                        '$$live',
+                      ],
+                    },
+                  },
+                },
+                expiresAt: { $max: [{ $ifNull: ['$expiresAt', end] }, end] },
+              },
+            },
+          ],
+          { upsert: true, returnDocument: 'after' },
+        ))
+        if (doc === null) throw new Error('leases upsert returned no document')
+        return doc.leases.some(l => l.id === lease && l.exp.getTime() === end.getTime())
+      },
+
+      async renew (key, leaseId, now, expiresAt) {
+        const lease = text(leaseId, 'leaseId')
+        const at = checkedDate(now, 'now')
+        const end = checkedDate(expiresAt, 'expiresAt')
+        const result = await leases.updateOne(
+          { _id: text(key, 'key'), leases: { $elemMatch: { id: lease, exp: { $gt: at } } } },
+          [{
+            $set: {
+              leases: {
+                $map: {
+                  input: '$leases',
+                  in: { $cond: [{ $eq: ['$$this.id', { $literal: lease }] }, { id: '$$this.id', exp: end }, '$$this'] },
+                },
+              },
+              expiresAt: { $max: [{ $ifNull: ['$expiresAt', end] }, end] },
+            },
+          }],
+        )
+        return result.matchedCount > 0
+      },
+
+      async release (key, leaseId) {
+        const lease = text(leaseId, 'leaseId')
+        await leases.updateOne({ _id: text(key, 'key') }, { $pull: { leases: { id: lease } } })
+      },
+
+      async count (key, now) {
+        const at = checkedDate(now, 'now')
+        const doc = await leases.findOne({ _id: text(key, 'key') })
+        return doc?.leases.filter(l => l.exp > at).length ?? 0
+      },
+    },
+
+    usage: {
+      async record (batch) {
+        if (!Array.isArray(batch)) throw new TypeError('batch must be an array')
+        let pending = batch.map(checkedUsage)
+        for (let attempt = 1; pending.length > 0; attempt++) {
+          const ops = pending.map(r => ({
+            updateOne: {
+              filter: { day: r.day, userId: r.userId, keyId: r.keyId, model: r.model, surface: r.surface },
+              update: { $inc: Object.fromEntries(USAGE_COUNTS.map(field => [field, r[field]])) },
+              upsert: true,
+            },
+          }))
+          try {
+            await usage.bulkWrite(ops, { ordered: false })
+            return
+          } catch (err) {
+            // Concurrent first records of one row race to insert; only the losers (E11000) are sent again,
+            // so no record is counted twice.
+            if (!(err instanceof driver.MongoBulkWriteError) || attempt >= UPSERT_TRIES) throw err
+            const failed = err.writeErrors as Array<{ index: number, code: number }> | { index: number, code: number }
+            const list = Array.isArray(failed) ? failed : [failed]
+            if (list.some(e => e.code !== DUPLICATE_KEY)) throw err
+            pending = list.map(e => pending[e.index])
+          }
+        }
+      },
+
+      async query (q) {
+        const { from, to, userId } = checkedUsageQuery(q)
+        const filter = userId === undefined ? { day: { $gte: from, $lte: to } } : { userId, day: { $gte: from, $lte: to } }
+        const docs = await usage.find(filter, { projection: { _id: 0 } }).toArray()
+        return docs.map(fromUsageDoc).sort(compareUsage)
       },
     },
 

@@ -77,12 +77,145 @@ export interface AttemptStore {
   clearPrefix (prefix: string): Promise<void>
 }
 
+export interface KeyRecord {
+  /** The key's public identifier (callers choose it; unique). */
+  keyId: string
+  /** The owner's user id. */
+  userId: string
+  name: string
+  /** SHA-256 hex digest of the secret; the secret itself is never stored. Unique. */
+  digest: string
+  /** The first characters of the secret, shown so a user can tell keys apart. */
+  prefix: string
+  createdAt: Date
+  /** null: never expires. */
+  expiresAt: Date | null
+  /** null: never used (set by touch, coarsely). */
+  lastUsedAt: Date | null
+  /** Model-name patterns that narrow the owner's policy; null: no narrowing. */
+  models: string[] | null
+}
+
+/** What create takes: a key is never used before it exists. */
+export type NewKeyRecord = Omit<KeyRecord, 'lastUsedAt'>
+
+export interface KeyStore {
+  /** Throws when the keyId or the digest is already held (of concurrent creates of one, exactly one wins). */
+  create (key: NewKeyRecord): Promise<void>
+  /** The proxy's hot path: one indexed lookup. Expired keys are returned too (callers check expiresAt). */
+  findByDigest (digest: string): Promise<KeyRecord | null>
+  get (keyId: string): Promise<KeyRecord | null>
+  /** The user's keys ordered by createdAt, then keyId. */
+  listByUser (userId: string): Promise<KeyRecord[]>
+  /** Returns true when a key was removed. */
+  delete (keyId: string): Promise<boolean>
+  /** Removes the key only when `userId` owns it: another user's key is not found (false). */
+  deleteForUser (userId: string, keyId: string): Promise<boolean>
+  /** Removes every key of the user; returns how many went. */
+  deleteAllForUser (userId: string): Promise<number>
+  /** Records a use; lastUsedAt only moves forward. An unknown keyId is ignored. Each touch is a write (a file save on the embedded store): callers touch coarsely. */
+  touch (keyId: string, lastUsedAt: Date): Promise<void>
+}
+
+/**
+ * A user's limits, overriding their access level's: an absent field keeps the level's limit, a number
+ * replaces it, null lifts it (unlimited). Numbers are non-negative safe integers.
+ */
+export interface UserLimits {
+  /** Requests per minute. */
+  rpm?: number | null
+  /** Tokens per minute. */
+  tpm?: number | null
+  /** Tokens per UTC day. */
+  tokensPerDay?: number | null
+  /** Requests in flight at once. */
+  concurrent?: number | null
+}
+
+export interface LimitStore {
+  /** The user's override, or null when none is set. */
+  get (userId: string): Promise<UserLimits | null>
+  /** Replaces the user's whole override. Throws TypeError for a value that is not a non-negative safe integer or null. */
+  set (userId: string, limits: UserLimits): Promise<void>
+  /** Returns true when an override was removed. */
+  clear (userId: string): Promise<boolean>
+}
+
+export interface CounterStore {
+  /**
+   * Adds `amount` (a safe integer) to the fixed window of `key` starting at `windowStart` and returns the
+   * window's new total, atomically (concurrent adds from any number of store instances all count).
+   * The window may be dropped once `expiresAt` has passed (the latest expiresAt given wins).
+   */
+  add (key: string, windowStart: Date, amount: number, expiresAt: Date): Promise<number>
+  /** The window's total; 0 when none. */
+  get (key: string, windowStart: Date): Promise<number>
+}
+
+export interface LeaseStore {
+  /**
+   * Takes one of `limit` concurrency slots of `key` for `leaseId` until `expiresAt`; false when `limit` leases
+   * live at `now` are held by others. Leases past their expiry never count, so a crashed holder leaks nothing.
+   * Acquiring a lease already held renews it. Atomic across store instances.
+   */
+  acquire (key: string, leaseId: string, limit: number, now: Date, expiresAt: Date): Promise<boolean>
+  /** Extends a lease live at `now`; false when it is unknown, released or expired. */
+  renew (key: string, leaseId: string, now: Date, expiresAt: Date): Promise<boolean>
+  /** Frees the slot; an unknown lease is ignored. */
+  release (key: string, leaseId: string): Promise<void>
+  /** Leases of `key` live at `now`. */
+  count (key: string, now: Date): Promise<number>
+}
+
+export interface UsageRecord {
+  /** UTC day, YYYY-MM-DD. */
+  day: string
+  userId: string
+  /** null: the call was not made with a user key. */
+  keyId: string | null
+  /** The model's base name. */
+  model: string
+  /** The proxy surface, e.g. 'openai' or 'gemini'. */
+  surface: string
+  requests: number
+  inputTokens: number
+  outputTokens: number
+  thinkingTokens: number
+  cachedTokens: number
+  errors4xx: number
+  errors5xx: number
+}
+
+export interface UsageQuery {
+  /** First UTC day, YYYY-MM-DD, inclusive. */
+  from: string
+  /** Last UTC day, YYYY-MM-DD, inclusive. */
+  to: string
+  /** Only this user's rows; absent: everyone's. */
+  userId?: string
+}
+
+export interface UsageStore {
+  /**
+   * Adds each record's counts to the row of its (day, userId, keyId, model, surface), creating it when new.
+   * Counts are non-negative safe integers; a malformed record throws TypeError and nothing of the batch is written.
+   */
+  record (batch: UsageRecord[]): Promise<void>
+  /** Rows in the day range, ordered by day, userId, keyId (null first), model, surface. */
+  query (query: UsageQuery): Promise<UsageRecord[]>
+}
+
 export interface Store {
   /** 'embedded' or 'mongodb': used as a metrics label. */
   readonly kind: string
   users: UserStore
   sessions: SessionStore
   attempts: AttemptStore
+  keys: KeyStore
+  limits: LimitStore
+  counters: CounterStore
+  leases: LeaseStore
+  usage: UsageStore
   /** Resolves when the backing database answers; rejects otherwise (readiness). */
   ping (): Promise<void>
   /** Waits for pending writes (embedded: the file is saved). Every mutation already resolves only once it is durable. */

@@ -2,7 +2,8 @@
 // file, MongoDB over the stand-in, real MongoDB). Each adapter's *.test.ts calls storeConformance.
 import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
-import type { AccessLevel, SessionRecord, Store, UserRecord } from '../../lib/index.ts'
+import { createHash } from 'node:crypto'
+import type { AccessLevel, NewKeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserRecord } from '../../lib/index.ts'
 import { GatehouseError } from '../../lib/index.ts'
 
 /** Opens a new, empty store and arranges for it to be closed when `t` ends. */
@@ -37,6 +38,39 @@ export function makeSession (userId: string, device: string, fields: Partial<Ses
     device,
     createdAt,
     expiresAt: new Date(createdAt.getTime() + HOUR),
+    ...fields,
+  }
+}
+
+export function makeKey (userId: string, fields: Partial<NewKeyRecord> = {}): NewKeyRecord {
+  const secret = 'gh-' + randomBytes(24).toString('hex')
+  return {
+    keyId: randomBytes(12).toString('hex'),
+    userId,
+    name: 'laptop',
+    digest: createHash('sha256').update(secret).digest('hex'),
+    prefix: secret.slice(0, 8),
+    createdAt: new Date(Math.floor(Date.now() / 1000) * 1000),
+    expiresAt: null,
+    models: null,
+    ...fields,
+  }
+}
+
+export function makeUsage (fields: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    day: '2026-03-01',
+    userId: 'u1',
+    keyId: null,
+    model: 'gemini-2.5-flash',
+    surface: 'openai',
+    requests: 1,
+    inputTokens: 10,
+    outputTokens: 20,
+    thinkingTokens: 3,
+    cachedTokens: 4,
+    errors4xx: 0,
+    errors5xx: 0,
     ...fields,
   }
 }
@@ -310,6 +344,254 @@ export function storeConformance (t: Test, open: OpenStore): void {
     const results = await Promise.all(Array.from({ length: 40 }, () => store.attempts.hit('ip:192.0.2.1', 60_000, now)))
     t.same(results.map(r => r.count).sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i + 1), 'each hit sees its own count')
     t.equal((await store.attempts.get('ip:192.0.2.1', now)).count, 40)
+  })
+
+  t.test('a key reads back by digest and by id, with lastUsedAt null, until deleted', async t => {
+    const store = await open(t)
+    const userId = newId()
+    const key = makeKey(userId, { models: ['gemini-*'], expiresAt: new Date(Date.UTC(2027, 0, 1)) })
+    await store.keys.create(key)
+    const stored = { ...key, lastUsedAt: null }
+    t.same(await store.keys.findByDigest(key.digest), stored)
+    t.same(await store.keys.get(key.keyId), stored)
+    t.ok((await store.keys.get(key.keyId))?.createdAt instanceof Date, 'dates are Dates')
+    t.equal(await store.keys.findByDigest('0'.repeat(64)), null, 'unknown digest')
+    t.equal(await store.keys.get('nope'), null, 'unknown id')
+    const read = await store.keys.get(key.keyId)
+    read!.models!.push('*')
+    t.same((await store.keys.get(key.keyId))?.models, ['gemini-*'], 'records handed out are copies')
+    t.equal(await store.keys.delete(key.keyId), true)
+    t.equal(await store.keys.delete(key.keyId), false, 'second delete finds nothing')
+    t.equal(await store.keys.findByDigest(key.digest), null, 'a deleted key is not found by its digest')
+  })
+
+  t.test('a key id or digest already held is refused and changes nothing', async t => {
+    const store = await open(t)
+    const key = makeKey(newId())
+    await store.keys.create(key)
+    await t.rejects(store.keys.create(makeKey(newId(), { digest: key.digest })))
+    await t.rejects(store.keys.create(makeKey(newId(), { keyId: key.keyId })))
+    t.same(await store.keys.findByDigest(key.digest), { ...key, lastUsedAt: null })
+    const racers = Array.from({ length: 6 }, () => makeKey(newId(), { keyId: 'same-id' }))
+    const results = await Promise.allSettled(racers.map(k => store.keys.create(k)))
+    t.equal(results.filter(r => r.status === 'fulfilled').length, 1, 'of concurrent creates of one id exactly one wins')
+  })
+
+  t.test("listByUser answers the user's keys by creation time; another user's key cannot be deleted through deleteForUser", async t => {
+    const store = await open(t)
+    const alice = newId()
+    const bob = newId()
+    const base = Date.UTC(2026, 2, 1)
+    const later = makeKey(alice, { keyId: 'k-b', createdAt: new Date(base + 2000) })
+    const tieB = makeKey(alice, { keyId: 'k-z', createdAt: new Date(base) })
+    const tieA = makeKey(alice, { keyId: 'k-a', createdAt: new Date(base) })
+    const bobs = makeKey(bob)
+    for (const k of [later, tieB, bobs, tieA]) await store.keys.create(k)
+    t.same((await store.keys.listByUser(alice)).map(k => k.keyId), ['k-a', 'k-z', 'k-b'])
+    t.same(await store.keys.listByUser(newId()), [])
+    t.equal(await store.keys.deleteForUser(alice, bobs.keyId), false, "another user's key is not found")
+    t.same(await store.keys.get(bobs.keyId), { ...bobs, lastUsedAt: null }, "and it still works")
+    t.equal(await store.keys.deleteForUser(bob, bobs.keyId), true)
+    t.equal(await store.keys.deleteForUser(bob, bobs.keyId), false)
+    t.equal(await store.keys.deleteAllForUser(alice), 3)
+    t.same(await store.keys.listByUser(alice), [])
+    t.equal(await store.keys.deleteAllForUser(alice), 0)
+  })
+
+  t.test('touch records the latest use; an older touch does not move it back', async t => {
+    const store = await open(t)
+    const key = makeKey(newId())
+    await store.keys.create(key)
+    const first = new Date(Date.UTC(2026, 2, 1, 12))
+    await store.keys.touch(key.keyId, first)
+    t.same((await store.keys.get(key.keyId))?.lastUsedAt, first)
+    await store.keys.touch(key.keyId, new Date(first.getTime() - 60_000))
+    t.same((await store.keys.findByDigest(key.digest))?.lastUsedAt, first, 'an older touch is ignored')
+    const second = new Date(first.getTime() + 60_000)
+    await store.keys.touch(key.keyId, second)
+    t.same((await store.keys.listByUser(key.userId))[0].lastUsedAt, second)
+    await t.resolves(store.keys.touch('unknown', second), 'an unknown key is ignored')
+  })
+
+  t.test('limits overrides are set whole, read back, and cleared', async t => {
+    const store = await open(t)
+    const userId = newId()
+    t.equal(await store.limits.get(userId), null, 'none yet')
+    await store.limits.set(userId, { rpm: 60, tpm: null, concurrent: 0 })
+    t.same(await store.limits.get(userId), { rpm: 60, tpm: null, concurrent: 0 }, 'null lifts a limit, absent keeps the level\'s')
+    await store.limits.set(userId, { tokensPerDay: 1_000_000 })
+    t.same(await store.limits.get(userId), { tokensPerDay: 1_000_000 }, 'set replaces the whole override')
+    await store.limits.set(newId(), { rpm: 5, $where: 'sleep(1000)', extra: 1 } as UserLimits)
+    await store.limits.set(userId, { tokensPerDay: 1_000_000, $where: 'sleep(1000)' } as UserLimits)
+    t.same(await store.limits.get(userId), { tokensPerDay: 1_000_000 }, 'unknown fields are not stored')
+    t.equal(await store.limits.get(newId()), null, 'other users are untouched')
+    await t.rejects(store.limits.set(userId, { rpm: -1 }), TypeError)
+    await t.rejects(store.limits.set(userId, { rpm: 1.5 }), TypeError)
+    await t.rejects(store.limits.set(userId, { rpm: '60' as unknown as number }), TypeError)
+    await t.rejects(store.limits.set(userId, { rpm: { $gt: 0 } as unknown as number }), TypeError)
+    t.same(await store.limits.get(userId), { tokensPerDay: 1_000_000 }, 'a refused set changes nothing')
+    t.equal(await store.limits.clear(userId), true)
+    t.equal(await store.limits.clear(userId), false)
+    t.equal(await store.limits.get(userId), null)
+  })
+
+  t.test('counters sum adds per key and window, and windows are independent', async t => {
+    const store = await open(t)
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
+    const next = new Date(minute.getTime() + 60_000)
+    const expires = new Date(minute.getTime() + 120_000)
+    t.equal(await store.counters.get('rpm:u1', minute), 0, 'nothing yet')
+    t.equal(await store.counters.add('rpm:u1', minute, 1, expires), 1)
+    t.equal(await store.counters.add('rpm:u1', minute, 1, expires), 2)
+    t.equal(await store.counters.add('tpm:u1', minute, 1500, expires), 1500, 'another key')
+    t.equal(await store.counters.add('rpm:u1', next, 1, new Date(next.getTime() + 120_000)), 1, 'the next window starts at zero')
+    t.equal(await store.counters.get('rpm:u1', minute), 2)
+    t.equal(await store.counters.add('rpm:u1@1', minute, 5, expires), 5, 'a key that looks like a window suffix is its own key')
+    t.equal(await store.counters.add('rpm:u1', minute, 0, expires), 2, 'adding zero reads the total')
+    await t.rejects(store.counters.add('rpm:u1', minute, 0.5, expires), TypeError)
+    await t.rejects(store.counters.add('rpm:u1', minute, { $set: 1 } as unknown as number, expires), TypeError)
+    t.equal(await store.counters.get('rpm:u1', minute), 2)
+  })
+
+  t.test('concurrent counter adds all count', async t => {
+    const store = await open(t)
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
+    const expires = new Date(minute.getTime() + 120_000)
+    const totals = await Promise.all(Array.from({ length: 30 }, () => store.counters.add('tpm:u2', minute, 7, expires)))
+    t.same(totals.sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => (i + 1) * 7), 'each add sees its own total')
+    t.equal(await store.counters.get('tpm:u2', minute), 210)
+  })
+
+  t.test('acquire past the limit is refused; release frees a slot', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const until = new Date(now.getTime() + 60_000)
+    t.equal(await store.leases.acquire('conc:u1', 'a', 2, now, until), true)
+    t.equal(await store.leases.acquire('conc:u1', 'b', 2, now, until), true)
+    t.equal(await store.leases.acquire('conc:u1', 'c', 2, now, until), false, 'a third lease is refused')
+    t.equal(await store.leases.count('conc:u1', now), 2)
+    t.equal(await store.leases.acquire('conc:u1', 'a', 2, now, until), true, 'a held lease may be acquired again (a renewal)')
+    t.equal(await store.leases.acquire('conc:u2', 'c', 2, now, until), true, 'keys are independent')
+    await store.leases.release('conc:u1', 'a')
+    t.equal(await store.leases.count('conc:u1', now), 1)
+    t.equal(await store.leases.acquire('conc:u1', 'c', 2, now, until), true, 'the freed slot is taken')
+    await store.leases.release('conc:u1', 'nobody')
+    await store.leases.release('conc:none', 'a')
+    t.equal(await store.leases.acquire('conc:u3', 'x', 0, now, until), false, 'limit 0 refuses everything')
+    await t.rejects(store.leases.acquire('conc:u3', 'x', -1, now, until), TypeError)
+  })
+
+  t.test('a lease past its expiry does not count, and cannot be renewed', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    t.equal(await store.leases.acquire('conc:crash', 'dead', 1, now, new Date(now.getTime() + 30_000)), true)
+    t.equal(await store.leases.acquire('conc:crash', 'new', 1, new Date(now.getTime() + 10_000), new Date(now.getTime() + 60_000)), false, 'live: refused')
+    const later = new Date(now.getTime() + 30_000)
+    t.equal(await store.leases.count('conc:crash', later), 0, 'at its expiry it no longer counts')
+    t.equal(await store.leases.renew('conc:crash', 'dead', later, new Date(later.getTime() + 30_000)), false, 'an expired lease is not revived')
+    t.equal(await store.leases.acquire('conc:crash', 'new', 1, later, new Date(later.getTime() + 30_000)), true, 'a killed holder leaks nothing')
+  })
+
+  t.test('renew extends a live lease', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    await store.leases.acquire('conc:r', 'a', 1, now, new Date(now.getTime() + 30_000))
+    t.equal(await store.leases.renew('conc:r', 'a', new Date(now.getTime() + 20_000), new Date(now.getTime() + 90_000)), true)
+    const after = new Date(now.getTime() + 60_000)
+    t.equal(await store.leases.count('conc:r', after), 1, 'still live past its first expiry')
+    t.equal(await store.leases.acquire('conc:r', 'b', 1, after, new Date(after.getTime() + 30_000)), false)
+    t.equal(await store.leases.renew('conc:r', 'unknown', now, after), false)
+    t.equal(await store.leases.renew('conc:none', 'a', now, after), false)
+    await store.leases.release('conc:r', 'a')
+    t.equal(await store.leases.renew('conc:r', 'a', now, after), false, 'a released lease is gone')
+  })
+
+  t.test('of concurrent acquires past the limit exactly the limit win', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const until = new Date(now.getTime() + 60_000)
+    const won = await Promise.all(Array.from({ length: 12 }, (_, i) => store.leases.acquire('conc:race', `l${i}`, 3, now, until)))
+    t.equal(won.filter(Boolean).length, 3)
+    t.equal(await store.leases.count('conc:race', now), 3)
+  })
+
+  t.test('usage records add up per day, user, key, model and surface; query filters by day range and user', async t => {
+    const store = await open(t)
+    await store.usage.record([
+      makeUsage(),
+      makeUsage({ keyId: 'k1' }),
+      makeUsage({ surface: 'gemini' }),
+      makeUsage({ userId: 'u2', day: '2026-03-02', errors5xx: 1 }),
+    ])
+    await store.usage.record([makeUsage({ requests: 2, inputTokens: 5, errors4xx: 1 }), makeUsage({ day: '2026-03-03' })])
+    await store.usage.record([])
+    const all = await store.usage.query({ from: '2026-03-01', to: '2026-03-31' })
+    t.same(all, [
+      makeUsage({ surface: 'gemini' }),
+      makeUsage({ requests: 3, inputTokens: 15, outputTokens: 40, thinkingTokens: 6, cachedTokens: 8, errors4xx: 1 }),
+      makeUsage({ keyId: 'k1' }),
+      makeUsage({ userId: 'u2', day: '2026-03-02', errors5xx: 1 }),
+      makeUsage({ day: '2026-03-03' }),
+    ], 'rows ordered by day, user, key (none first), model, surface')
+    t.same((await store.usage.query({ from: '2026-03-02', to: '2026-03-02' })).map(r => r.userId), ['u2'], 'days are inclusive')
+    t.same((await store.usage.query({ from: '2026-03-01', to: '2026-03-31', userId: 'u1' })).length, 4)
+    t.same(await store.usage.query({ from: '2026-04-01', to: '2026-04-30' }), [])
+    await t.rejects(store.usage.query({ from: '2026-3-1', to: '2026-03-31' }), TypeError)
+  })
+
+  t.test('a malformed usage batch is refused whole', async t => {
+    const store = await open(t)
+    await t.rejects(store.usage.record([makeUsage(), makeUsage({ requests: -1 })]), TypeError)
+    await t.rejects(store.usage.record([makeUsage({ day: '01/03/2026' })]), TypeError)
+    await t.rejects(store.usage.record([makeUsage({ inputTokens: 1.5 })]), TypeError)
+    t.same(await store.usage.query({ from: '2000-01-01', to: '2999-12-31' }), [], 'nothing was written')
+  })
+
+  t.test('concurrent usage records all count', async t => {
+    const store = await open(t)
+    await Promise.all(Array.from({ length: 10 }, () => store.usage.record([makeUsage(), makeUsage({ keyId: 'k' })])))
+    const rows = await store.usage.query({ from: '2026-03-01', to: '2026-03-01' })
+    t.same(rows.map(r => r.requests), [10, 10])
+  })
+
+  t.test('hostile values in the new parts are refused or stored as plain values, never run as queries', async t => {
+    const store = await open(t)
+    const operator = { $ne: '' } as unknown as string
+    const key = makeKey(newId())
+    await store.keys.create(key)
+    await t.rejects(store.keys.findByDigest(operator), TypeError)
+    await t.rejects(store.keys.get(operator), TypeError)
+    await t.rejects(store.keys.listByUser(operator), TypeError)
+    await t.rejects(store.keys.delete(operator), TypeError)
+    await t.rejects(store.keys.deleteForUser(operator, key.keyId), TypeError)
+    await t.rejects(store.keys.deleteForUser(key.userId, operator), TypeError)
+    await t.rejects(store.keys.deleteAllForUser(operator), TypeError)
+    await t.rejects(store.keys.touch(operator, new Date()), TypeError)
+    await t.rejects(store.keys.create(makeKey(newId(), { name: operator })), TypeError)
+    await t.rejects(store.keys.create(makeKey(newId(), { models: [operator] })), TypeError)
+    await t.rejects(store.limits.get(operator), TypeError)
+    await t.rejects(store.limits.set(operator, {}), TypeError)
+    await t.rejects(store.counters.add(operator, new Date(), 1, new Date()), TypeError)
+    await t.rejects(store.counters.get('k', 'now' as unknown as Date), TypeError)
+    await t.rejects(store.leases.acquire(operator, 'a', 1, new Date(), new Date()), TypeError)
+    await t.rejects(store.leases.release('k', operator), TypeError)
+    await t.rejects(store.usage.record([makeUsage({ userId: operator })]), TypeError)
+    await t.rejects(store.usage.query({ from: '2026-03-01', to: '2026-03-01', userId: operator }), TypeError)
+    t.same(await store.keys.findByDigest(key.digest), { ...key, lastUsedAt: null }, 'the key is untouched')
+
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const until = new Date(now.getTime() + 60_000)
+    t.equal(await store.leases.acquire('$where', '$$this.id', 1, now, until), true, 'operator-like strings are plain lease names')
+    t.equal(await store.leases.acquire('$where', '$leases', 1, now, until), false)
+    t.equal(await store.leases.renew('$where', '$$this.id', now, until), true)
+    await store.leases.release('$where', '$$this.id')
+    t.equal(await store.leases.count('$where', now), 0)
+    const named = makeKey('$gt', { name: '{"$ne":""}', models: ['$where'] })
+    await store.keys.create(named)
+    t.same(await store.keys.listByUser('$gt'), [{ ...named, lastUsedAt: null }], 'operator-like strings are plain values')
+    t.equal(await store.counters.add('$inc', now, 2, until), 2)
+    await store.usage.record([makeUsage({ userId: '$ne', model: '$where', surface: '$expr' })])
+    t.same((await store.usage.query({ from: '2026-03-01', to: '2026-03-01', userId: '$ne' })).map(r => r.model), ['$where'])
   })
 
   t.test('ping answers and close can be called twice', async t => {

@@ -4,7 +4,7 @@ import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Test } from 'tap'
-import { makeSession, makeUser, storeConformance } from './conformance.ts'
+import { makeKey, makeSession, makeUsage, makeUser, storeConformance } from './conformance.ts'
 import type { OpenStore } from './conformance.ts'
 import type { EmbeddedStoreOptions, Logger, Store } from '../../lib/index.ts'
 import { createEmbeddedStore } from '../../lib/index.ts'
@@ -112,6 +112,47 @@ t.test('a data file written before accounts could be disabled loads, with every 
   t.notOk('disabled' in (await readJson(file)).users[0], 'enabled again: saved as before, without the field')
 })
 
+t.test('keys, limits and usage survive a restart; rate windows and leases start afresh', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const first = await createEmbeddedStore({ file })
+  const key = makeKey('u1', { models: ['gemini-*'], expiresAt: new Date('2027-01-01T00:00:00.000Z') })
+  const usedAt = new Date('2026-03-01T10:00:00.000Z')
+  const now = new Date()
+  const later = new Date(now.getTime() + 60_000)
+  await first.keys.create(key)
+  await first.keys.touch(key.keyId, usedAt)
+  await first.limits.set('u1', { rpm: 10, tpm: null })
+  await first.usage.record([makeUsage(), makeUsage({ keyId: key.keyId })])
+  await first.counters.add('rpm:u1', now, 3, later)
+  await first.leases.acquire('conc:u1', 'a', 1, now, later)
+  await first.close()
+
+  const second = await openAt(t, { file })
+  t.same(await second.keys.findByDigest(key.digest), { ...key, lastUsedAt: usedAt })
+  t.same(await second.limits.get('u1'), { rpm: 10, tpm: null })
+  t.same(await second.usage.query({ from: '2026-03-01', to: '2026-03-01' }), [makeUsage(), makeUsage({ keyId: key.keyId })])
+  t.equal(await second.counters.get('rpm:u1', now), 0, 'rate windows are memory-only')
+  t.equal(await second.leases.count('conc:u1', now), 0, 'leases are memory-only: the old process holds no requests')
+  await t.rejects(second.keys.create(makeKey('u2', { digest: key.digest })), 'digest uniqueness holds after a restart')
+})
+
+t.test('a data file written before keys, limits and usage existed loads, with none of them', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  await writeFile(file, JSON.stringify({
+    format: 'gatehouse-embedded-store',
+    version: 1,
+    users: [{ ...makeUser('old'), dateJoined: '2025-01-01T00:00:00.000Z' }],
+    sessions: [],
+    attempts: [],
+  }))
+  const store = await openAt(t, { file })
+  t.equal((await store.users.findByUsernameKey('old'))?.username, 'old')
+  t.same(await store.keys.listByUser('u1'), [])
+  t.same(await store.usage.query({ from: '2000-01-01', to: '2999-12-31' }), [])
+  await store.limits.set('u1', { rpm: 1 })
+  t.same((await readJson(file)).limits, [{ userId: 'u1', limits: { rpm: 1 } }], 'the next save writes the new parts')
+})
+
 t.test('a change is on disk by the time its promise resolves', async t => {
   const file = join(t.testdir(), 'auth-db.json')
   const store = await openAt(t, { file })
@@ -152,6 +193,7 @@ t.test('every change answered before a SIGKILL is in the file afterwards', async
 const fileWith = (fields: object): string =>
   JSON.stringify({ format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], ...fields })
 const sessionJson = { tokenHash: 'ab', userId: 'u', device: 'd', createdAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T01:00:00.000Z' }
+const keyJson = { ...makeKey('u'), createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null }
 const corruptFiles: Array<[string, string]> = [
   ['not JSON', '{"format": "gatehouse-embedded-store", "version": 1, "users": ['],
   ['a JSON array', '[]'],
@@ -166,6 +208,12 @@ const corruptFiles: Array<[string, string]> = [
   ['a newer format version', JSON.stringify({ format: 'gatehouse-embedded-store', version: 2, users: [], sessions: [], attempts: [] })],
   ['two users with one username', JSON.stringify({ format: 'gatehouse-embedded-store', version: 1, users: [makeUser('a'), makeUser('A')], sessions: [], attempts: [] })],
   ['an empty file', ''],
+  ['keys that is not a list', fileWith({ keys: {} })],
+  ['two keys with one digest', fileWith({ keys: [keyJson, { ...keyJson, keyId: 'other' }] })],
+  ['a key without a prefix', fileWith({ keys: [{ ...keyJson, prefix: undefined }] })],
+  ['a limit that is not a count', fileWith({ limits: [{ userId: 'u', limits: { rpm: '60' } }] })],
+  ['a negative usage count', fileWith({ usage: [{ ...makeUsage(), requests: -1 }] })],
+  ['a usage day that is not a day', fileWith({ usage: [{ ...makeUsage(), day: 'today' }] })],
   ['a disabled flag that is not a boolean', fileWith({ users: [{ ...makeUser('a'), dateJoined: '2026-01-01T00:00:00.000Z', disabled: 'yes' }] })],
 ]
 for (const [what, content] of corruptFiles) {
@@ -193,7 +241,7 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [] })
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {
@@ -276,4 +324,21 @@ t.test('sessions and attempt windows long past their end are dropped', async t =
   t.equal(await store.sessions.findByTokenHash(old.tokenHash), null, 'a session expired over a day ago is gone')
   const json = await readJson(file)
   t.same([json.sessions.length, json.users.length], [0, 1], 'and gone from the file; users stay')
+})
+
+t.test('rate windows past their expiry and expired leases are dropped from memory', async t => {
+  let now = Date.parse('2026-05-01T00:00:00.000Z')
+  const store = await openAt(t, { now: () => new Date(now) })
+  const minute = new Date(now)
+  await store.counters.add('rpm:u1', minute, 4, new Date(now + 2 * 60_000))
+  await store.counters.add('rpm:u1', new Date(now + 60_000), 1, new Date(now + 3 * 60_000))
+  await store.leases.acquire('conc:u1', 'a', 1, minute, new Date(now + 30_000))
+  now += 2 * 60_000 + 1
+  await store.limits.set('u1', { rpm: 1 })
+  t.equal(await store.counters.get('rpm:u1', minute), 0, 'the expired window is gone')
+  t.equal(await store.counters.get('rpm:u1', new Date(minute.getTime() + 60_000)), 1, 'the live one stays')
+  t.equal(await store.leases.count('conc:u1', minute), 0, 'the expired lease is gone, even counted at an earlier time')
+  now += 2 * 60_000
+  await store.limits.clear('u1')
+  t.equal(await store.counters.get('rpm:u1', new Date(minute.getTime() + 60_000)), 0)
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { makeSession, makeUser, storeConformance } from './conformance.ts'
+import { makeKey, makeSession, makeUsage, makeUser, storeConformance } from './conformance.ts'
 import { createEmbeddedStore, instrumentStore } from '../../lib/index.ts'
 
 interface Observation { adapter: string, operation: string, seconds: number, ok: boolean }
@@ -34,6 +34,26 @@ t.test('every store operation reports adapter, operation, duration and outcome',
   await store.attempts.hit('k', 1000, new Date())
   await store.attempts.get('k', new Date())
   await store.attempts.clear('k')
+  const key = makeKey(alice.id)
+  await store.keys.create(key)
+  await store.keys.findByDigest(key.digest)
+  await store.keys.get(key.keyId)
+  await store.keys.listByUser(alice.id)
+  await store.keys.touch(key.keyId, new Date())
+  await store.keys.deleteForUser(alice.id, key.keyId)
+  await store.keys.delete(key.keyId)
+  await store.keys.deleteAllForUser(alice.id)
+  await store.limits.set(alice.id, { rpm: 1 })
+  await store.limits.get(alice.id)
+  await store.limits.clear(alice.id)
+  await store.counters.add('c', new Date(), 1, new Date())
+  await store.counters.get('c', new Date())
+  await store.leases.acquire('l', 'a', 1, new Date(), new Date())
+  await store.leases.renew('l', 'a', new Date(), new Date())
+  await store.leases.release('l', 'a')
+  await store.leases.count('l', new Date())
+  await store.usage.record([makeUsage()])
+  await store.usage.query({ from: '2026-03-01', to: '2026-03-01' })
   await store.ping()
   await store.flush()
   await store.close()
@@ -46,6 +66,12 @@ t.test('every store operation reports adapter, operation, duration and outcome',
     'users.update:true', 'users.countByAccessLevel:true',
     'sessions.put:true', 'sessions.findByTokenHash:true', 'sessions.delete:true', 'sessions.deleteByUser:true', 'sessions.listByUser:true',
     'attempts.hit:true', 'attempts.get:true', 'attempts.clear:true',
+    'keys.create:true', 'keys.findByDigest:true', 'keys.get:true', 'keys.listByUser:true', 'keys.touch:true',
+    'keys.deleteForUser:true', 'keys.delete:true', 'keys.deleteAllForUser:true',
+    'limits.set:true', 'limits.get:true', 'limits.clear:true',
+    'counters.add:true', 'counters.get:true',
+    'leases.acquire:true', 'leases.renew:true', 'leases.release:true', 'leases.count:true',
+    'usage.record:true', 'usage.query:true',
     'ping:true', 'flush:true', 'close:true',
     'users.insert:false',
   ])

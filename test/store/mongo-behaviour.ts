@@ -2,11 +2,15 @@
 // MongoDB when MONGODB_URL is set (mongo-real.test.ts), after the shared conformance suite.
 import { MongoClient, ObjectId } from 'mongodb'
 import type { Test } from 'tap'
-import { makeSession, makeUser, storeConformance } from './conformance.ts'
+import { makeKey, makeSession, makeUsage, makeUser, storeConformance } from './conformance.ts'
 import type { Store } from '../../lib/index.ts'
 import { createMongoStore } from '../../lib/index.ts'
 
 let databases = 0
+
+function newUserId (): string {
+  return new ObjectId().toHexString()
+}
 
 function newDbName (): string {
   return `gatehouse_test_${process.pid}_${++databases}`
@@ -52,6 +56,70 @@ export function mongoStoreSuite (t: Test, url: string): void {
       { key: { _id: 1 }, unique: false, ttl: null },
       { key: { resetAt: 1 }, unique: false, ttl: 3600 },
     ])
+    t.same(await describe('api_keys'), [
+      { key: { _id: 1 }, unique: false, ttl: null },
+      { key: { digest: 1 }, unique: true, ttl: null },
+      { key: { userId: 1, createdAt: 1 }, unique: false, ttl: null },
+    ], 'keys: by id (_id), by digest (unique), by owner in creation order')
+    t.same(await describe('rate_counters'), [
+      { key: { _id: 1 }, unique: false, ttl: null },
+      { key: { expiresAt: 1 }, unique: false, ttl: 0 },
+    ], 'rate windows expire by TTL at their expiresAt')
+    t.same(await describe('leases'), [
+      { key: { _id: 1 }, unique: false, ttl: null },
+      { key: { expiresAt: 1 }, unique: false, ttl: 0 },
+    ], 'lease sets expire by TTL once their last lease has')
+    t.same(await describe('usage'), [
+      { key: { _id: 1 }, unique: false, ttl: null },
+      { key: { day: 1, userId: 1, keyId: 1, model: 1, surface: 1 }, unique: true, ttl: null },
+      { key: { userId: 1, day: 1 }, unique: false, ttl: null },
+    ], 'usage: one row per day, user, key, model and surface; queried by day range, or by user and day range')
+  })
+
+  t.test('two store instances on one database share counters, leases, keys and usage', async t => {
+    const dbName = newDbName()
+    const one = await open(t, dbName)
+    const two = await open(t, dbName)
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
+    const expires = new Date(minute.getTime() + 120_000)
+    const adds = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).counters.add('rpm:shared', minute, 1, expires))
+    const totals = await Promise.all(adds)
+    t.same(totals.sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i + 1), 'concurrent adds from two instances each see their own total')
+    t.equal(await one.counters.get('rpm:shared', minute), 40)
+    t.equal(await two.counters.get('rpm:shared', minute), 40)
+
+    const until = new Date(minute.getTime() + 60_000)
+    const acquires = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).leases.acquire('conc:shared', `l${i}`, 4, minute, until))
+    t.equal((await Promise.all(acquires)).filter(Boolean).length, 4, 'a concurrency limit holds across instances')
+
+    const key = makeKey(newUserId())
+    await one.keys.create(key)
+    t.same(await two.keys.findByDigest(key.digest), { ...key, lastUsedAt: null }, 'a key made on one is found on the other')
+    t.equal(await two.keys.deleteForUser(key.userId, key.keyId), true)
+    t.equal(await one.keys.findByDigest(key.digest), null, 'and revoked on both')
+
+    await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? one : two).usage.record([makeUsage(), makeUsage({ surface: 'gemini' })])))
+    t.same((await one.usage.query({ from: '2026-03-01', to: '2026-03-01' })).map(r => r.requests), [6, 6], 'usage from both instances adds up')
+  })
+
+  t.test('counters, leases and usage are stored as plain documents the TTL index can act on', async t => {
+    const dbName = newDbName()
+    const store = await open(t, dbName)
+    const db = admin.db(dbName)
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
+    const expires = new Date(minute.getTime() + 120_000)
+    await store.counters.add('tpm:u1', minute, 5, expires)
+    await store.counters.add('tpm:u1', minute, 5, new Date(expires.getTime() - 1000))
+    const counter = await db.collection('rate_counters').findOne({})
+    t.same(counter, { _id: `tpm:u1@${minute.getTime()}`, total: 10, expiresAt: expires }, 'one document per key and window; the latest expiry wins')
+    await store.leases.acquire('conc:u1', 'a', 2, minute, expires)
+    await store.leases.acquire('conc:u1', 'b', 2, minute, new Date(expires.getTime() - 1000))
+    const lease = await db.collection('leases').findOne({ _id: 'conc:u1' as unknown as ObjectId })
+    t.ok(lease?.expiresAt instanceof Date && lease.expiresAt.getTime() === expires.getTime(), 'the lease set expires with its last lease')
+    t.equal(lease?.leases.length, 2)
+    await store.usage.record([makeUsage({ keyId: 'k1' })])
+    const row = await db.collection('usage').findOne({}, { projection: { _id: 0 } })
+    t.same(row, makeUsage({ keyId: 'k1' }))
   })
 
   t.test('starting twice on one database reuses its indexes and data', async t => {

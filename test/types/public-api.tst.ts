@@ -12,7 +12,8 @@ import type {
   Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface, Backend, UpstreamCall, GeminiResponse,
   ReadyState, Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatch, SessionRecord, AttemptCount,
   AccessLevel, AuthServiceOptions, AuthService, AuthEvent, ProxyOptions, Proxy, BackendOptions, ErrorCode, Logger,
-  ProxyObserver, BodyBudget, RouteTable, HapiPluginOptions
+  ProxyObserver, BodyBudget, RouteTable, HapiPluginOptions, KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits,
+  CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery
 } from 'gatehouse'
 
 declare const store: Store
@@ -177,6 +178,11 @@ describe('the storage port', () => {
     expect<Store['users']>().type.toBe<UserStore>()
     expect<Store['sessions']>().type.toBe<SessionStore>()
     expect<Store['attempts']>().type.toBe<AttemptStore>()
+    expect<Store['keys']>().type.toBe<KeyStore>()
+    expect<Store['limits']>().type.toBe<LimitStore>()
+    expect<Store['counters']>().type.toBe<CounterStore>()
+    expect<Store['leases']>().type.toBe<LeaseStore>()
+    expect<Store['usage']>().type.toBe<UsageStore>()
     expect<ReturnType<Store['ping']>>().type.toBe<Promise<void>>()
     expect<ReturnType<Store['flush']>>().type.toBe<Promise<void>>()
     expect<ReturnType<Store['close']>>().type.toBe<Promise<void>>()
@@ -213,6 +219,42 @@ describe('the storage port', () => {
     expect<(key: string, now: Date) => Promise<AttemptCount>>().type.toBeAssignableTo<AttemptStore['get']>()
     expect<(key: string) => Promise<void>>().type.toBeAssignableTo<AttemptStore['clear']>()
     expect<AttemptCount>().type.toBeAssignableTo<{ count: number, resetAt: Date }>()
+  })
+
+  test('KeyStore, LimitStore, CounterStore, LeaseStore and UsageStore: each method takes and returns what the limits and usage rely on', () => {
+    expect<(key: NewKeyRecord) => Promise<void>>().type.toBeAssignableTo<KeyStore['create']>()
+    expect<ReturnType<KeyStore['findByDigest']>>().type.toBe<Promise<KeyRecord | null>>()
+    expect<ReturnType<KeyStore['get']>>().type.toBe<Promise<KeyRecord | null>>()
+    expect<(userId: string) => Promise<KeyRecord[]>>().type.toBeAssignableTo<KeyStore['listByUser']>()
+    expect<(keyId: string) => Promise<boolean>>().type.toBeAssignableTo<KeyStore['delete']>()
+    expect<(userId: string, keyId: string) => Promise<boolean>>().type.toBeAssignableTo<KeyStore['deleteForUser']>()
+    expect<(userId: string) => Promise<number>>().type.toBeAssignableTo<KeyStore['deleteAllForUser']>()
+    expect<(keyId: string, lastUsedAt: Date) => Promise<void>>().type.toBeAssignableTo<KeyStore['touch']>()
+    expect<KeyRecord>().type.toBeAssignableTo<{
+      keyId: string
+      userId: string
+      name: string
+      digest: string
+      prefix: string
+      createdAt: Date
+      expiresAt: Date | null
+      lastUsedAt: Date | null
+      models: string[] | null
+    }>()
+    expect<ReturnType<LimitStore['get']>>().type.toBe<Promise<UserLimits | null>>()
+    expect<(userId: string, limits: UserLimits) => Promise<void>>().type.toBeAssignableTo<LimitStore['set']>()
+    expect<(userId: string) => Promise<boolean>>().type.toBeAssignableTo<LimitStore['clear']>()
+    expect<UserLimits>().type.toBeAssignableFrom<{ rpm: number, tpm: null }>()
+    expect<UserLimits>().type.toBeAssignableFrom<{ tokensPerDay: number, concurrent: null }>()
+    expect<(key: string, windowStart: Date, amount: number, expiresAt: Date) => Promise<number>>().type.toBeAssignableTo<CounterStore['add']>()
+    expect<(key: string, windowStart: Date) => Promise<number>>().type.toBeAssignableTo<CounterStore['get']>()
+    expect<(key: string, leaseId: string, limit: number, now: Date, expiresAt: Date) => Promise<boolean>>().type.toBeAssignableTo<LeaseStore['acquire']>()
+    expect<(key: string, leaseId: string, now: Date, expiresAt: Date) => Promise<boolean>>().type.toBeAssignableTo<LeaseStore['renew']>()
+    expect<(key: string, leaseId: string) => Promise<void>>().type.toBeAssignableTo<LeaseStore['release']>()
+    expect<(key: string, now: Date) => Promise<number>>().type.toBeAssignableTo<LeaseStore['count']>()
+    expect<(batch: UsageRecord[]) => Promise<void>>().type.toBeAssignableTo<UsageStore['record']>()
+    expect<(query: UsageQuery) => Promise<UsageRecord[]>>().type.toBeAssignableTo<UsageStore['query']>()
+    expect<UsageQuery>().type.toBeAssignableFrom<{ from: string, to: string }>()
   })
 
   test('the records: the fields every adapter stores, with their types', () => {

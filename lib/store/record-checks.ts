@@ -1,0 +1,106 @@
+// Checks both adapters apply to the values of the newer store parts before storing them, so a value
+// shaped like a query operator, or a count that is not a count, is refused the same way everywhere.
+import type { NewKeyRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/
+const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent'] as const
+const USAGE_COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx'] as const
+
+/** Refuses anything but a string, so an object such as `{ $ne: '' }` can never act as a query operator. */
+export function text (value: unknown, name: string): string {
+  if (typeof value !== 'string') throw new TypeError(`${name} must be a string`)
+  return value
+}
+
+function date (value: unknown, name: string): Date {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new TypeError(`${name} must be a valid Date`)
+  return value
+}
+
+function count (value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a non-negative safe integer`)
+  return value
+}
+
+export function day (value: unknown, name: string): string {
+  if (typeof value !== 'string' || !DAY.test(value)) throw new TypeError(`${name} must be a day as YYYY-MM-DD`)
+  return value
+}
+
+/** A copy holding only the record's own fields, each checked. */
+export function checkedKey (k: NewKeyRecord): NewKeyRecord {
+  if (k.models !== null && (!Array.isArray(k.models) || k.models.some(m => typeof m !== 'string'))) {
+    throw new TypeError('models must be null or an array of strings')
+  }
+  return {
+    keyId: text(k.keyId, 'keyId'),
+    userId: text(k.userId, 'userId'),
+    name: text(k.name, 'name'),
+    digest: text(k.digest, 'digest'),
+    prefix: text(k.prefix, 'prefix'),
+    createdAt: date(k.createdAt, 'createdAt'),
+    expiresAt: k.expiresAt === null ? null : date(k.expiresAt, 'expiresAt'),
+    models: k.models === null ? null : [...k.models],
+  }
+}
+
+export function checkedDate (value: unknown, name: string): Date {
+  return date(value, name)
+}
+
+/** A copy with only the known fields that are present; each a non-negative safe integer or null. */
+export function checkedLimits (limits: UserLimits): UserLimits {
+  if (limits === null || typeof limits !== 'object') throw new TypeError('limits must be an object')
+  const out: UserLimits = {}
+  for (const field of LIMIT_FIELDS) {
+    const value = limits[field]
+    if (value === undefined) continue
+    out[field] = value === null ? null : count(value, field)
+  }
+  return out
+}
+
+export function checkedAmount (value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new TypeError('amount must be a safe integer')
+  return value
+}
+
+export function checkedLeaseLimit (value: unknown): number {
+  return count(value, 'limit')
+}
+
+export function checkedUsage (r: UsageRecord): UsageRecord {
+  const out: UsageRecord = {
+    day: day(r.day, 'day'),
+    userId: text(r.userId, 'userId'),
+    keyId: r.keyId === null ? null : text(r.keyId, 'keyId'),
+    model: text(r.model, 'model'),
+    surface: text(r.surface, 'surface'),
+    requests: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    thinkingTokens: 0,
+    cachedTokens: 0,
+    errors4xx: 0,
+    errors5xx: 0,
+  }
+  for (const field of USAGE_COUNTS) out[field] = count(r[field], field)
+  return out
+}
+
+export function checkedUsageQuery (q: UsageQuery): UsageQuery {
+  const out: UsageQuery = { from: day(q.from, 'from'), to: day(q.to, 'to') }
+  if (q.userId !== undefined) out.userId = text(q.userId, 'userId')
+  return out
+}
+
+export { USAGE_COUNTS }
+
+/** The order query answers in: day, userId, keyId (null first), model, surface. */
+export function compareUsage (a: UsageRecord, b: UsageRecord): number {
+  const keys = (r: UsageRecord): string[] => [r.day, r.userId, r.keyId === null ? '' : '\u0001' + r.keyId, r.model, r.surface]
+  const ka = keys(a)
+  const kb = keys(b)
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1
+  return 0
+}
