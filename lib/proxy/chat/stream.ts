@@ -110,8 +110,13 @@ export async function * chatCompletionStream (events: AsyncIterable<GeminiRespon
       if (chunks !== '') yield chunks
     }
   } catch (err) {
-    yield translator.error(err)
+    yield * frames(translator.error(err))
     return
   }
-  yield translator.end()
+  yield * frames(translator.end())
+}
+
+/** SSE text split into its events. */
+function frames (text: string): string[] {
+  return text.split(/(?<=\n\n)/).filter(f => f !== '')
 }
