@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { readFile, rm } from 'node:fs/promises'
-import { openSync, closeSync } from 'node:fs'
+import { openSync, closeSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
@@ -13,6 +13,22 @@ import { inMemoryLimit } from './memory-limit.ts'
 import type { MemoryLimit } from './memory-limit.ts'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/**
+ * User plus system CPU time so far of a process and every process under it, in microseconds (Linux /proc, clock
+ * ticks of 10 ms); NaN where /proc cannot tell.
+ */
+export function treeCpuMicros (pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    let micros = (Number(fields[11]) + Number(fields[12])) * 10_000
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(c => c !== '')
+    for (const child of children) micros += treeCpuMicros(Number(child))
+    return micros
+  } catch {
+    return NaN
+  }
+}
 
 export interface Started {
   child: ChildProcess

@@ -20,7 +20,7 @@ import { join } from 'node:path'
 import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
-import { createProcessGroup, root } from './processes.ts'
+import { createProcessGroup, root, treeCpuMicros } from './processes.ts'
 import { GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests } from './workloads.ts'
 import type { Started } from './processes.ts'
 import type { Workload } from './workloads.ts'
@@ -41,6 +41,15 @@ function log (message: string): void { process.stderr.write(`bench: ${message}\n
 /** Runs one load for `durationMs` after `warmupMs` (each load is a fresh generator process with new connections). */
 type Runner<T> = (durationMs: number, warmupMs: number) => Promise<T>
 const loadRunner = (spec: Workload): Runner<LoadResult> => async (durationMs, warmupMs) => await processes.load({ ...spec, durationMs, warmupMs })
+/** A load result with the CPU time `server`'s process tree spent per answered request (warm-up included), in µs. */
+type CpuResult = LoadResult & { cpuUs: number }
+/** loadRunner that also reads `server`'s CPU time (its process tree, /proc) before and after the load. */
+const cpuRunner = (spec: Workload, server: Started): Runner<CpuResult> => async (durationMs, warmupMs) => {
+  const pid = server.child.pid as number
+  const before = treeCpuMicros(pid)
+  const result = await processes.load({ ...spec, durationMs, warmupMs })
+  return { ...result, cpuUs: (treeCpuMicros(pid) - before) / result.allRequests }
+}
 
 /** Warm-up of every round, not counted: new connections, and 64 streams that start at once drift apart. */
 const ROUND_WARMUP_MS = 1000
@@ -201,17 +210,22 @@ try {
   const viaRelay = (load: Workload): Workload => ({ ...load, url: load.url.replace(fakeUrl, relay.url) })
   const p50 = (r: LoadResult): number => r.p50
   const ttfb = (r: LoadResult): number => r.ttfbP50 ?? NaN
+  const cpu = (r: CpuResult): number => r.cpuUs
+  /** The fake's streams have 20 chunks. */
+  const STREAM_CHUNKS = 20
   /** Median over rounds of what `pick` adds to the direct figure of the same round. */
   const added = (measured: LoadResult[], direct: LoadResult[], pick: (r: LoadResult) => number): number => median(measured.map((r, i) => pick(r) - pick(direct[i])))
 
   for (const connections of [1, 16, 64]) {
     log(`proxy: chat completions vs direct fake, concurrency ${connections} (and through a bare relay)`)
     const direct = directLoad(fakeUrl, false, connections)
-    const [directs, relayed, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult]>(loadRunner(direct), loadRunner(viaRelay(direct)), loadRunner(chatLoad(gatewayUrl, false, connections)))
-    const targets: Record<string, string> = connections === 1 ? { added_p50_ms: '<= 0.5' } : connections === 64 ? { rps: '>= 0.15', p99_ms: '< 20' } : {}
+    const [directs, relayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(chatLoad(gatewayUrl, false, connections), gateway))
+    // CPU per request against the relay's (issue 12 item 5): at 16 and 64, where the processes are busy enough for /proc's 10 ms ticks.
+    const cpuTarget: Record<string, string> = connections === 1 ? {} : { cpu_per_request_vs_relay: '<= 2' }
+    const targets: Record<string, string> = connections === 1 ? { added_p50_ms: '<= 0.5' } : connections === 64 ? { rps: '>= 0.15', p99_ms: '< 20', ...cpuTarget } : cpuTarget
     row(`POST /v1/chat/completions c=${connections}`, 'POST fake v1internal:generateContent directly; a bare relay for reference',
-      { rps: medianOf(proxied, r => r.rps), p50_ms: medianOf(proxied, p50), p99_ms: medianOf(proxied, r => r.p99), baseline_rps: medianOf(directs, r => r.rps), baseline_p50_ms: medianOf(directs, p50), baseline_p99_ms: medianOf(directs, r => r.p99), added_p50_ms: added(proxied, directs, p50), relay_rps: medianOf(relayed, r => r.rps), relay_p99_ms: medianOf(relayed, r => r.p99), relay_added_p50_ms: added(relayed, directs, p50), errors: errorsOf(proxied) },
-      { rps: ratioOf(proxied, directs, r => r.rps), relay_rps: ratioOf(relayed, directs, r => r.rps) }, targets)
+      { rps: medianOf(proxied, r => r.rps), p50_ms: medianOf(proxied, p50), p99_ms: medianOf(proxied, r => r.p99), baseline_rps: medianOf(directs, r => r.rps), baseline_p50_ms: medianOf(directs, p50), baseline_p99_ms: medianOf(directs, r => r.p99), added_p50_ms: added(proxied, directs, p50), relay_rps: medianOf(relayed, r => r.rps), relay_p99_ms: medianOf(relayed, r => r.p99), relay_added_p50_ms: added(relayed, directs, p50), cpu_us_per_request: medianOf(proxied, cpu), relay_cpu_us_per_request: medianOf(relayed, cpu), errors: errorsOf(proxied) },
+      { rps: ratioOf(proxied, directs, r => r.rps), relay_rps: ratioOf(relayed, directs, r => r.rps), cpu_per_request_vs_relay: ratioOf(proxied, relayed, cpu) }, targets)
   }
 
   for (const paced of [false, true]) {
@@ -219,10 +233,21 @@ try {
     const name = paced ? `chunks ${PACED_CHUNK_MS} ms apart` : 'chunks back to back'
     log(`proxy: streaming, 20 ${name}, concurrency 64: direct, through a bare relay, through the gateway`)
     const direct = directLoad(fakeUrl, true, 64, model)
-    const [directs, relayed, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult]>(loadRunner(direct), loadRunner(viaRelay(direct)), loadRunner(chatLoad(gatewayUrl, true, 64, model)))
+    const [directs, relayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(chatLoad(gatewayUrl, true, 64, model), gateway))
+    const chunkCpu = (r: CpuResult): number => r.cpuUs / STREAM_CHUNKS
     row(`streaming chat completions c=64, ${name}`, 'streamGenerateContent on the fake directly; a bare relay for reference',
-      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), errors: errorsOf(proxied) },
-      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps) }, { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1' })
+      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), cpu_us_per_chunk: medianOf(proxied, chunkCpu), relay_cpu_us_per_chunk: medianOf(relayed, chunkCpu), errors: errorsOf(proxied) },
+      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps), cpu_per_chunk_vs_relay: ratioOf(proxied, relayed, chunkCpu) },
+      { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1', ...(paced ? {} : { cpu_per_chunk_vs_relay: '<= 1.5' }) })
+  }
+
+  log('proxy: streaming, 20 chunks back to back, concurrency 16: time to first byte through the gateway against the bare relay')
+  {
+    const direct = directLoad(fakeUrl, true, 16)
+    const [relayed, proxied] = await interleaved<[LoadResult, LoadResult]>(loadRunner(viaRelay(direct)), loadRunner(chatLoad(gatewayUrl, true, 16)))
+    row('streaming chat completions c=16, chunks back to back: time to first byte', 'the same streams through the bare relay',
+      { ttfb_p50_ms: medianOf(proxied, ttfb), relay_ttfb_p50_ms: medianOf(relayed, ttfb), streams_per_s: medianOf(proxied, r => r.rps), relay_streams_per_s: medianOf(relayed, r => r.rps), ttfb_vs_relay_ms: added(proxied, relayed, ttfb), errors: errorsOf(proxied) },
+      {}, { ttfb_vs_relay_ms: '<= 1' })
   }
   await processes.stop(relay)
   }

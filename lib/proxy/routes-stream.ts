@@ -1,7 +1,9 @@
 // How the proxy routes send server-sent events: headers, a keep-alive comment whenever nothing
 // was sent for a while (long thinking phases trip the 60–100 s idle cut-offs of proxies and hosts),
 // the observer's stream hooks, and cancelling the upstream call when the stream stops early.
+import { attachEventBatches, eventBatches } from './upstream/backend.ts'
 import type { Backend, GeminiResponse, ProxyObserver, UpstreamCall } from './upstream/backend.ts'
+import type { PushQueueFlow, PushSink } from './upstream/push-queue.ts'
 import { CORS_HEADERS } from './access/client-auth.ts'
 
 export const KEEPALIVE = ': keepalive\n\n'
@@ -12,10 +14,6 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cache-control': 'no-cache',
   'x-accel-buffering': 'no',
 })
-
-/** What a wait on the source ended with, when it was not the source's next result. */
-const FLUSH = Symbol('flush')
-const IDLE = Symbol('idle')
 
 export interface EventStreamOptions {
   keepAliveMs: number
@@ -31,91 +29,231 @@ function eventCount (chunk: string): number {
   return count
 }
 
+/** The text a body holds before it pauses its source: the client, or the host's socket, lags behind. */
+const HIGH_WATER = 64 * 1024
+
+type Reader = { resolve: (r: IteratorResult<string>) => void, reject: (err: unknown) => void }
+
 /**
- * A route's SSE body from `source`: the chunks that arrive during one turn of the event loop joined into
- * one (one socket write instead of several: a chunk's write costs more than its translation), KEEPALIVE
- * inserted whenever `keepAliveMs` pass without a chunk, the observer told of each write, and `onStop` run
- * when the stream stops before its source is done. One generator does all of it (every layer of async
- * iteration costs each chunk a few promises), with one timer per stream, pushed back after every chunk.
+ * A route's SSE body, and its one batching point: the text written during one turn of the event loop goes out
+ * as one chunk at the end of that turn (one socket write instead of several: a write costs more than a
+ * translation), KEEPALIVE whenever `keepAliveMs` pass without text while the host waits for some, the observer
+ * told of each chunk, the source paused while HIGH_WATER characters wait, and cancelled (with `onStop`) when the
+ * host stops reading before the end. An iterator written out rather than a generator: no promise per event, one
+ * per chunk the host reads.
  */
-export async function * eventStream (source: AsyncIterable<string>, options: EventStreamOptions): AsyncGenerator<string> {
-  const { observer } = options
+class SseBody implements AsyncIterableIterator<string> {
+  /** Set by whoever feeds the body. */
+  flow: PushQueueFlow | undefined
+  private buffer = ''
+  /** The source is done (end or failure); what the buffer holds still goes out. */
+  private sourceDone = false
+  private failure: { err: unknown } | undefined
+  /** The host has read the end, or stopped reading. */
+  private finished = false
+  private paused = false
+  private reader: Reader | undefined
+  /** Armed when text starts waiting, and kept until it fires: a quick source cannot postpone the write. */
+  private flushing: NodeJS.Immediate | undefined
+  private readonly timer: NodeJS.Timeout
+  private readonly options: EventStreamOptions
+
+  constructor (options: EventStreamOptions) {
+    this.options = options
+    this.timer = setTimeout(this.idle, options.keepAliveMs)
+    options.observer?.streamOpened?.()
+  }
+
+  get closed (): boolean { return this.finished || this.sourceDone }
+
+  write (text: string): void {
+    if (this.closed || text === '') return
+    this.buffer += text
+    this.timer.refresh()
+    this.flushing ??= setImmediate(this.flush)
+    if (!this.paused && this.buffer.length >= HIGH_WATER) {
+      this.paused = true
+      this.flow?.pause()
+    }
+  }
+
+  /** The source ended; `text` is its last. */
+  end (text = ''): void {
+    if (this.closed) return
+    this.write(text)
+    this.sourceDone = true
+    this.flushing ??= setImmediate(this.flush)
+  }
+
+  /** The source failed: the host's read after the text already written fails with `err`. */
+  fail (err: unknown): void {
+    if (this.closed) return
+    this.failure = { err }
+    this.sourceDone = true
+    this.flushing ??= setImmediate(this.flush)
+  }
+
+  async next (): Promise<IteratorResult<string>> {
+    if (this.finished) return { value: undefined, done: true }
+    return await new Promise<IteratorResult<string>>((resolve, reject) => {
+      const reader = { resolve, reject }
+      if (this.flushing === undefined) this.answer(reader)
+      else this.reader = reader
+    })
+  }
+
+  async return (): Promise<IteratorResult<string>> {
+    if (!this.finished) {
+      const early = !this.sourceDone
+      this.finish()
+      this.buffer = ''
+      this.reader?.resolve({ value: undefined, done: true })
+      this.reader = undefined
+      if (early) {
+        this.flow?.cancel()
+        this.options.onStop?.()
+      }
+    }
+    return { value: undefined, done: true }
+  }
+
+  [Symbol.asyncIterator] (): this { return this }
+
+  /** Gives `reader` what waits, the end or the failure; keeps it waiting when there is none yet. */
+  private answer (reader: Reader): void {
+    if (this.buffer !== '') {
+      const value = this.buffer
+      this.buffer = ''
+      this.options.observer?.streamChunk?.(eventCount(value))
+      if (this.paused) {
+        this.paused = false
+        this.flow?.resume()
+      }
+      reader.resolve({ value, done: false })
+    } else if (this.sourceDone) {
+      const failure = this.failure
+      this.finish()
+      if (failure === undefined) reader.resolve({ value: undefined, done: true })
+      else reader.reject(failure.err)
+    } else {
+      this.reader = reader
+    }
+  }
+
+  private readonly flush = (): void => {
+    this.flushing = undefined
+    const reader = this.reader
+    if (reader === undefined) return
+    this.reader = undefined
+    this.answer(reader)
+  }
+
+  private readonly idle = (): void => {
+    this.timer.refresh()
+    const reader = this.reader
+    if (reader === undefined || this.buffer !== '' || this.sourceDone) return
+    this.reader = undefined
+    reader.resolve({ value: KEEPALIVE, done: false })
+  }
+
+  private finish (): void {
+    this.finished = true
+    this.failure = undefined
+    clearTimeout(this.timer)
+    if (this.flushing !== undefined) clearImmediate(this.flushing)
+    this.flushing = undefined
+    this.options.observer?.streamClosed?.()
+  }
+}
+
+/**
+ * Reads `source` into `sink` (for sources that are not a PushQueue), pausing while asked to. Cancelling closes the
+ * source without waiting for its read in flight (it may be blocked on the upstream, which onStop aborts).
+ */
+function pump<T> (source: AsyncIterable<T>, sink: PushSink<T>): PushQueueFlow {
   const it = source[Symbol.asyncIterator]()
-  let pending: Promise<IteratorResult<string>> | undefined
-  // Set while waiting for the source: the timers end the wait early (IDLE: send a keep-alive; FLUSH: send what waits).
-  let wake: ((value: typeof IDLE | typeof FLUSH) => void) | undefined
-  const timer = setTimeout(function tick () {
-    wake?.(IDLE)
-    timer.refresh()
-  }, options.keepAliveMs)
-  let buffered = ''
-  // Armed when text starts waiting and kept until it fires, so a source that answers quickly every time cannot
-  // postpone the write: whatever waits goes out at the end of the turn in which it began to wait.
-  let flushTimer: NodeJS.Immediate | undefined
-  let flushDue = false
-  const flushNow = (): void => {
-    flushTimer = undefined
-    flushDue = true
-    wake?.(FLUSH)
-  }
-  const takeBuffered = (): string => {
-    const out = buffered
-    buffered = ''
-    flushDue = false
-    if (flushTimer !== undefined) clearImmediate(flushTimer)
-    flushTimer = undefined
-    observer?.streamChunk?.(eventCount(out))
-    return out
-  }
-  let finished = false
-  observer?.streamOpened?.()
-  try {
-    while (true) {
-      if (flushDue) {
-        yield takeBuffered()
-        continue
+  let stopped = false
+  let paused = false
+  let resumed: (() => void) | undefined
+  void (async () => {
+    try {
+      while (true) {
+        if (paused) await new Promise<void>(resolve => { resumed = resolve })
+        if (stopped) return
+        const result = await it.next()
+        if (stopped) return
+        if (result.done === true) return sink.end()
+        sink.push(result.value)
       }
-      const next = pending ??= it.next()
-      let result: IteratorResult<string> | typeof IDLE | typeof FLUSH
+    } catch (err) {
+      if (!stopped) sink.fail(err)
+    }
+  })()
+  return {
+    pause: () => { paused = true },
+    resume: () => {
+      paused = false
+      resumed?.()
+      resumed = undefined
+    },
+    cancel: () => {
+      if (stopped) return
+      stopped = true
+      resumed?.()
+      it.return?.()?.catch(() => {})
+    },
+  }
+}
+
+/** An SSE body of the text chunks of `source` (see SseBody): a failure of the source fails the body's read after the text before it. */
+export function eventStream (source: AsyncIterable<string>, options: EventStreamOptions): AsyncIterableIterator<string> {
+  const body = new SseBody(options)
+  body.flow = pump(source, { push: text => body.write(text), end: () => body.end(), fail: err => body.fail(err) })
+  return body
+}
+
+/** How a route turns upstream events into its SSE text: each batch translated once, into one string. */
+export interface SseTranslator {
+  /** Sent first, before any event (may be ''). */
+  head: string
+  /** The text for the events of one upstream read ('' when they have nothing for the client). */
+  events: (batch: GeminiResponse[]) => string
+  /** After the last event. */
+  end: () => string
+  /** After a failure mid-stream: the error as the route's clients expect it. */
+  error: (err: unknown) => string
+}
+
+/**
+ * A route's SSE body of upstream `events`, translated by `translator`: the built-in backends hand each upstream
+ * read's events straight to the translator as they arrive (attachEventBatches), any other stream is read batch by
+ * batch. A translation that throws ends the stream like an upstream failure.
+ */
+export function sseBody (events: AsyncIterable<GeminiResponse>, translator: SseTranslator, options: EventStreamOptions): AsyncIterableIterator<string> {
+  const body = new SseBody(options)
+  body.write(translator.head)
+  const sink: PushSink<GeminiResponse[]> = {
+    push (batch) {
+      if (body.closed) return
+      let text: string
       try {
-        result = await new Promise<IteratorResult<string> | typeof IDLE | typeof FLUSH>((resolve, reject) => {
-          wake = resolve
-          next.then(resolve, reject)
-        })
+        text = translator.events(batch)
       } catch (err) {
-        // The source failed: what it gave before still goes out first.
-        if (buffered !== '') yield takeBuffered()
-        throw err
-      } finally {
-        wake = undefined
-      }
-      if (result === FLUSH) continue
-      if (result === IDLE) {
-        yield KEEPALIVE
-        continue
-      }
-      pending = undefined
-      if (result.done === true) {
-        finished = true
-        if (buffered !== '') yield takeBuffered()
+        sink.fail(err)
+        body.flow?.cancel()
         return
       }
-      timer.refresh()
-      buffered += result.value
-      flushTimer ??= setImmediate(flushNow)
-    }
-  } finally {
-    clearTimeout(timer)
-    if (flushTimer !== undefined) clearImmediate(flushTimer)
-    if (!finished) {
-      // Stopped early: close the source without waiting (it may be blocked on the upstream, which
-      // onStop aborts), and swallow the rejection that abort gives a pending read.
-      pending?.catch(() => {})
-      it.return?.()?.catch(() => {})
-      options.onStop?.()
-    }
-    observer?.streamClosed?.()
+      body.write(text)
+    },
+    end () {
+      if (!body.closed) body.end(translator.end())
+    },
+    fail (err) {
+      if (!body.closed) body.end(translator.error(err))
+    },
   }
+  body.flow = attachEventBatches(events, sink) ?? pump(eventBatches(events), sink)
+  return body
 }
 
 /**

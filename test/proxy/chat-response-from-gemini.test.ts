@@ -2,7 +2,8 @@ import t from 'tap'
 import { fail } from '../../lib/index.ts'
 import { mapFinishReason, toChatCompletion, toUsage } from '../../lib/proxy/chat/response-from-gemini.ts'
 import { chatCompletionStream } from '../../lib/proxy/chat/stream.ts'
-import { KEEPALIVE, eventStream } from '../../lib/proxy/routes-stream.ts'
+import { KEEPALIVE, eventStream, sseBody } from '../../lib/proxy/routes-stream.ts'
+import type { SseTranslator } from '../../lib/proxy/routes-stream.ts'
 import { nativeEventStream } from '../../lib/proxy/native/stream.ts'
 import { thoughtSignatureOf } from '../../lib/proxy/chat/tool-call-ids.ts'
 
@@ -270,4 +271,50 @@ t.test('a source that fails still has what it gave before sent first', async t =
   const err = await (async () => { for await (const chunk of eventStream(failing(), { keepAliveMs: 1000 })) out.push(chunk) })().catch(e => e)
   t.same(out, ['a'])
   t.equal(err.message, 'source broke')
+})
+
+/** A translator that names what it was given. */
+function namingTranslator (onEvents: (batch: unknown[]) => string): SseTranslator {
+  return { head: 'head;', events: onEvents, end: () => 'end;', error: err => `error ${(err as Error).message};` }
+}
+
+t.test('a stream from a backend other than the built-in ones is translated event by event, between the head and the end', async t => {
+  async function * custom (): AsyncGenerator<Record<string, unknown>> {
+    yield { n: 1 }
+    yield { n: 2 }
+  }
+  const out = await collect(sseBody(custom(), namingTranslator(batch => batch.map(e => `e${(e as { n: number }).n};`).join('')), { keepAliveMs: 1000 }))
+  t.equal(out.join(''), 'head;e1;e2;end;')
+})
+
+t.test('a translation that throws ends the stream with the route\'s error event, as an upstream failure does', async t => {
+  async function * custom (): AsyncGenerator<Record<string, unknown>> {
+    yield { n: 1 }
+    yield { n: 2 }
+    yield { n: 3 }
+  }
+  const translator = namingTranslator(batch => {
+    if ((batch[0] as { n: number }).n === 2) throw new Error('bad event')
+    return 'e1;'
+  })
+  const out = await collect(sseBody(custom(), translator, { keepAliveMs: 1000 }))
+  t.equal(out.join(''), 'head;e1;error bad event;')
+})
+
+t.test('a client that reads nothing pauses the source once 64 KiB wait, and resumes it when it reads', async t => {
+  let pulled = 0
+  async function * big (): AsyncGenerator<string> {
+    for (let i = 0; i < 10; i++) {
+      pulled++
+      yield 'x'.repeat(40 * 1024)
+    }
+  }
+  const body = eventStream(big(), { keepAliveMs: 1000 })
+  for (let i = 0; i < 20; i++) await new Promise(resolve => setImmediate(resolve))
+  t.equal(pulled, 2, 'paused at the second chunk (80 KiB waiting)')
+  const first = await body.next()
+  t.equal(first.value?.length, 80 * 1024, 'what waited goes out as one chunk')
+  const rest = await collect(body)
+  t.equal(rest.join('').length, 8 * 40 * 1024, 'resumed after the read, every chunk delivered')
+  t.equal(pulled, 10)
 })

@@ -84,3 +84,28 @@ t.test('reads in flight are settled whatever ends the queue: items in order, the
   await sit.return?.()
   t.same(await waiting, { value: undefined, done: true }, 'a read waiting when the reader stops is done, not left hanging')
 })
+
+t.test('an attached sink gets the waiting items, then every later one and the end, and the producer is resumed', async t => {
+  const { flow, calls } = recordingFlow()
+  const queue = createPushQueue<number>(flow, 2)
+  queue.push(1)
+  queue.push(2)
+  const seen: unknown[] = []
+  const returned = queue.attach({ push: n => seen.push(n), end: () => seen.push('end'), fail: err => seen.push(err) })
+  t.equal(returned, flow, 'the sink drives the producer itself')
+  t.same(calls, ['pause', 'resume'], 'paused at highWater, resumed once the sink took the waiting items')
+  queue.push(3)
+  queue.end()
+  queue.push(4)
+  t.same(seen, [1, 2, 3, 'end'])
+})
+
+t.test('a sink attached after a failure gets the items before it, then the failure', async t => {
+  const queue = createPushQueue<number>(recordingFlow().flow)
+  const cut = new Error('cut')
+  queue.push(1)
+  queue.fail(cut)
+  const seen: unknown[] = []
+  queue.attach({ push: n => seen.push(n), end: () => seen.push('end'), fail: err => seen.push(err) })
+  t.same(seen, [1, cut])
+})

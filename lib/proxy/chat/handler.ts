@@ -9,9 +9,9 @@ import { isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import { chatErrorBody, withParam } from './error-body.ts'
 import { toChatCompletion } from './response-from-gemini.ts'
-import { chatCompletionStream } from './stream.ts'
+import { chatStreamTranslator } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
-import { SSE_HEADERS, eventStream, openUpstreamStream } from '../routes-stream.ts'
+import { SSE_HEADERS, openUpstreamStream, sseBody } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
 
 export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
@@ -55,7 +55,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       releaseImages?.()
     }
     const { events, abort } = upstream
-    const chunks = chatCompletionStream(events, {
+    const translator = chatStreamTranslator({
       ...meta,
       includeUsage: body.stream_options?.include_usage === true,
       errorBody: err => chatErrorBody(err, ctx.logger).body,
@@ -63,7 +63,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
-      body: eventStream(chunks, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort }),
+      body: sseBody(events, translator, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort }),
     }
   }
 }

@@ -2,11 +2,12 @@
 // The first chunk carries the role; `created` is fixed per stream; events without candidates
 // send nothing (their usage is remembered); a failure after the stream started is an error event
 // followed by [DONE], never a made-up `stop`. The chunks of events that arrived together are
-// yielded as one string, so they go out in one write.
+// translated into one string, so they go out in one write.
 import { eventBatches } from '../upstream/backend.ts'
 import type { GeminiResponse } from '../upstream/backend.ts'
 import { mapFinishReason, partsToOutput, toUsage } from './response-from-gemini.ts'
 import type { CompletionMeta, FinishReason, OpenAIUsage } from './response-from-gemini.ts'
+import type { SseTranslator } from '../routes-stream.ts'
 
 export interface ChatStreamOptions extends CompletionMeta {
   /** stream_options.include_usage: every chunk has `usage: null` and one extra chunk carries the totals. */
@@ -26,12 +27,14 @@ interface ChoiceState { toolCalls: number, finished: boolean }
 
 export const DONE = 'data: [DONE]\n\n'
 
-export async function * chatCompletionStream (events: AsyncIterable<GeminiResponse>, options: ChatStreamOptions): AsyncGenerator<string> {
+/** The translation of a stream's Gemini events into chat-completion chunks (see routes-stream.ts, sseBody). */
+export function chatStreamTranslator (options: ChatStreamOptions): SseTranslator {
   const { id, created, model, includeUsage } = options
   // The fields every chunk repeats, serialised once per stream.
   const head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":`
+  const tail = includeUsage ? ',"usage":null}\n\n' : '}\n\n'
   const frame = (choices: unknown[], usage?: OpenAIUsage | null): string =>
-    `${head}${JSON.stringify(choices)}${includeUsage ? `,"usage":${JSON.stringify(usage ?? null)}` : ''}}\n\n`
+    usage === undefined ? `${head}${JSON.stringify(choices)}${tail}` : `${head}${JSON.stringify(choices)},"usage":${JSON.stringify(usage)}}\n\n`
   const states = new Map<number, ChoiceState>([[0, { toolCalls: 0, finished: false }]])
   let usage: OpenAIUsage | undefined
 
@@ -41,51 +44,79 @@ export async function * chatCompletionStream (events: AsyncIterable<GeminiRespon
     if (eventUsage !== undefined) usage = eventUsage
     const candidates: Array<Record<string, any>> = Array.isArray(event?.candidates) ? event.candidates : []
     const choices: unknown[] = []
-    candidates.forEach((candidate, i) => {
+    for (let i = 0; i < candidates.length; i++) {
+      const candidate = candidates[i]
       const index = typeof candidate?.index === 'number' ? candidate.index : i
       let state = states.get(index)
       const delta: Delta = {}
+      let empty = true
       if (state === undefined) {
         state = { toolCalls: 0, finished: false }
         states.set(index, state)
         delta.role = 'assistant'
+        empty = false
       }
       const out = partsToOutput(candidate?.content?.parts)
-      if (out.content !== '') delta.content = out.content
-      if (out.reasoning !== '') delta.reasoning_content = out.reasoning
+      if (out.content !== '') {
+        delta.content = out.content
+        empty = false
+      }
+      if (out.reasoning !== '') {
+        delta.reasoning_content = out.reasoning
+        empty = false
+      }
       if (out.toolCalls.length > 0) {
         // Gemini sends each call whole: one delta holds its complete arguments.
-        delta.tool_calls = out.toolCalls.map(call => ({ index: state.toolCalls++, ...call }))
+        const calls = state
+        delta.tool_calls = out.toolCalls.map(call => ({ index: calls.toolCalls++, ...call }))
+        empty = false
       }
       const finish = candidate?.finishReason === undefined ? null : mapFinishReason(candidate.finishReason, state.toolCalls > 0, false)
       if (finish !== null) state.finished = true
-      if (Object.keys(delta).length > 0 || finish !== null) choices.push({ index, delta, logprobs: null, finish_reason: finish })
-    })
+      if (!empty || finish !== null) choices.push({ index, delta, logprobs: null, finish_reason: finish })
+    }
     return choices.length > 0 ? frame(choices) : ''
   }
 
-  yield frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }])
+  return {
+    head: frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    events (batch) {
+      let chunks = ''
+      for (const event of batch) chunks += translate(event)
+      return chunks
+    },
+    end () {
+      let out = ''
+      const unfinished = [...states].filter(([, s]) => !s.finished)
+      if (unfinished.length > 0) {
+        out += frame(unfinished.map(([index, s]) => ({
+          index, delta: {}, logprobs: null, finish_reason: mapFinishReason(undefined, s.toolCalls > 0, true) as FinishReason,
+        })))
+      }
+      if (includeUsage) out += frame([], usage ?? toUsage({}))
+      return out + DONE
+    },
+    error: err => `data: ${JSON.stringify(options.errorBody(err))}\n\n${DONE}`,
+  }
+}
 
-  let chunks = ''
+/** The chunks of `events` as SSE text, one string per batch of events that arrived together (the translator, without a route's body). */
+export async function * chatCompletionStream (events: AsyncIterable<GeminiResponse>, options: ChatStreamOptions): AsyncGenerator<string> {
+  const translator = chatStreamTranslator(options)
+  yield translator.head
   try {
     for await (const batch of eventBatches(events)) {
-      for (const event of batch) chunks += translate(event)
+      const chunks = translator.events(batch)
       if (chunks !== '') yield chunks
-      chunks = ''
     }
   } catch (err) {
-    if (chunks !== '') yield chunks
-    yield `data: ${JSON.stringify(options.errorBody(err))}\n\n`
-    yield DONE
+    yield * frames(translator.error(err))
     return
   }
+  yield * frames(translator.end())
+}
 
-  const unfinished = [...states].filter(([, s]) => !s.finished)
-  if (unfinished.length > 0) {
-    yield frame(unfinished.map(([index, s]) => ({
-      index, delta: {}, logprobs: null, finish_reason: mapFinishReason(undefined, s.toolCalls > 0, true) as FinishReason,
-    })))
-  }
-  if (includeUsage) yield frame([], usage ?? toUsage({}))
-  yield DONE
+/** SSE text split into its events. */
+function frames (text: string): string[] {
+  return text.split(/(?<=\n\n)/).filter(f => f !== '')
 }

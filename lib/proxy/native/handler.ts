@@ -9,8 +9,8 @@ import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
 import { nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
 import { countTokensRequest, prepareNativeRequest } from './request.ts'
-import { nativeEventStream } from './stream.ts'
-import { SSE_HEADERS, eventStream, openUpstreamStream } from '../routes-stream.ts'
+import { nativeStreamTranslator } from './stream.ts'
+import { SSE_HEADERS, openUpstreamStream, sseBody } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
 
 /** The part of the path after `/v1beta/` (or `/v1/`, @google/genai's default version), still URL-encoded. */
@@ -54,7 +54,7 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
-      body: eventStream(nativeEventStream(events, err => nativeErrorBody(err, ctx.logger).body), {
+      body: sseBody(events, nativeStreamTranslator(err => nativeErrorBody(err, ctx.logger).body), {
         keepAliveMs: ctx.keepAliveMs,
         observer: ctx.observer,
         onStop: abort,

@@ -2,6 +2,7 @@
 // (Code Assist with OAuth user credentials; the public Gemini API with an API key).
 // Requests and responses are in the public Gemini API shape; the Code Assist backend
 // adds and removes its envelope ({model, project, user_prompt_id, request} / {response, traceId}).
+import type { PushQueue, PushQueueFlow, PushSink } from './push-queue.ts'
 
 /** A GenerateContentRequest in the public Gemini API shape (contents, systemInstruction, tools, toolConfig, safetySettings, generationConfig, ...). */
 export type GeminiRequest = Record<string, unknown>
@@ -19,16 +20,17 @@ export interface UpstreamCall {
 }
 
 // The built-in backends' streams also keep their events as they arrived, every event of one upstream read
-// together, so a route can send them with one write. That is a performance detail of this package, not part
-// of the Backend contract: it sits under a private symbol, and any AsyncIterable<GeminiResponse> will do.
+// together, and can hand them to a sink as they arrive, so a route can translate and send them with one write
+// and no promise per event. That is a performance detail of this package, not part of the Backend contract: it
+// sits under a private symbol, and any AsyncIterable<GeminiResponse> will do.
 const BATCHES = Symbol('gatehouse.eventBatches')
 
 interface BatchedEvents extends AsyncIterable<GeminiResponse> {
-  readonly [BATCHES]: AsyncIterable<GeminiResponse[]>
+  readonly [BATCHES]: PushQueue<GeminiResponse[]>
 }
 
-/** A stream of the events in `batches` (each batch non-empty), one at a time; eventBatches gives the batches back. Read it one way, once. */
-export function geminiEventStream (batches: AsyncIterable<GeminiResponse[]>): AsyncIterable<GeminiResponse> {
+/** A stream of the events in `batches` (each batch non-empty), one at a time; eventBatches and attachEventBatches give the batches back. Read it one way, once. */
+export function geminiEventStream (batches: PushQueue<GeminiResponse[]>): AsyncIterable<GeminiResponse> {
   const stream: BatchedEvents = {
     [BATCHES]: batches,
     async * [Symbol.asyncIterator] () {
@@ -48,6 +50,11 @@ export function eventBatches (events: AsyncIterable<GeminiResponse>): AsyncItera
   return (async function * oneByOne () {
     for await (const event of events) yield [event]
   })()
+}
+
+/** For a stream of geminiEventStream: `sink` gets its batches as they arrive (see PushQueue.attach); undefined for any other stream. */
+export function attachEventBatches (events: AsyncIterable<GeminiResponse>, sink: PushSink<GeminiResponse[]>): PushQueueFlow | undefined {
+  return (events as Partial<BatchedEvents>)[BATCHES]?.attach(sink)
 }
 
 export interface ReadyState {

@@ -48,7 +48,7 @@ export interface UpstreamClient {
    * upstream connection. `toEvents` turns each group into what the caller reads (groups it leaves empty are
    * dropped): done as the bytes arrive, rather than by one more generator for every group to pass through.
    */
-  stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]): Promise<AsyncIterable<T[]>>
+  stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]): Promise<PushQueue<T[]>>
   close (): Promise<void>
 }
 
@@ -56,7 +56,7 @@ export interface UpstreamClient {
 interface Answer {
   statusCode: number
   text?: string
-  events?: AsyncIterable<unknown[]>
+  events?: PushQueue<unknown[]>
 }
 
 /** Every event as it is. */
@@ -292,7 +292,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     async stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]) {
       const { answer, started } = await send(req, true, toEvents)
       observe(req, answer.statusCode, started)
-      return answer.events as AsyncIterable<T[]>
+      return answer.events as PushQueue<T[]>
     },
     async close () {
       // Graceful first; whatever is still open after a second (a stalled stream) is cut.

@@ -26,7 +26,7 @@ export interface CodeAssistBackendOptions extends OAuthCredentialOptions, Upstre
   onboardTimeoutMs?: number
 }
 
-/** The inner GenerateContentResponse of a Code Assist answer; responseId comes from traceId when missing. */
+/** The inner GenerateContentResponse of a Code Assist answer (changed in place); responseId comes from traceId when missing. */
 export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
   const e = envelope !== null && typeof envelope === 'object' && !Array.isArray(envelope) ? envelope as Record<string, unknown> : {}
   const traceId = typeof e.traceId === 'string' ? e.traceId : undefined
@@ -35,7 +35,10 @@ export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
     return traceId === undefined ? { candidates: [] } : { candidates: [], responseId: traceId }
   }
   const response = inner as GeminiResponse
-  return response.responseId === undefined && traceId !== undefined ? { ...response, responseId: traceId } : response
+  // Set in place rather than copied: the envelope is the client's freshly parsed JSON, read by no one else, and a
+  // copy of every streamed event is garbage the collector pays for.
+  if (response.responseId === undefined && traceId !== undefined) response.responseId = traceId
+  return response
 }
 
 /** Throws ConfigurationError (code UPSTREAM_NOT_CONFIGURED) at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */

@@ -9,6 +9,13 @@ export interface PushQueueFlow {
   cancel: () => void
 }
 
+/** Where an attached queue's items go instead of waiting for reads. */
+export interface PushSink<T> {
+  push: (item: T) => void
+  end: () => void
+  fail: (err: unknown) => void
+}
+
 export interface PushQueue<T> extends AsyncIterable<T> {
   push: (item: T) => void
   /** No more items: the consumer's next read after the last one is done. */
@@ -17,6 +24,12 @@ export interface PushQueue<T> extends AsyncIterable<T> {
   fail: (err: unknown) => void
   /** Whether end, fail or the consumer's return already closed the queue. */
   readonly closed: boolean
+  /**
+   * Instead of iterating: hands `sink` the items waiting (and the end or failure, if it came), then every later
+   * one as it is pushed, with no promise per item. Returns the producer's flow, for the sink to pause, resume or
+   * cancel it. Use one way only, once.
+   */
+  attach: (sink: PushSink<T>) => PushQueueFlow
 }
 
 export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQueue<T> {
@@ -70,9 +83,12 @@ export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQu
     },
   }
 
+  let target: PushSink<T> | undefined
+
   return {
     push (item) {
       if (closed) return
+      if (target !== undefined) return target.push(item)
       const w = waiting.shift()
       if (w !== undefined) {
         w.resolve({ value: item, done: false })
@@ -87,15 +103,29 @@ export function createPushQueue<T> (flow: PushQueueFlow, highWater = 16): PushQu
     end () {
       if (closed) return
       closed = true
+      if (target !== undefined) return target.end()
       settleWaiting()
     },
     fail (err) {
       if (closed) return
       closed = true
+      if (target !== undefined) return target.fail(err)
       failure = { err }
       settleWaiting()
     },
     get closed () { return closed },
+    attach (sink) {
+      for (const item of items.splice(0)) sink.push(item)
+      if (paused) {
+        paused = false
+        flow.resume()
+      }
+      if (failure !== undefined) sink.fail(failure.err)
+      else if (closed) sink.end()
+      else target = sink
+      failure = undefined
+      return flow
+    },
     [Symbol.asyncIterator] () { return iterator },
   }
 }
