@@ -1,5 +1,6 @@
 // The gateway's configuration: the environment (docs/configuration.md, "Rules of the environment") validated once with joi, then frozen.
-// Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
+// Nothing else in the project reads process.env; main.ts passes it in here (tracing.ts reads the OTEL_* variables
+// through tracing-env.ts, which this file shares).
 import Joi from 'joi'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
