@@ -33,7 +33,7 @@ async function createExclusive (file: string): Promise<FileHandle> {
 }
 
 /** Writes the password (a line) to its file and returns where; throws with what to set when it cannot. */
-export async function writeAdminPasswordFile (config: GatewayConfig, password: string): Promise<AdminPasswordFile> {
+export async function writeAdminPasswordFile (config: GatewayConfig, username: string, password: string): Promise<AdminPasswordFile> {
   const memoryOnly = config.mongodbUrl === undefined && config.authDataFile === undefined
   let file = path.join(tmpdir(), 'gatehouse-*', ADMIN_PASSWORD_FILE_NAME)
   let tempDir: string | undefined
@@ -57,7 +57,7 @@ export async function writeAdminPasswordFile (config: GatewayConfig, password: s
       await handle.close()
     }
   } catch (err) {
-    throw new Error(`could not write the generated password of system user "${config.authAdminUsername}" to ${file} ` +
+    throw new Error(`could not write the generated password of system user "${username}" to ${file} ` +
       `(${(err as Error).message}); set AUTH_ADMIN_PASSWORD_FILE to a writable path, or AUTH_ADMIN_PASSWORD to choose the password ` +
       '(a configured password replaces the stored one at start)', { cause: err })
   }

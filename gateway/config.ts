@@ -1,14 +1,12 @@
 // The gateway's configuration: the environment (docs/configuration.md, "Rules of the environment") validated once with joi, then frozen.
-// Nothing else in the project reads process.env; main.ts and tracing.ts pass it in here.
+// Nothing else in the project reads process.env; main.ts passes it in here (tracing.ts reads the OTEL_* variables
+// through tracing-env.ts, which this file shares).
 import Joi from 'joi'
-import { parseTrustedProxies } from '../lib/http/client-address.ts'
-import { PROXY_PASSWORD_MIN_LENGTH } from '../lib/proxy/access/client-auth.ts'
-// Defaults and rules the library owns; this file maps variables to options and adds the environment's own checks.
-import {
-  BACKEND_KINDS, DEFAULT_ADMIN_USERNAME, DEFAULT_CODE_ASSIST_ENDPOINT, DEFAULT_GEMINI_API_ENDPOINT, DEFAULT_QUERY_TOKENS,
-  DEFAULT_REAUTH_SECONDS, DEFAULT_SESSION_TTL_SECONDS, PASSWORD_MAX, PASSWORD_MIN, USERNAME_PATTERN, USERNAME_RULE, backendProblem, chooseBackend, isPort
-} from '../lib/option-rules.ts'
-import type { BackendKind } from '../lib/option-rules.ts'
+// The library owns every option's default and rule; this file maps variables to options and adds the environment's
+// own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
+import { ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
+import type { BackendKind } from '../lib/index.ts'
+import { tracingSettings } from './tracing-env.ts'
 
 export type GeminiBackend = BackendKind
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -26,18 +24,18 @@ export interface GatewayConfig {
   readonly authDataFile?: string
   /** Debug mode: embedded store saved to disk, debug logs. Default false (DEBUG). */
   readonly debug: boolean
-  /** System user created at start-up with level hush. Default `system` (AUTH_ADMIN_USERNAME). */
-  readonly authAdminUsername: string
+  /** System user created at start-up with level hush. Default unset: the library's `system` (AUTH_ADMIN_USERNAME). */
+  readonly authAdminUsername?: string
   /** System user's password; a changed value replaces the stored one at start. Default unset: generated once, into authAdminPasswordFile (AUTH_ADMIN_PASSWORD). */
   readonly authAdminPassword?: string
   /** Where a generated system user password is written (mode 0600). Default unset: `admin-password` beside the embedded store's file, else in a new private temp directory (AUTH_ADMIN_PASSWORD_FILE). */
   readonly authAdminPasswordFile?: string
-  /** Session lifetime in seconds. Default 3600 (AUTH_SESSION_TTL_SECONDS). */
-  readonly authSessionTtlSeconds: number
-  /** A session younger than this may change password, email or username without current_password; 0: never. Default 600 (AUTH_REAUTH_SECONDS). */
-  readonly authReauthSeconds: number
-  /** Session tokens accepted in the query string; header forms always are. Default true (AUTH_QUERY_TOKENS). */
-  readonly authQueryTokens: boolean
+  /** Session lifetime in seconds. Default unset: the library's 3600 (AUTH_SESSION_TTL_SECONDS). */
+  readonly authSessionTtlSeconds?: number
+  /** A session younger than this may change password, email or username without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
+  readonly authReauthSeconds?: number
+  /** Session tokens accepted in the query string; header forms always are. Default unset: the library's true (AUTH_QUERY_TOKENS). */
+  readonly authQueryTokens?: boolean
   /** Sign-ups allowed per client address (IPv6: per /64) within the window. Default unset: the library's 10 (AUTH_SIGNUPS_PER_ADDRESS). */
   readonly authSignupsPerAddress?: number
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
@@ -56,18 +54,18 @@ export interface GatewayConfig {
   readonly oauthClientId?: string
   /** OAuth client secret for credentials without their own. Default unset (GEMINI_OAUTH_CLIENT_SECRET). */
   readonly oauthClientSecret?: string
-  /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
-  readonly codeAssistEndpoint: string
+  /** Code Assist base URL. Default unset: the library's `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
+  readonly codeAssistEndpoint?: string
   /** Key for the public Gemini API backend. Default unset (GEMINI_API_KEY). */
   readonly geminiApiKey?: string
-  /** Public Gemini API base URL. Default `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
-  readonly geminiApiEndpoint: string
+  /** Public Gemini API base URL. Default unset: the library's `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
+  readonly geminiApiEndpoint?: string
   /** Which upstream the proxy uses. Default `code-assist` with OAuth credentials, else `gemini-api` with a key, else unset (GEMINI_BACKEND). */
   readonly geminiBackend?: GeminiBackend
   /** Model catalogue override, comma-separated ids. Default unset: the built-in catalogue (GEMINI_MODELS). */
   readonly geminiModels?: readonly string[]
-  /** Chat image URLs may point at private, loopback and link-local addresses. Default false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
-  readonly imageFetchAllowPrivateNetworks: boolean
+  /** Chat image URLs may point at private, loopback and link-local addresses. Default unset: the library's false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
+  readonly imageFetchAllowPrivateNetworks?: boolean
   /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
   readonly imageFetchAllowedPorts?: readonly number[]
   /** When set, /metrics is served on this port only. Default unset: on the main port (METRICS_PORT). */
@@ -84,15 +82,18 @@ export interface GatewayConfig {
   readonly tracingEnabled: boolean
 }
 
-export class ConfigError extends Error {
+/** A bad environment variable: the library's ConfigurationError whose `option` is the variable's name. */
+export class ConfigError extends ConfigurationError {
+  /** The variable at fault (the same as `option`). */
   readonly variable: string
   constructor (variable: string, message: string) {
-    super(message)
+    super(variable, message)
     this.name = 'ConfigError'
     this.variable = variable
   }
 }
 
+const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, isPort } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const str = Joi.string().trim()
 const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
@@ -108,8 +109,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   MONGODB_DB: str.pattern(/^[^/\\. "$*<>:|?]{1,63}$/, 'MongoDB database name'),
   AUTH_DATA_FILE: str,
   DEBUG: bool,
-  AUTH_ADMIN_USERNAME: str.pattern(USERNAME_PATTERN, USERNAME_RULE),
-  AUTH_ADMIN_PASSWORD: Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX),
+  AUTH_ADMIN_USERNAME: str.pattern(usernamePattern, usernameRule),
+  AUTH_ADMIN_PASSWORD: Joi.string().min(passwordMin).max(passwordMax),
   AUTH_ADMIN_PASSWORD_FILE: str,
   AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
@@ -124,8 +125,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
     }
     return value.split(',').map(s => s.trim()).filter(s => s !== '')
   }),
-  GEMINI_AUTH_PASSWORD: Joi.string().min(PROXY_PASSWORD_MIN_LENGTH),
-  LLM_AUTH_PASSWORD: Joi.string().min(PROXY_PASSWORD_MIN_LENGTH),
+  GEMINI_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
+  LLM_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
   GEMINI_CREDENTIALS: Joi.string(),
   LLM_CREDENTIALS: Joi.string(),
   GOOGLE_APPLICATION_CREDENTIALS: str,
@@ -140,7 +141,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   CODE_ASSIST_ENDPOINT: url,
   GEMINI_API_KEY: str,
   GEMINI_API_ENDPOINT: url,
-  GEMINI_BACKEND: str.lowercase().valid(...BACKEND_KINDS),
+  GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
@@ -210,10 +211,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   if (v.METRICS_PORT !== undefined && v.METRICS_PORT !== 0 && v.METRICS_PORT === port) {
     throw new ConfigError('METRICS_PORT', `Invalid configuration: METRICS_PORT must differ from PORT (both ${port})`)
   }
-  const tracesExporter: string | undefined = v.OTEL_TRACES_EXPORTER
-  const tracingEnabled = tracesExporter !== undefined
-    ? tracesExporter.toLowerCase() !== 'none'
-    : v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+  // Decided as gateway/tracing.ts decides it, from the variables just validated.
+  const tracing = tracingSettings(v)
   const models: string | undefined = v.GEMINI_MODELS
   const imagePorts: string | undefined = v.IMAGE_FETCH_ALLOWED_PORTS
   const imageFetchAllowedPorts = imagePorts === undefined ? undefined : Object.freeze(imagePorts.split(',').map(p => Number(p.trim())))
@@ -227,12 +226,12 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     mongodbDb: v.MONGODB_DB ?? 'gateway',
     authDataFile: v.AUTH_DATA_FILE ?? (debug ? './data/auth-db.json' : undefined),
     debug,
-    authAdminUsername: v.AUTH_ADMIN_USERNAME ?? DEFAULT_ADMIN_USERNAME,
+    authAdminUsername: v.AUTH_ADMIN_USERNAME,
     authAdminPassword: v.AUTH_ADMIN_PASSWORD,
     authAdminPasswordFile: v.AUTH_ADMIN_PASSWORD_FILE,
-    authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS ?? DEFAULT_SESSION_TTL_SECONDS,
-    authReauthSeconds: v.AUTH_REAUTH_SECONDS ?? DEFAULT_REAUTH_SECONDS,
-    authQueryTokens: v.AUTH_QUERY_TOKENS ?? DEFAULT_QUERY_TOKENS,
+    authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS,
+    authReauthSeconds: v.AUTH_REAUTH_SECONDS,
+    authQueryTokens: v.AUTH_QUERY_TOKENS,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
@@ -242,21 +241,64 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
     oauthClientId: v.GEMINI_OAUTH_CLIENT_ID,
     oauthClientSecret: v.GEMINI_OAUTH_CLIENT_SECRET,
-    codeAssistEndpoint: (v.CODE_ASSIST_ENDPOINT ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, ''),
+    codeAssistEndpoint: v.CODE_ASSIST_ENDPOINT?.replace(/\/+$/, ''),
     geminiApiKey,
-    geminiApiEndpoint: (v.GEMINI_API_ENDPOINT ?? DEFAULT_GEMINI_API_ENDPOINT).replace(/\/+$/, ''),
+    geminiApiEndpoint: v.GEMINI_API_ENDPOINT?.replace(/\/+$/, ''),
     geminiBackend,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
-    imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS ?? false,
+    imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
     imageFetchAllowedPorts,
     metricsPort: v.METRICS_PORT,
     logLevel: v.LOG_LEVEL ?? (debug ? 'debug' : 'info'),
     shutdownTimeoutSeconds: v.SHUTDOWN_TIMEOUT_SECONDS ?? 25,
-    otelServiceName: v.OTEL_SERVICE_NAME ?? 'gatehouse',
-    otelTracesExporter: tracesExporter,
-    tracingEnabled,
+    otelServiceName: tracing.serviceName,
+    otelTracesExporter: tracing.tracesExporter,
+    tracingEnabled: tracing.enabled,
   }
   // Drop unset optionals so the frozen object prints cleanly.
   for (const key of Object.keys(config) as Array<keyof GatewayConfig>) if (config[key] === undefined) delete (config as any)[key]
   return Object.freeze(config)
+}
+
+// The library's option names (as its ConfigurationError names them) and the variables that set them; where several
+// variables set one option, the first one set is named.
+const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
+  adminUsername: ['AUTH_ADMIN_USERNAME'],
+  adminPassword: ['AUTH_ADMIN_PASSWORD'],
+  sessionTtlSeconds: ['AUTH_SESSION_TTL_SECONDS'],
+  reauthSeconds: ['AUTH_REAUTH_SECONDS'],
+  queryTokens: ['AUTH_QUERY_TOKENS'],
+  'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
+  'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
+  trustedProxies: ['TRUSTED_PROXIES'],
+  password: ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'],
+  backend: ['GEMINI_BACKEND'],
+  credentials: ['GEMINI_CREDENTIALS', 'LLM_CREDENTIALS'],
+  credentialsFile: ['GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS'],
+  projectId: ['GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'],
+  oauthClientId: ['GEMINI_OAUTH_CLIENT_ID'],
+  oauthClientSecret: ['GEMINI_OAUTH_CLIENT_SECRET'],
+  codeAssistEndpoint: ['CODE_ASSIST_ENDPOINT'],
+  apiKey: ['GEMINI_API_KEY'],
+  geminiApiEndpoint: ['GEMINI_API_ENDPOINT'],
+  models: ['GEMINI_MODELS'],
+  'imageFetch.allowPrivateNetworks': ['IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS'],
+  'imageFetch.allowedPorts': ['IMAGE_FETCH_ALLOWED_PORTS'],
+  url: ['MONGODB_URL'],
+  dbName: ['MONGODB_DB'],
+  file: ['AUTH_DATA_FILE'],
+}
+
+/**
+ * The one line `npm start` prints for a configuration error: a ConfigError as it is, one the library threw at
+ * construction with the variable behind its option where there is one (an upstream option is named `upstream.x`).
+ */
+export function configurationErrorLine (err: ConfigurationError, env: Record<string, string | undefined>): string {
+  const message = err.message.replace(/\s*\n\s*/g, ' ')
+  if (err instanceof ConfigError) return message
+  const names = VARIABLES_OF_OPTION[err.option.replace(/^upstream\./, '')]
+  const variable = names?.find(name => env[name] !== undefined && env[name]?.trim() !== '') ?? names?.[0]
+  return variable === undefined
+    ? `Invalid configuration: ${err.option}: ${message}`
+    : `Invalid configuration: ${variable} (option ${err.option}): ${message}`
 }

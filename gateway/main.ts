@@ -1,8 +1,8 @@
 // `npm start`: configuration from the environment, then the gateway in the foreground until
-// SIGTERM/SIGINT, which drain it gracefully and exit 0. A bad configuration prints one line and exits 1;
-// an uncaught exception is logged and exits 1.
-import { loadConfig, ConfigError } from './config.ts'
-import type { GatewayConfig } from './config.ts'
+// SIGTERM/SIGINT, which drain it gracefully and exit 0. A bad configuration (a variable, or an option the library
+// refuses as it builds the services) prints one line and exits 1; an uncaught exception is logged and exits 1.
+import { ConfigurationError } from '../lib/index.ts'
+import { configurationErrorLine, loadConfig } from './config.ts'
 import { createGateway } from './server.ts'
 import { shutdownTracing } from './tracing.ts'
 
@@ -12,14 +12,7 @@ function fatal (message: string): never {
 }
 
 async function main (): Promise<void> {
-  let config: GatewayConfig
-  try {
-    config = loadConfig(process.env)
-  } catch (err) {
-    if (err instanceof ConfigError) fatal(err.message)
-    throw err
-  }
-  const gateway = await createGateway(config)
+  const gateway = await createGateway(loadConfig(process.env))
 
   // The log destination is asynchronous: let it write its last lines, and the tracer its last spans.
   // A collector that is down fails the last export: that is logged, not left to crash the process.
@@ -63,5 +56,6 @@ async function main (): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof ConfigurationError) fatal(configurationErrorLine(err, process.env))
   fatal(`Gatehouse failed to start: ${err instanceof Error ? err.message : String(err)}`)
 })

@@ -121,7 +121,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
       // On the start that created the system user. The password itself never reaches the log: it is in a file
       // only this process's user can read, and the store keeps only its argon2 hash.
       const file = services.adminPasswordFile
-      announce.warn({ username: config.authAdminUsername, file }, `Created system user "${config.authAdminUsername}"; its generated password is in ${file} (readable only by this process's user)`)
+      announce.warn({ username: services.adminUsername, file }, `Created system user "${services.adminUsername}"; its generated password is in ${file} (readable only by this process's user)`)
     }
     return url
   }

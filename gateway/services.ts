@@ -13,6 +13,8 @@ export interface Services {
   readiness: ReadinessCheck[]
   /** Set when this start created the system user with a generated password: the file holding it (the path is logged, never the password). */
   adminPasswordFile?: string
+  /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
+  adminUsername: string
   close (): Promise<void>
 }
 
@@ -58,7 +60,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     sleep: deps.sleep,
   })
   const system = await auth.ensureSystemUser()
-  const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.generatedPassword)
+  const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.username, system.generatedPassword)
 
   const upstream = upstreamOptions(config)
   const proxy = createProxy({
@@ -81,6 +83,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     routeTables: [auth.routeTable, proxy.routeTable],
     readiness,
     adminPasswordFile: passwordFile?.path,
+    adminUsername: system.username,
     async close () {
       await Promise.allSettled([proxy.close(), passwordFile?.discard()])
     },

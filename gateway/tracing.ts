@@ -4,22 +4,14 @@
 // OTEL_* variables (headers, sampler, batch delays) are read by the SDK itself.
 import { createRequire } from 'node:module'
 import type { NodeSDK } from '@opentelemetry/sdk-node'
-import { loadConfig } from './config.ts'
-import type { GatewayConfig } from './config.ts'
+import { tracingSettings } from './tracing-env.ts'
 
 let sdk: NodeSDK | undefined
 
-function tracingConfig (): GatewayConfig | undefined {
-  try {
-    return loadConfig(process.env)
-  } catch {
-    // main.ts reports a bad configuration in one line; tracing just stays off.
-    return undefined
-  }
-}
-
-const config = tracingConfig()
-if (config?.tracingEnabled === true) {
+// From the OTEL_* variables alone: the full configuration loads the library, whose modules must load after the
+// instrumentations. main.ts reports a bad value in one line (gateway/config.ts checks these variables too).
+const config = tracingSettings(process.env)
+if (config.enabled) {
   const { NodeSDK } = await import('@opentelemetry/sdk-node')
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http')
   const { HapiInstrumentation } = await import('@opentelemetry/instrumentation-hapi')
@@ -38,10 +30,10 @@ if (config?.tracingEnabled === true) {
     new MongoDBInstrumentation(),
   ]
   sdk = new NodeSDK({
-    serviceName: config.otelServiceName,
+    serviceName: config.serviceName,
     // With only an endpoint given, OTLP/HTTP in JSON (every collector accepts it on 4318); an explicit
     // OTEL_TRACES_EXPORTER lets the SDK choose the exporter and protocol from the OTEL_* variables.
-    traceExporter: config.otelTracesExporter === undefined ? new OTLPTraceExporter() : undefined,
+    traceExporter: config.tracesExporter === undefined ? new OTLPTraceExporter() : undefined,
     instrumentations,
   })
   sdk.start()

@@ -45,3 +45,7 @@ export { SILENT_LOGGER } from './logger.ts'
 export type { Logger } from './logger.ts'
 export { GatehouseError, ERRORS, fail, isGatehouseError, ConfigurationError } from './errors.ts'
 export type { ErrorCode, ErrorExtra } from './errors.ts'
+
+// Option rules, for a host that checks its own settings before building anything
+export { OPTION_RULES } from './option-rules.ts'
+export type { BackendKind } from './option-rules.ts'

@@ -1,5 +1,6 @@
-// Defaults and rules of lib's options that a host also needs before it builds anything (the gateway checks its
-// environment with them). Kept free of imports: gateway/config.ts loads this before tracing instruments modules.
+// Defaults and rules of lib's options, shared by the modules that apply them; a host that checks its own input
+// before building anything (the gateway's environment) reads them through OPTION_RULES on the package entry.
+import { PROXY_PASSWORD_MIN_LENGTH } from './proxy/access/client-auth.ts'
 
 /** createAuthService's adminUsername default. */
 export const DEFAULT_ADMIN_USERNAME = 'system'
@@ -58,3 +59,24 @@ export function isHttpUrl (value: unknown): boolean {
   const { protocol } = new URL(value)
   return protocol === 'http:' || protocol === 'https:'
 }
+
+/**
+ * The rules of lib's options a host may check its own input against before it builds anything, so its errors can
+ * name its own settings (the gateway's environment variables). The library applies the same rules at construction.
+ */
+export const OPTION_RULES = Object.freeze({
+  /** Usernames, the system user's (adminUsername) included. */
+  usernamePattern: USERNAME_PATTERN,
+  /** USERNAME_PATTERN in words, for error messages. */
+  usernameRule: USERNAME_RULE,
+  /** Shortest and longest password (adminPassword and every account's). */
+  passwordMin: PASSWORD_MIN,
+  passwordMax: PASSWORD_MAX,
+  /** Shortest proxy password (createProxy's password). */
+  proxyPasswordMinLength: PROXY_PASSWORD_MIN_LENGTH,
+  /** The values of createBackend's backend. */
+  backendKinds: BACKEND_KINDS,
+  chooseBackend,
+  backendProblem,
+  isPort,
+})

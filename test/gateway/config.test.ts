@@ -1,28 +1,24 @@
 import t from 'tap'
 import { loadConfig, ConfigError } from '../../gateway/config.ts'
+import { ConfigurationError } from '../../lib/index.ts'
 import { spawnGateway, NODE, ROOT } from '../support/gateway.ts'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 
-t.test('with no environment every default of the README configuration table applies', async t => {
+t.test('with no environment the gateway\'s own defaults apply and the library\'s options stay unset, so its defaults apply', async t => {
   const c = loadConfig({})
   t.match(c, {
     host: '0.0.0.0',
     port: 8888,
     mongodbDb: 'gateway',
     debug: false,
-    authAdminUsername: 'system',
-    authSessionTtlSeconds: 3600,
-    authReauthSeconds: 600,
-    authQueryTokens: true,
-    codeAssistEndpoint: 'https://cloudcode-pa.googleapis.com',
-    geminiApiEndpoint: 'https://generativelanguage.googleapis.com',
     logLevel: 'info',
     shutdownTimeoutSeconds: 25,
     otelServiceName: 'gatehouse',
     tracingEnabled: false,
   })
-  for (const unset of ['mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels', 'authSignupsPerAddress', 'authSignupWindowSeconds', 'trustedProxies']) {
+  // The library's defaults (README table: system, 3600, 600, true, the two Google endpoints, false) are its own.
+  for (const unset of ['authAdminUsername', 'authSessionTtlSeconds', 'authReauthSeconds', 'authQueryTokens', 'codeAssistEndpoint', 'geminiApiEndpoint', 'imageFetchAllowPrivateNetworks', 'mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels', 'authSignupsPerAddress', 'authSignupWindowSeconds', 'trustedProxies']) {
     t.notOk(unset in c, `${unset} unset`)
   }
   t.ok(Object.isFrozen(c), 'frozen')
@@ -167,6 +163,8 @@ t.test('a bad value is refused with one line naming the variable', async t => {
   for (const [env, variable] of BAD) {
     const err = (() => { try { loadConfig(env); return undefined } catch (e) { return e } })()
     t.ok(err instanceof ConfigError, `${JSON.stringify(env)} refused`)
+    t.ok(err instanceof ConfigurationError, 'the library\'s configuration error, naming the variable as its option')
+    t.equal((err as ConfigurationError).option, variable)
     const { message } = err as ConfigError
     t.equal((err as ConfigError).variable, variable)
     t.match(message, new RegExp(`^Invalid configuration: ${variable} `), message)
@@ -228,6 +226,14 @@ t.test('npm start with a bad value prints one line naming the variable and exits
     t.equal(lines.length, 1, `${variable}: one line`)
     t.match(lines[0], new RegExp(`^Invalid configuration: ${variable} `))
   }))
+})
+
+t.test('npm start with a value the library refuses as it builds the services prints one line naming the variable and exits 1', async t => {
+  const { code, stderr } = await runMain({ GOOGLE_APPLICATION_CREDENTIALS: '/nonexistent/gatehouse-credentials.json', LOG_LEVEL: 'silent' })
+  t.equal(code, 1, 'exit code 1')
+  const lines = stderr.trim().split('\n')
+  t.equal(lines.length, 1, 'one line')
+  t.match(lines[0], /^Invalid configuration: GOOGLE_APPLICATION_CREDENTIALS \(option (upstream\.)?credentialsFile\): .*cannot be read/)
 })
 
 t.test('npm start with a good configuration prints its URL', async t => {

@@ -6,14 +6,15 @@ import type { RequestListener } from 'node:http'
 import { describe, expect, test } from 'tstyche'
 import {
   createAuthService, createProxy, createBackend, createEmbeddedStore, createMongoStore, instrumentStore,
-  createNodeListener, createFetchHandler, hapiPlugin, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError
+  createNodeListener, createFetchHandler, hapiPlugin, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError,
+  OPTION_RULES
 } from 'gatehouse'
 import type {
   Route, Handler, HandlerRequest, HandlerResponse, StreamBody, Surface, Backend, UpstreamCall, GeminiResponse,
   ReadyState, Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatch, SessionRecord, AttemptCount,
   AccessLevel, AuthServiceOptions, AuthService, AuthEvent, ProxyOptions, Proxy, BackendOptions, ErrorCode, Logger,
   ProxyObserver, BodyBudget, RouteTable, HapiPluginOptions, KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits,
-  CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery
+  CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery, BackendKind
 } from 'gatehouse'
 
 declare const store: Store
@@ -298,6 +299,17 @@ describe('errors', () => {
     expect<ConfigurationError['option']>().type.toBe<string>()
     expect<ConfigurationError['code']>().type.toBe<ErrorCode | undefined>()
     expect(ConfigurationError).type.toBeConstructableWith('upstream.codeAssistEndpoint', 'must be an http(s) URL')
+  })
+
+  test('OPTION_RULES: the rules a host checks its own settings with before it builds anything', () => {
+    expect(OPTION_RULES.usernamePattern).type.toBe<RegExp>()
+    expect(OPTION_RULES.passwordMin).type.toBeAssignableTo<number>()
+    expect(OPTION_RULES.proxyPasswordMinLength).type.toBeAssignableTo<number>()
+    expect(OPTION_RULES.backendKinds).type.toBe<readonly BackendKind[]>()
+    expect(OPTION_RULES.chooseBackend({ hasOAuth: false, hasKey: true })).type.toBe<BackendKind | undefined>()
+    expect(OPTION_RULES.backendProblem({ hasOAuth: true, hasKey: false })).type.toBe<string | undefined>()
+    expect(OPTION_RULES.isPort(443)).type.toBe<boolean>()
+    expect<BackendOptions['backend']>().type.toBe<BackendKind | undefined>()
   })
 
   test('ErrorCode: every documented code stays; unknown codes are rejected', () => {

@@ -3,7 +3,7 @@
 // when), one refresh at a time, and written back to its file when the token or project changed.
 // Never an interactive login: a credential that cannot be refreshed is reported, not repaired.
 import { readFileSync, realpathSync, statSync } from 'node:fs'
-import { OAuth2Client } from 'google-auth-library'
+import type { OAuth2Client } from 'google-auth-library'
 import { ConfigurationError, fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { parseCredentials, updateCredentials } from './credentials-format.ts'
@@ -73,12 +73,18 @@ export function loadOAuthCredential (options: OAuthCredentialOptions): OAuthCred
       `${where} carries no OAuth client_id/client_secret (gemini-cli's oauth_creds.json has none): ` +
       'set GEMINI_OAUTH_CLIENT_ID and GEMINI_OAUTH_CLIENT_SECRET to the OAuth client that issued the refresh token', NOT_CONFIGURED)
   }
-  const oauth = new OAuth2Client({
-    clientId,
-    clientSecret,
-    endpoints: { oauth2TokenUrl: data.tokenUri },
-    transporterOptions: { timeout: options.refreshTimeoutMs ?? 15_000 },
-  })
+  // google-auth-library (about 20 MB with its HTTP stack) loads on the first refresh, so a process that never
+  // refreshes a Code Assist token never loads it.
+  let oauth: OAuth2Client | undefined
+  async function oauthClient (): Promise<OAuth2Client> {
+    const { OAuth2Client } = await import('google-auth-library')
+    return new OAuth2Client({
+      clientId,
+      clientSecret,
+      endpoints: { oauth2TokenUrl: data.tokenUri },
+      transporterOptions: { timeout: options.refreshTimeoutMs ?? 15_000 },
+    })
+  }
 
   let stored: Record<string, unknown> = { ...(raw as Record<string, unknown>) }
   let accessToken = data.accessToken
@@ -122,9 +128,10 @@ export function loadOAuthCredential (options: OAuthCredentialOptions): OAuthCred
   function refresh (): Promise<string> {
     if (unusable !== undefined) return Promise.reject(fail('UPSTREAM_CREDENTIALS_UNUSABLE', unusable))
     refreshing ??= (async () => {
-      oauth.setCredentials({ refresh_token: data.refreshToken })
       let result
       try {
+        oauth ??= await oauthClient()
+        oauth.setCredentials({ refresh_token: data.refreshToken })
         result = await oauth.refreshAccessToken()
       } catch (err) {
         throw refreshError(err)
