@@ -17,14 +17,9 @@ const LIB_INTERNAL = String.raw`^(?:\.\./)+lib/(?!index\.ts$)`
 const EXAMPLES_ENTRY_ONLY = 'examples use the package as its users do: import from \'gatehouse\' (lib/index.ts); the rest of lib/ is internal'
 const GATEWAY_ENTRY_ONLY = 'the gateway uses lib through its public entry: import from \'../lib/index.ts\''
 
-// Tests take public API names from the entry, as users do, in every test file but these: the tests of lib/http/
-// being rewritten (issue 12), whose rewrite moves them onto the entry and empties this list. Internal modules'
-// other names (translation tables, parsers and other pure parts the entry does not export) stay importable, for
-// the unit tests of those modules (test/ mirrors lib/).
-const TESTS_ON_INTERNALS_TODAY = [
-  'test/http/hapi-adapter.test.ts',
-  'test/http/adapters.test.ts', 'test/http/body-budget.test.ts'
-]
+// Tests take public API names from the entry, as users do. Internal modules' other names (translation tables,
+// parsers and other pure parts the entry does not export) stay importable, for the unit tests of those modules
+// (test/ mirrors lib/).
 
 // `import('...')` is not covered by no-restricted-imports; esquery regexes cannot hold a slash, hence \x2F.
 const dynamicImportOf = (regex, message) => ({
@@ -88,7 +83,6 @@ export default defineConfig(
   },
   {
     files: ['test/**/*.ts'],
-    ignores: TESTS_ON_INTERNALS_TODAY,
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [{ regex: LIB_INTERNAL, importNames: PUBLIC_NAMES, message: 'part of the public API: import it from lib/index.ts (the package entry)' }]

@@ -1,11 +1,8 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Route, HandlerResponse } from '../../lib/http/contract.ts'
-import { createNodeListener } from '../../lib/http/node-adapter.ts'
-import { createFetchHandler } from '../../lib/http/fetch-adapter.ts'
-import { readJsonBody } from '../../lib/http/json-body.ts'
-import { GatehouseError } from '../../lib/errors.ts'
+import type { Route, HandlerResponse } from '../../lib/index.ts'
+import { createNodeListener, createFetchHandler, readJsonBody, GatehouseError } from '../../lib/index.ts'
 
 // A small route table exercising the contract: params, wildcards, JSON bodies, streams, errors.
 function errorResponse (err: unknown): HandlerResponse {

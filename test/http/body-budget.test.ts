@@ -2,12 +2,9 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Hapi from '@hapi/hapi'
-import type { Route } from '../../lib/http/contract.ts'
-import { createNodeListener } from '../../lib/http/node-adapter.ts'
-import { createFetchHandler } from '../../lib/http/fetch-adapter.ts'
-import { mountRoutes } from '../../lib/index.ts'
+import type { Route } from '../../lib/index.ts'
+import { createNodeListener, createFetchHandler, mountRoutes, isGatehouseError } from '../../lib/index.ts'
 import { createBodyBudget, declaredBodyBytes, defaultBodyBudgetBytes } from '../../lib/http/body-budget.ts'
-import { isGatehouseError } from '../../lib/errors.ts'
 
 const settled = async (p: Promise<unknown>): Promise<boolean> => {
   let done = false

@@ -1,9 +1,8 @@
 import t from 'tap'
 import http from 'node:http'
 import { startGateway } from '../support/gateway.ts'
-import { fail, isGatehouseError } from '../../lib/errors.ts'
-import { readJsonBody } from '../../lib/http/json-body.ts'
-import type { HandlerRequest, HandlerResponse, Route } from '../../lib/http/contract.ts'
+import { fail, isGatehouseError, readJsonBody } from '../../lib/index.ts'
+import type { HandlerRequest, HandlerResponse, Route } from '../../lib/index.ts'
 
 // A route table in the auth error shape, mounted under /t like a service's table.
 const detail = (err: unknown): HandlerResponse => isGatehouseError(err)
