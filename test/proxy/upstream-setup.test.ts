@@ -99,7 +99,9 @@ t.test('an account that must be validated fails with 503 and the validation link
 })
 
 t.test('onboarding that never finishes gives up after the configured cap', async t => {
-  const { fake, backend } = await setup(t, { onboardTimeoutMs: 60 })
+  // The cap counts from the first onboardUser call, whose token fetch may be slow on a loaded machine: room for
+  // several 10 ms polls whatever the load, and still far below the default.
+  const { fake, backend } = await setup(t, { onboardTimeoutMs: 400 })
   fake.reply('loadCodeAssist', needsOnboarding('free-tier'))
   fake.setDefault('onboardUser', operation({ done: false }))
   fake.setDefault('getOperation', operation({ done: false }))
@@ -107,7 +109,7 @@ t.test('onboarding that never finishes gives up after the configured cap', async
   const err = await backend.generate(CALL).catch(e => e)
   t.equal(err.code, 'UPSTREAM_SETUP_FAILED')
   t.match(err.message, /did not finish within/)
-  t.ok(Date.now() - started < 1000)
+  t.ok(Date.now() - started < 5000)
   t.ok(fake.calls('getOperation').length >= 2)
 })
 
