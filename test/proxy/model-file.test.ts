@@ -2,13 +2,11 @@ import t from 'tap'
 import { mkdtemp, writeFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createModelCatalog } from '../../lib/proxy/models/catalog.ts'
 import { loadModelFile, DEFAULT_MODELS_FILE } from '../../lib/proxy/models/data.ts'
 import { chatThinking, variantThinking } from '../../lib/proxy/models/thinking.ts'
 import { toGeminiRequest } from '../../lib/proxy/chat/request-to-gemini.ts'
 import { prepareNativeRequest } from '../../lib/proxy/native/request.ts'
-import { ConfigurationError } from '../../lib/errors.ts'
-import { createProxy } from '../../lib/index.ts'
+import { createProxy, createModelCatalog, ConfigurationError } from '../../lib/index.ts'
 
 const catalog = createModelCatalog()
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const
@@ -75,12 +73,12 @@ t.test('a retired id is served by its replacement', async t => {
 
 t.test('sampling parameters a model no longer accepts are dropped on both surfaces', async t => {
   const body = { model: 'gemini-3.8-flash', messages: [{ role: 'user' as const, content: 'x' }], temperature: 0.2, top_p: 0.5, top_k: 3, max_tokens: 10 }
-  const dropped = await toGeminiRequest(body as never, catalog.resolve('gemini-3.8-flash'), {} as never)
-  t.same(dropped.generationConfig?.temperature, undefined)
-  t.same(dropped.generationConfig?.topP, undefined)
-  t.same(dropped.generationConfig?.maxOutputTokens, 10, 'other fields stay')
-  const kept = await toGeminiRequest({ ...body, model: 'gemini-2.5-pro' } as never, catalog.resolve('gemini-2.5-pro'), {} as never)
-  t.equal(kept.generationConfig?.temperature, 0.2)
+  const dropped = await toGeminiRequest(body as never, catalog.resolve('gemini-3.8-flash'), { safetySettings: [] } as never)
+  t.same((dropped.generationConfig as Record<string, unknown>).temperature, undefined)
+  t.same((dropped.generationConfig as Record<string, unknown>).topP, undefined)
+  t.same((dropped.generationConfig as Record<string, unknown>).maxOutputTokens, 10, 'other fields stay')
+  const kept = await toGeminiRequest({ ...body, model: 'gemini-2.5-pro' } as never, catalog.resolve('gemini-2.5-pro'), { safetySettings: [] } as never)
+  t.equal((kept.generationConfig as Record<string, unknown>).temperature, 0.2)
   const native = prepareNativeRequest({ contents: [], generationConfig: { temperature: 0.1, topK: 2, maxOutputTokens: 5 } }, catalog.resolve('gemini-3.6-flash'), [])
   t.same(native.generationConfig, { maxOutputTokens: 5 })
 })
