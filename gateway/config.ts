@@ -64,6 +64,8 @@ export interface GatewayConfig {
   readonly geminiBackend?: GeminiBackend
   /** Model catalogue override, comma-separated ids. Default unset: the built-in catalogue (GEMINI_MODELS). */
   readonly geminiModels?: readonly string[]
+  /** Model file replacing the one the library ships. Default unset: the shipped file (GEMINI_MODELS_FILE). */
+  readonly geminiModelsFile?: string
   /** Chat image URLs may point at private, loopback and link-local addresses. Default unset: the library's false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
   readonly imageFetchAllowPrivateNetworks?: boolean
   /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
@@ -142,6 +144,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_API_KEY: str,
   GEMINI_API_ENDPOINT: url,
   GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
+  GEMINI_MODELS_FILE: str,
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
@@ -245,6 +248,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiApiKey,
     geminiApiEndpoint: v.GEMINI_API_ENDPOINT?.replace(/\/+$/, ''),
     geminiBackend,
+    geminiModelsFile: v.GEMINI_MODELS_FILE,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
     imageFetchAllowedPorts,

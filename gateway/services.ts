@@ -67,6 +67,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     password: config.proxyPassword,
     upstream,
     models: config.geminiModels,
+    modelsFile: config.geminiModelsFile,
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     logger,
     observer: metrics.proxy,

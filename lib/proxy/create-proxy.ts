@@ -12,7 +12,8 @@ import { createPasswordAttempts, DEFAULT_PASSWORD_ATTEMPT_LIMITS } from './acces
 import type { PasswordAttemptLimits } from './access/password-attempts.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
-import { createModelCatalog, DEFAULT_MODELS } from './models/catalog.ts'
+import { createModelCatalog } from './models/catalog.ts'
+import { loadModelFile } from './models/data.ts'
 import { proxyRoutes } from './routes.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
 import type { BodyBudget } from '../http/body-budget.ts'
@@ -36,8 +37,10 @@ export interface ProxyOptions {
   backend?: Backend
   /** Options for createBackend (credentials, API key, endpoints, timeouts), used when `backend` is not given. */
   upstream?: BackendOptions
-  /** Base model ids of the catalog (variants are generated). Default DEFAULT_MODELS. */
+  /** Base model ids of the catalog (variants are generated). Default every model of the model file. */
   models?: readonly string[]
+  /** Path of a model file replacing the shipped one (lib/proxy/models/models.json, docs/model-proxy.md). Default the shipped file. */
+  modelsFile?: string
   /** Safety settings sent when a client gives none. Default every category at BLOCK_NONE. */
   safetySettings?: readonly SafetySetting[]
   /** SSE keep-alive comment after this many ms without data. Default 15000. */
@@ -122,6 +125,7 @@ function checkProxyOptions (options: ProxyOptions): void {
     checkBackendOptions(options.upstream, 'upstream.')
   }
   if (options.models !== undefined && !Array.isArray(options.models)) refuse('models', 'an array of model ids', options.models)
+  if (options.modelsFile !== undefined && (typeof options.modelsFile !== 'string' || options.modelsFile === '')) refuse('modelsFile', 'a file path', options.modelsFile)
   if (options.safetySettings !== undefined && (!Array.isArray(options.safetySettings) || !options.safetySettings.every(s => isObject(s) && typeof s.category === 'string' && typeof s.threshold === 'string'))) {
     refuse('safetySettings', 'an array of { category, threshold }', options.safetySettings)
   }
@@ -170,7 +174,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const routeTable = proxyRoutes({
     checkAuth: createClientAuth(password, attempts),
-    catalog: createModelCatalog(options.models ?? DEFAULT_MODELS),
+    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)),
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,

@@ -7,6 +7,7 @@ import type { GeminiRequest } from '../upstream/backend.ts'
 import type { ChatRequest } from './request-schema.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
+import { acceptsSampling } from '../models/data.ts'
 import { convertMessages } from './messages.ts'
 import type { ContentContext } from './content.ts'
 import type { SafetySetting } from '../safety-settings.ts'
@@ -30,9 +31,10 @@ export interface TranslateOptions extends ContentContext {
 function generationConfigOf (body: ChatRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
   const set = (key: string, value: unknown): void => { if (value !== undefined && value !== null) config[key] = value }
-  set('temperature', body.temperature)
-  set('topP', body.top_p)
-  set('topK', body.top_k)
+  // Sampling fields the model no longer accepts are dropped (lib/proxy/models/data.ts, acceptsSampling).
+  if (acceptsSampling(model.spec, 'temperature')) set('temperature', body.temperature)
+  if (acceptsSampling(model.spec, 'topP')) set('topP', body.top_p)
+  if (acceptsSampling(model.spec, 'topK')) set('topK', body.top_k)
   set('maxOutputTokens', body.max_completion_tokens ?? body.max_tokens)
   if (body.stop !== undefined && body.stop !== null) config.stopSequences = typeof body.stop === 'string' ? [body.stop] : body.stop
   set('candidateCount', body.n)

@@ -1,4 +1,5 @@
-// The model catalog: which ids are listed, their limits, and which names a request may use.
+// The model catalog: which ids are listed, their limits, and which names a request may use. What each model
+// accepts comes from the model file (lib/proxy/models/data.ts); a retired id (an alias) is served by its replacement.
 // Listed: every base model plus its variants (-search for all but image models; -nothinking,
 // -maxthinking and the -search combinations for models that think).
 // Requests may also name models outside the catalog as long as the base starts with `gemini-`
@@ -6,25 +7,15 @@
 import { ConfigurationError, fail } from '../../errors.ts'
 import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
+import type { ModelSpec } from './data.ts'
+import { loadModelFile } from './data.ts'
 
-export const DEFAULT_MODELS: readonly string[] = [
-  'gemini-2.5-pro',
-  'gemini-2.5-flash',
-  'gemini-2.5-flash-lite',
-  'gemini-3-pro-preview',
-  'gemini-3-flash-preview',
-  'gemini-2.5-flash-image-preview',
-  'gemini-1.5-pro',
-  'gemini-1.5-flash',
-  'gemini-1.0-pro',
-]
+const SHIPPED: readonly ModelSpec[] = loadModelFile()
 
-const LIMITS: Record<string, [input: number, output: number]> = {
-  'gemini-2.5-flash-image-preview': [32768, 32768],
-  'gemini-1.5-pro': [2097152, 8192],
-  'gemini-1.5-flash': [1048576, 8192],
-  'gemini-1.0-pro': [30720, 2048],
-}
+/** The base ids of the shipped model file (lib/proxy/models/models.json), in its order. */
+export const DEFAULT_MODELS: readonly string[] = SHIPPED.map(m => m.id)
+
+// For ids the model file does not know.
 const DEFAULT_LIMITS: [number, number] = [1048576, 65535]
 
 /** The OpenAI list entries' fixed `created` (the reference's value; the upstream gives none). */
@@ -71,19 +62,19 @@ const VARIANT_TEXT: Record<string, [display: string, description: string]> = {
   '-maxthinking': [' (Max Thinking)', ' (maximum thinking budget)'],
 }
 
-function variantSuffixes (base: string): string[][] {
-  const family = modelFamily(base)
-  if (family === 'image') return [[]]
+function variantSuffixes (base: string, spec: ModelSpec | undefined): string[][] {
+  const family = spec?.family ?? modelFamily(base)
+  if (family === 'image' || family === 'embedding') return [[]]
   const list: string[][] = [[], ['-search']]
-  if (family !== 'legacy' && family !== 'other') {
+  if (spec !== undefined ? spec.thinking !== null : family !== 'legacy' && family !== 'other') {
     list.push(['-nothinking'], ['-maxthinking'], ['-search', '-nothinking'], ['-search', '-maxthinking'])
   }
   return list
 }
 
-function entry (base: string, suffixes: string[]): NativeModel {
-  const [input, output] = LIMITS[base] ?? DEFAULT_LIMITS
-  const family = modelFamily(base)
+function entry (base: string, suffixes: string[], spec: ModelSpec | undefined): NativeModel {
+  const [input, output] = spec === undefined ? DEFAULT_LIMITS : [spec.limits.input, spec.limits.output]
+  const family = spec?.family ?? modelFamily(base)
   const id = base + suffixes.join('')
   const model: NativeModel = {
     name: `models/${id}`,
@@ -92,18 +83,28 @@ function entry (base: string, suffixes: string[]): NativeModel {
     description: `${titleCase(base)} through the Gatehouse proxy` + suffixes.map(s => VARIANT_TEXT[s][1]).join(''),
     inputTokenLimit: input,
     outputTokenLimit: output,
-    supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
+    supportedGenerationMethods: family === 'embedding' ? ['embedContent', 'batchEmbedContents', 'countTokens'] : ['generateContent', 'streamGenerateContent', 'countTokens'],
     temperature: 1,
     maxTemperature: 2,
     topP: 0.95,
     topK: 64,
   }
-  if (family !== 'image' && family !== 'legacy') model.thinking = true
+  if (spec !== undefined ? spec.thinking !== null : family !== 'image' && family !== 'legacy') model.thinking = true
   return model
 }
 
-/** Builds the catalog from base ids (default DEFAULT_MODELS); variants are generated. */
-export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS): ModelCatalog {
+/**
+ * Builds the catalog from base ids (default: every model of the file); variants are generated. `specs` is the
+ * parsed model file (default the shipped one, lib/proxy/models/models.json); ids it does not know go by family.
+ */
+export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED): ModelCatalog {
+  const byId = new Map<string, ModelSpec>()
+  const replacement = new Map<string, string>()
+  for (const spec of specs) {
+    byId.set(spec.id, spec)
+    for (const alias of spec.aliases) replacement.set(alias, spec.id)
+  }
+  models ??= specs.map(s => s.id)
   const entries = new Map<string, NativeModel>()
   for (const raw of models) {
     try {
@@ -112,8 +113,9 @@ export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS):
       throw new ConfigurationError('models', `createProxy: models: ${JSON.stringify(raw)} is not a model id (${(err as Error).message})`, { cause: err })
     }
     const base = parseModelName(raw).base
-    for (const suffixes of variantSuffixes(base)) {
-      const model = entry(base, suffixes)
+    const spec = byId.get(base)
+    for (const suffixes of variantSuffixes(base, spec)) {
+      const model = entry(base, suffixes, spec)
       entries.set(model.name.slice('models/'.length), model)
     }
   }
@@ -132,7 +134,10 @@ export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS):
       if (!bases.has(model.base) && !/^gemini-[a-z0-9]/.test(model.base)) {
         throw fail('MODEL_NOT_FOUND', `The model \`${name}\` does not exist; GET /v1/models lists the available ones`)
       }
-      return model
+      // A retired id the catalog does not list itself goes to the model that replaced it.
+      const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
+      const spec = byId.get(base)
+      return spec === undefined ? model : { ...model, base, family: spec.family, spec }
     },
     openaiList () {
       return { object: 'list', data: ids.map(openaiEntry) }

@@ -6,11 +6,12 @@
 // header and, on the Gemini API backend, into its URL path.
 import { fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
+import type { ModelSpec } from './data.ts'
 
 export type ThinkingVariant = 'default' | 'none' | 'max'
 
 /** Model families that decide variants and thinking budgets (docs/model-proxy.md, "Families"). */
-export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'image' | 'legacy' | 'other'
+export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'image' | 'legacy' | 'embedding' | 'other'
 
 export interface ModelName {
   /** The name as the client sent it, without a `models/` prefix (echoed back in responses). */
@@ -22,6 +23,8 @@ export interface ModelName {
   family: ModelFamily
   /** Both -nothinking and -maxthinking were given. */
   conflicting: boolean
+  /** The model file's entry for `base`, set by the catalog's resolve (lib/proxy/models/data.ts). */
+  spec?: ModelSpec
 }
 
 const SUFFIXES = ['-search', '-nothinking', '-maxthinking'] as const
@@ -52,6 +55,7 @@ export function checkModelName (name: string): string {
 
 export function modelFamily (base: string): ModelFamily {
   if (base.includes('-image')) return 'image'
+  if (base.startsWith('gemini-embedding')) return 'embedding'
   if (base.startsWith('gemini-2.5-flash')) return 'gemini-2.5-flash'
   if (base.startsWith('gemini-2.5-pro')) return 'gemini-2.5-pro'
   if (/^gemini-3([.-]|$)/.test(base)) return 'gemini-3'

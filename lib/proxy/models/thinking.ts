@@ -1,11 +1,13 @@
-// Thinking configuration per model family (docs/model-proxy.md, "Thinking").
-// Gemini 3 takes a thinkingLevel instead of a budget (the two cannot be combined). Where the table
-// has no value for a family the budget is left out: a null budget is never sent.
+// Thinking configuration per model (docs/model-proxy.md, "Thinking"). A model in the model file gets what its
+// entry accepts (lib/proxy/models/data.ts): a budget within its range, or one of its levels, never both. Other
+// models go by family: Gemini 3 takes a thinkingLevel instead of a budget (the two cannot be combined). Where the
+// table has no value for a family the budget is left out: a null budget is never sent.
 import type { ModelName, ModelFamily, ThinkingVariant } from './name.ts'
+import type { ThinkingControl, ThinkingLevel } from './data.ts'
 
 export interface ThinkingConfig {
   thinkingBudget?: number
-  thinkingLevel?: 'low' | 'high'
+  thinkingLevel?: ThinkingLevel
   includeThoughts?: boolean
 }
 
@@ -13,7 +15,7 @@ export interface ThinkingConfig {
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const
 export type ReasoningEffort = typeof REASONING_EFFORTS[number]
 
-type Setting = number | 'low' | 'high' | 'dynamic' | undefined
+type Setting = number | ThinkingLevel | 'dynamic' | undefined
 
 const VARIANT_SETTINGS: Record<'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'other', Record<ThinkingVariant, Setting>> = {
   'gemini-2.5-flash': { default: -1, none: 0, max: 24576 },
@@ -31,7 +33,32 @@ const EFFORT_SETTINGS: Record<'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3'
 }
 
 function thinks (family: ModelFamily): family is 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'other' {
-  return family !== 'image' && family !== 'legacy'
+  return family !== 'image' && family !== 'legacy' && family !== 'embedding'
+}
+
+type Want = 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'max'
+
+/**
+ * What a model of the file gets. Budgets: off is the budget that turns thinking off (else the smallest), low
+ * 1000 within the range, medium dynamic (-1), high and max the largest. Levels: off and -nothinking `low` where
+ * accepted (else the lowest level), minimal `minimal` where accepted (else as off), medium `medium` where accepted
+ * (else the model's own default), high and max the highest level.
+ */
+function fromSpec (control: ThinkingControl, want: Want | 'default'): Setting {
+  if (want === 'default') return 'budget' in control ? -1 : 'dynamic'
+  if ('budget' in control) {
+    const { min, max, off } = control.budget
+    if (want === 'off' || want === 'minimal') return off ?? min
+    if (want === 'low') return Math.min(Math.max(1000, min), max)
+    if (want === 'medium') return -1
+    return max
+  }
+  const { levels } = control
+  const lowest = levels.includes('low') ? 'low' : levels[0]
+  if (want === 'minimal') return levels.includes('minimal') ? 'minimal' : lowest
+  if (want === 'off' || want === 'low') return lowest
+  if (want === 'medium') return levels.includes('medium') ? 'medium' : 'dynamic'
+  return levels[levels.length - 1]
 }
 
 function includeThoughts (model: ModelName): boolean {
@@ -42,13 +69,17 @@ function includeThoughts (model: ModelName): boolean {
 function apply (setting: Setting, include: boolean): ThinkingConfig {
   const config: ThinkingConfig = {}
   if (typeof setting === 'number') config.thinkingBudget = setting
-  else if (setting === 'low' || setting === 'high') config.thinkingLevel = setting
+  else if (setting !== undefined && setting !== 'dynamic') config.thinkingLevel = setting
   config.includeThoughts = include
   return config
 }
 
 /** The thinkingConfig a model name implies by itself; undefined for models that do not think. */
 export function variantThinking (model: ModelName): ThinkingConfig | undefined {
+  if (model.spec !== undefined) {
+    if (model.spec.thinking === null) return undefined
+    return apply(fromSpec(model.spec.thinking, model.thinking === 'none' ? 'off' : model.thinking === 'max' ? 'max' : 'default'), includeThoughts(model))
+  }
   if (!thinks(model.family)) return undefined
   return apply(VARIANT_SETTINGS[model.family][model.thinking], includeThoughts(model))
 }
@@ -70,8 +101,13 @@ export function nativeThinking (model: ModelName): ThinkingConfig | undefined {
  * `reasoning_effort`, which wins over the family default.
  */
 export function chatThinking (model: ModelName, effort?: ReasoningEffort | null): ThinkingConfig | undefined {
-  if (!thinks(model.family)) return undefined
   if (effort === undefined || effort === null || model.thinking !== 'default') return variantThinking(model)
+  if (model.spec !== undefined) {
+    if (model.spec.thinking === null) return undefined
+    const want: Want = effort === 'none' ? 'off' : effort === 'xhigh' ? 'max' : effort
+    return apply(fromSpec(model.spec.thinking, want), includeThoughts(model))
+  }
+  if (!thinks(model.family)) return undefined
   const level = effort === 'none' || effort === 'minimal' ? 'off' : effort === 'xhigh' || effort === 'max' ? 'high' : effort
   return apply(EFFORT_SETTINGS[model.family][level], includeThoughts(model))
 }

@@ -11,6 +11,7 @@ import type { GeminiRequest } from '../upstream/backend.ts'
 import { fail } from '../../errors.ts'
 import type { ModelName } from '../models/name.ts'
 import { nativeThinking } from '../models/thinking.ts'
+import { acceptsSampling, SAMPLING_FIELDS } from '../models/data.ts'
 import type { SafetySetting } from '../safety-settings.ts'
 import { declaresFunctions, searchOutcome } from '../search-tools.ts'
 import { countableContents, requestedContents } from '../upstream/count-tokens.ts'
@@ -57,6 +58,7 @@ export function prepareNativeRequest (body: unknown, model: ModelName, safetySet
 
   if (!Array.isArray(request.safetySettings)) request.safetySettings = safetySettings.map(s => ({ ...s }))
 
+  for (const field of SAMPLING_FIELDS) if (!acceptsSampling(model.spec, field)) delete generationConfig[field]
   const thinking = thinkingConfigFor(clientThinking, model)
   if (thinking !== undefined) generationConfig.thinkingConfig = thinking
   else delete generationConfig.thinkingConfig
