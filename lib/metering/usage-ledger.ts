@@ -59,9 +59,9 @@ const defaultSetTimer: SetTimer = (run, ms) => {
   return { clear: () => { clearTimeout(handle) } }
 }
 
-function positiveInteger (value: unknown, option: string, fallback: number): number {
+function positiveInteger (value: number | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+  if (!Number.isSafeInteger(value) || value < 1) {
     throw new ConfigurationError(option, `createUsageLedger: ${option} must be a positive integer (got ${String(value)})`)
   }
   return value
