@@ -189,6 +189,6 @@ t.test('with the default timer, close writes at once and leaves no timer keeping
 t.test('options are checked at construction, naming the option', async t => {
   const usage = recordingUsage()
   t.throws(() => createUsageLedger({} as never), { name: 'TypeError', option: 'store' })
-  t.throws(() => createUsageLedger({ store: { usage }, flushIntervalMs: 0 }), { option: 'flushIntervalMs' })
-  t.throws(() => createUsageLedger({ store: { usage }, maxRows: 1.5 }), { option: 'maxRows' })
+  t.throws(() => createUsageLedger({ store: { usage }, flushIntervalMs: 0 }), { name: 'TypeError', option: 'flushIntervalMs' })
+  t.throws(() => createUsageLedger({ store: { usage }, maxRows: 1.5 }), { name: 'TypeError', option: 'maxRows' })
 })
