@@ -1,9 +1,7 @@
 // The usage ledger (lib/metering/usage-ledger.ts): aggregation, batched writes on a fake timer, retries, bounds.
 import t from 'tap'
-import { createEmbeddedStore } from '../../lib/index.ts'
-import type { Logger, UsageRecord, UsageStore } from '../../lib/index.ts'
-import { createUsageLedger } from '../../lib/metering/usage-ledger.ts'
-import type { SetTimer, UsageEntry } from '../../lib/metering/usage-ledger.ts'
+import { createEmbeddedStore, createUsageLedger } from '../../lib/index.ts'
+import type { Logger, SetTimer, UsageEntry, UsageRecord, UsageStore } from '../../lib/index.ts'
 
 /** A timer the test fires by hand: `due` holds the scheduled runs not yet fired or cleared. */
 function fakeTimer (): { setTimer: SetTimer, due: Array<{ ms: number, run: () => void }>, fire (): void } {
