@@ -98,6 +98,38 @@ t.test('usage reaches the store in one write per flush interval, not one per cal
   t.equal(usage.batches.length, 2, 'a flush with nothing pending writes nothing')
 })
 
+t.test('writes never overlap: calls made while one is in flight go in the next, after it', async t => {
+  const batches: string[][] = []
+  let inFlight = 0
+  let release: () => void = () => {}
+  let failNext = true
+  const usage: UsageStore = {
+    async record (batch) {
+      inFlight++
+      t.equal(inFlight, 1, 'one write at a time')
+      await new Promise<void>(resolve => { release = resolve })
+      inFlight--
+      if (failNext) { failNext = false; throw new Error('database down') }
+      batches.push(batch.map(r => `${r.model}:${r.requests}`))
+    },
+    async query () { return [] },
+  }
+  const timer = fakeTimer()
+  const ledger = createUsageLedger({ store: { usage }, setTimer: timer.setTimer })
+  ledger.record(call({ model: 'm1' }))
+  const first = ledger.flush()
+  await settle()
+  ledger.record(call({ model: 'm1' }))
+  ledger.record(call({ model: 'm2' }))
+  const second = ledger.flush()
+  release()
+  await t.rejects(first, /database down/)
+  await settle()
+  release()
+  await second
+  t.same(batches, [['m1:2', 'm2:1']], 'the failed row kept its place before the newer ones and merged with them')
+})
+
 t.test('close writes what is pending, stops the timer and ignores later calls', async t => {
   const usage = recordingUsage()
   const timer = fakeTimer()
