@@ -2,12 +2,24 @@
 // (tests) never share counters. Every label has a bounded set of values: route templates, method names
 // from a fixed list, status classes, catalogue model names, store operation names. No user ids, no raw paths.
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
-import type { AuthEvent, ProxyObserver, StoreObserver, BodyBudget } from '../lib/index.ts'
+import { ACCESS_LEVELS } from '../lib/index.ts'
+import type { AccessLevel, AuthEvent, ProxyObserver, StoreObserver, BodyBudget, UsageEntry } from '../lib/index.ts'
 
 export type { ProxyObserver }
 
 /** What the auth service reports through its onEvent option. */
 export type AuthObserver = (event: AuthEvent) => void
+
+/** Which limit refused a call (lib/metering's RATE_LIMITED refusals). */
+export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent'
+
+/** What the proxy's metering reports: each finished call, each call refused by a limit. */
+export interface MeteringObserver {
+  /** A finished proxy call, as the usage ledger records it; `accessLevel` is the key owner's, or 'operator'. */
+  onCall (entry: UsageEntry, accessLevel: AccessLevel | 'operator'): void
+  /** A call refused by a rate limit. */
+  onLimited (limit: LimitName): void
+}
 
 export interface Metrics {
   registry: Registry
@@ -19,6 +31,8 @@ export interface Metrics {
   auth: AuthObserver
   /** Given to instrumentStore(store, observer). */
   store: StoreObserver
+  /** Given to the proxy's metering: model tokens and requests by access level, rate-limit refusals. */
+  metering: MeteringObserver
   /** Reports the proxy routes' budget of request bodies in flight (capacity, reserved bytes, waiting requests). */
   watchBodyBudget (budget: BodyBudget): void
   /** The Prometheus text exposition. */
@@ -35,6 +49,9 @@ export interface MetricsOptions {
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 // Requests range from sub-millisecond probes to minute-long model streams.
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+const TOKEN_KINDS = [['input', 'inputTokens'], ['output', 'outputTokens'], ['thinking', 'thinkingTokens'], ['cached', 'cachedTokens']] as const
+const ACCESS_LABELS = new Set<string>([...ACCESS_LEVELS, 'operator'])
+const LIMITS = new Set<string>(['requests', 'tokens', 'tokens_per_day', 'concurrent'] satisfies LimitName[])
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
 function statusClass (status: number): string {
@@ -107,6 +124,25 @@ export function createMetrics (options: MetricsOptions): Metrics {
     registers: [registry],
   })
 
+  const modelTokens = new Counter({
+    name: 'gatehouse_model_tokens_total',
+    help: 'Model tokens of proxied calls as the upstream reported them, by model base name, kind (input, output, thinking, cached) and the caller\'s access level (operator: the operator password)',
+    labelNames: ['model', 'kind', 'access_level'] as const,
+    registers: [registry],
+  })
+  const modelRequests = new Counter({
+    name: 'gatehouse_model_requests_total',
+    help: 'Proxied model calls, by model base name, the caller\'s access level (operator: the operator password) and status class',
+    labelNames: ['model', 'access_level', 'status_class'] as const,
+    registers: [registry],
+  })
+  const rateLimited = new Counter({
+    name: 'gatehouse_rate_limited_total',
+    help: 'Proxy calls refused by a rate limit, by limit (requests, tokens, tokens_per_day, concurrent)',
+    labelNames: ['limit'] as const,
+    registers: [registry],
+  })
+
   let bodyBudget: BodyBudget | undefined
   // Read on each scrape: whether large requests are waiting for memory (and for how much) is what an operator
   // needs to size the pod's memory limit.
@@ -130,6 +166,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
   // Zero-valued series from the start, so dashboards and alerts see them before the first event.
   for (const event of ['created', 'ended', 'expired']) sessions.inc({ event }, 0)
   for (const result of ['success', 'failure', 'lockout']) logins.inc({ result }, 0)
+  for (const limit of LIMITS) rateLimited.inc({ limit }, 0)
 
   const modelLabel = (model: string): string => {
     const base = model.replace(/^models\//, '')
@@ -169,6 +206,19 @@ export function createMetrics (options: MetricsOptions): Metrics {
     auth: event => AUTH_EVENTS[event]?.(),
     store (adapter, operation, seconds, ok) {
       storeDuration.observe({ adapter, operation, outcome: ok ? 'ok' : 'error' }, seconds)
+    },
+    metering: {
+      onCall (entry, accessLevel) {
+        const model = modelLabel(entry.model)
+        // Labels are bounded sets: a caller's level (never their id), a catalogue model name.
+        const access = ACCESS_LABELS.has(accessLevel) ? accessLevel : 'other'
+        modelRequests.inc({ model, access_level: access, status_class: statusClass(entry.status) })
+        for (const [kind, field] of TOKEN_KINDS) {
+          const count = entry.usage?.[field]
+          if (typeof count === 'number' && Number.isFinite(count) && count > 0) modelTokens.inc({ model, kind, access_level: access }, Math.floor(count))
+        }
+      },
+      onLimited (limit) { rateLimited.inc({ limit: LIMITS.has(limit) ? limit : 'other' }) },
     },
     watchBodyBudget (budget) { bodyBudget = budget },
     async render () {

@@ -1,7 +1,7 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
-import { createAuthService, createProxy } from '../lib/index.ts'
-import type { BackendOptions, RouteTable, Store } from '../lib/index.ts'
+import { createAuthService, createProxy, createUsageLedger } from '../lib/index.ts'
+import type { BackendOptions, RouteTable, Store, UsageLedger } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'
@@ -15,6 +15,8 @@ export interface Services {
   adminPasswordFile?: string
   /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
   adminUsername: string
+  /** The usage ledger on the store (batched writes, lib/metering/usage-ledger.ts); close() flushes it. */
+  usage: UsageLedger
   close (): Promise<void>
 }
 
@@ -75,6 +77,9 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: the proxy routes answer 503')
 
+  // Written in batches of at most one a second: a SIGKILL loses at most that much usage (README, "Usage").
+  const usage = createUsageLedger({ store, logger })
+
   const readiness: ReadinessCheck[] = []
   // Without an upstream the proxy only answers 503 by design; that must not keep the accounts service unready.
   if (upstream !== undefined) readiness.push({ name: 'upstream', timeoutMs: 10_000, check: () => proxy.ready() })
@@ -85,8 +90,11 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     readiness,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,
+    usage,
     async close () {
       await Promise.allSettled([proxy.close(), passwordFile?.discard()])
+      // After the proxy: calls finishing while it closes are still recorded. Before the store closes (gateway/server.ts).
+      await usage.close().catch(() => { /* logged by the ledger */ })
     },
   }
 }

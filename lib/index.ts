@@ -13,6 +13,10 @@ export type { Backend, ProxyObserver, UpstreamCall, GeminiRequest, GeminiRespons
 export { createModelCatalog, DEFAULT_MODELS } from './proxy/models/catalog.ts'
 export type { ModelCatalog } from './proxy/models/catalog.ts'
 
+// Metering
+export { createUsageLedger } from './metering/usage-ledger.ts'
+export type { UsageLedger, UsageLedgerOptions, UsageEntry, TokenUsage, SetTimer } from './metering/usage-ledger.ts'
+
 // Storage adapters
 export { createEmbeddedStore } from './store/embedded-store.ts'
 export type { EmbeddedStoreOptions } from './store/embedded-store.ts'

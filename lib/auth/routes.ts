@@ -8,6 +8,7 @@ import type { Sessions } from './sessions.ts'
 import { fail } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 import { createAuthErrorResponse } from './error-body.ts'
+import { createUsageRoutes } from './usage-routes.ts'
 import { adminUser, publicSession, publicUser } from './user-view.ts'
 import { requestToken } from './session-token.ts'
 import {
@@ -192,6 +193,8 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       await accounts.clearLockout(target.user_id)
       return ok({ message: 'Lockout cleared' })
     }),
+
+    ...createUsageRoutes({ route, deviceOf, tokenOf, sessions, requireHush, usage: options.store.usage, now: options.now, ok }),
   ]
   // Unknown paths under basePath answer in the accounts shape.
   return { scope: options.basePath, routes, errorResponse }

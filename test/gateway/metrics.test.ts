@@ -2,6 +2,7 @@ import t from 'tap'
 import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream, streamReply, geminiResponse } from '../support/fake-upstream.ts'
 import { authClient } from '../support/auth-client.ts'
+import { createMetrics } from '../../gateway/metrics.ts'
 
 const ADMIN = { AUTH_ADMIN_USERNAME: 'metrics_admin', AUTH_ADMIN_PASSWORD: 'admin-password' }
 
@@ -170,4 +171,57 @@ t.test('with METRICS_PORT set, /metrics is served on that port only', async t =>
   const other = await fetch(gw.gateway.metricsUrl.replace('/metrics', '/health'))
   t.equal(other.status, 404, 'the metrics port serves nothing else')
   await other.text()
+})
+
+t.test('model tokens and requests are counted by model base name, kind, access level and status class', async t => {
+  const metrics = createMetrics({ models: ['gemini-2.5-pro', 'gemini-2.5-flash'], defaultMetrics: false })
+  const userId = 'a1'.repeat(12)
+  const keyId = 'b2'.repeat(12)
+  const call = { at: new Date(), userId, keyId, model: 'gemini-2.5-pro', surface: 'chat' as const, status: 200, usage: { inputTokens: 100, outputTokens: 40, thinkingTokens: 7, cachedTokens: 0 } }
+  metrics.metering.onCall(call, 'member')
+  metrics.metering.onCall({ ...call, model: 'models/gemini-2.5-pro' }, 'member')
+  metrics.metering.onCall({ ...call, status: 503, usage: undefined }, 'dev')
+  metrics.metering.onCall({ ...call, userId: 'operator', keyId: null, model: 'gemini-2.5-flash' }, 'operator')
+  const text = (await metrics.render()).body
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { model: 'gemini-2.5-pro', kind: 'input', access_level: 'member' }), 200)
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { model: 'gemini-2.5-pro', kind: 'output', access_level: 'member' }), 80)
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { model: 'gemini-2.5-pro', kind: 'thinking', access_level: 'member' }), 14)
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { kind: 'cached' }), undefined, 'no zero increments for a kind never seen')
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { model: 'gemini-2.5-flash', kind: 'input', access_level: 'operator' }), 100)
+  t.equal(sample(text, 'gatehouse_model_requests_total', { model: 'gemini-2.5-pro', access_level: 'member', status_class: '2xx' }), 2)
+  t.equal(sample(text, 'gatehouse_model_requests_total', { model: 'gemini-2.5-pro', access_level: 'dev', status_class: '5xx' }), 1)
+  t.equal(sample(text, 'gatehouse_model_requests_total', { access_level: 'operator' }), 1)
+})
+
+t.test('model metrics never carry a user or key id, and their labels stay bounded', async t => {
+  const metrics = createMetrics({ models: ['gemini-2.5-pro'], defaultMetrics: false })
+  const userId = 'c3'.repeat(12)
+  const keyId = 'd4'.repeat(12)
+  const tokens = { inputTokens: 1, outputTokens: 1, thinkingTokens: 1, cachedTokens: 1 }
+  for (let i = 0; i < 50; i++) {
+    metrics.metering.onCall({ at: new Date(), userId, keyId, model: `made-up-model-${i}`, surface: 'native', status: 200 + i, usage: tokens }, 'member')
+  }
+  metrics.metering.onCall({ at: new Date(), userId, keyId, model: 'gemini-2.5-pro', surface: 'chat', status: 200, usage: tokens }, userId as never)
+  metrics.metering.onLimited(keyId as never)
+  const text = (await metrics.render()).body
+  t.notMatch(text, userId, 'no user id')
+  t.notMatch(text, keyId, 'no key id')
+  t.notMatch(text, /made-up-model/, 'no model name outside the catalogue')
+  t.same([...labelValues(text, 'model')].sort(), ['gemini-2.5-pro', 'other'])
+  t.same([...labelValues(text, 'access_level')].sort(), ['member', 'other'])
+  t.same([...labelValues(text, 'kind')].sort(), ['cached', 'input', 'output', 'thinking'])
+  t.equal(sample(text, 'gatehouse_model_requests_total', { model: 'other' }), 50)
+})
+
+t.test('rate-limit refusals are counted by limit, every limit from zero', async t => {
+  const metrics = createMetrics({ models: [], defaultMetrics: false })
+  const before = (await metrics.render()).body
+  for (const limit of ['requests', 'tokens', 'tokens_per_day', 'concurrent']) t.equal(sample(before, 'gatehouse_rate_limited_total', { limit }), 0, `${limit} starts at 0`)
+  metrics.metering.onLimited('tokens')
+  metrics.metering.onLimited('tokens')
+  metrics.metering.onLimited('concurrent')
+  const text = (await metrics.render()).body
+  t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'tokens' }), 2)
+  t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'concurrent' }), 1)
+  t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'requests' }), 0)
 })

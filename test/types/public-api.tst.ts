@@ -16,6 +16,8 @@ import type {
   ProxyObserver, BodyBudget, RouteTable, HapiPluginOptions, KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits,
   CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery, BackendKind
 } from 'gatehouse'
+import { createUsageLedger } from 'gatehouse'
+import type { UsageLedger, UsageEntry, TokenUsage } from 'gatehouse'
 
 declare const store: Store
 declare const routes: Route[]
@@ -340,5 +342,22 @@ describe('package exports', () => {
     // @ts-expect-error: Cannot find module 'gatehouse/lib/store/types'
     await import('gatehouse/lib/store/types')
     expect<typeof import('gatehouse/package.json')>().type.toHaveProperty('version')
+  })
+})
+
+describe('the usage ledger', () => {
+  test('createUsageLedger takes a store with a usage part; every other option is optional', () => {
+    expect(createUsageLedger).type.toBeCallableWith({ store })
+    expect(createUsageLedger).type.toBeCallableWith({ store: { usage: store.usage }, flushIntervalMs: 1000, maxRows: 10, logger: undefined })
+    expect(createUsageLedger).type.not.toBeCallableWith({})
+    expect(createUsageLedger({ store })).type.toBe<UsageLedger>()
+  })
+
+  test('UsageEntry: the call\'s day, owner, key, model, surface and status are required; its tokens are not', () => {
+    expect<UsageEntry>().type.toBeAssignableFrom<{ at: Date, userId: string, keyId: string | null, model: string, surface: 'chat' | 'native', status: number }>()
+    expect<UsageEntry>().type.not.toBeAssignableFrom<{ at: Date, userId: string, keyId: string | null, model: string, surface: 'openai', status: number }>()
+    expect<UsageEntry['usage']>().type.toBe<TokenUsage | undefined>()
+    expect<ReturnType<UsageLedger['record']>>().type.toBe<void>()
+    expect<ReturnType<UsageLedger['close']>>().type.toBe<Promise<void>>()
   })
 })
