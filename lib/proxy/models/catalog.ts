@@ -53,12 +53,12 @@ export interface ModelCatalog {
   get (id: string): NativeModel | undefined
   /** Parses a requested name; throws MODEL_NOT_FOUND for names the proxy will not send upstream. */
   resolve (name: string): ModelName
-  /** `GET /v1/models` body. */
-  openaiList (): { object: 'list', data: Array<Record<string, unknown>> }
+  /** `GET /v1/models` body: every listed id, or those whose base name `allows` accepts. */
+  openaiList (allows?: (base: string) => boolean): { object: 'list', data: Array<Record<string, unknown>> }
   /** `GET /v1/models/{id}` body for a listed id, or undefined. */
   openaiModel (id: string): Record<string, unknown> | undefined
-  /** `GET /v1beta/models` body. */
-  nativeList (): { models: NativeModel[] }
+  /** `GET /v1beta/models` body: every listed model, or those whose base name `allows` accepts. */
+  nativeList (allows?: (base: string) => boolean): { models: NativeModel[] }
 }
 
 function titleCase (id: string): string {
@@ -105,6 +105,7 @@ function entry (base: string, suffixes: string[]): NativeModel {
 /** Builds the catalog from base ids (default DEFAULT_MODELS); variants are generated. */
 export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS): ModelCatalog {
   const entries = new Map<string, NativeModel>()
+  const baseOf = new Map<string, string>()
   for (const raw of models) {
     try {
       checkModelName(raw)
@@ -115,6 +116,7 @@ export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS):
     for (const suffixes of variantSuffixes(base)) {
       const model = entry(base, suffixes)
       entries.set(model.name.slice('models/'.length), model)
+      baseOf.set(model.name.slice('models/'.length), base)
     }
   }
   const ids = [...entries.keys()].sort()
@@ -134,15 +136,15 @@ export function createModelCatalog (models: readonly string[] = DEFAULT_MODELS):
       }
       return model
     },
-    openaiList () {
-      return { object: 'list', data: ids.map(openaiEntry) }
+    openaiList (allows) {
+      return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(openaiEntry) }
     },
     openaiModel (id) {
       const name = normaliseModelId(id)
       return entries.has(name) ? openaiEntry(name) : undefined
     },
-    nativeList () {
-      return { models: sorted }
+    nativeList (allows) {
+      return { models: allows === undefined ? sorted : sorted.filter(m => allows(baseOf.get(m.name.slice('models/'.length)) as string)) }
     },
   }
 }
