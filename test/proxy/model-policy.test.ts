@@ -2,6 +2,8 @@ import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import type { KeyCaller, KeyResolver } from '../../lib/index.ts'
 import { createProxy } from '../../lib/index.ts'
+import OpenAI from 'openai'
+import { ApiError, GoogleGenAI } from '@google/genai'
 
 const MEMBER_KEY = 'ghk_member' + 'M'.repeat(37)
 const NARROW_KEY = 'ghk_narrow' + 'N'.repeat(37)
@@ -117,4 +119,35 @@ t.test('modelAccess and minAccessLevel are checked at construction, naming the o
   const proxy = createProxy({ password: PASSWORD, modelAccess: { default: ['*'], member: [] }, minAccessLevel: 'default' })
   t.teardown(() => proxy.close())
   t.pass('levels at or above minAccessLevel, and an empty list, are accepted')
+})
+
+t.test('the official SDKs driven with a key raise their permission error (403) for a denied model, and list only allowed models', async t => {
+  const h = await startProxy(t, { keys, modelAccess })
+  const openai = new OpenAI({ apiKey: MEMBER_KEY, baseURL: `${h.url}/v1`, maxRetries: 0, timeout: 10000 })
+  const err = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
+  t.type(err, OpenAI.PermissionDeniedError)
+  t.equal(err.status, 403)
+  t.equal(err.type, 'permission_error')
+  t.equal(err.param, 'model')
+  const streamed = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }], stream: true }).catch(e => e)
+  t.type(streamed, OpenAI.PermissionDeniedError, 'a stream is refused before it starts')
+  const ok = await openai.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }] })
+  t.equal(ok.choices[0].message.role, 'assistant', 'an allowed model answers')
+  const listed: string[] = []
+  for await (const m of openai.models.list()) listed.push(m.id)
+  t.ok(listed.length > 0 && listed.every(id => id.startsWith('gemini-2.5-flash')), 'models.list shows only allowed models')
+
+  for (const apiVersion of ['v1beta', 'v1']) {
+    const ai = new GoogleGenAI({ apiKey: MEMBER_KEY, httpOptions: { baseUrl: h.url, timeout: 10000, apiVersion } })
+    const denied = await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'x' }).catch(e => e)
+    t.type(denied, ApiError, `${apiVersion}: the SDK raises`)
+    t.equal(denied.status, 403)
+    t.match(denied.message, /PERMISSION_DENIED/)
+    const deniedStream = await ai.models.generateContentStream({ model: 'gemini-2.5-pro', contents: 'x' }).catch(e => e)
+    t.type(deniedStream, ApiError, `${apiVersion}: streams too`)
+    t.equal(deniedStream.status, 403)
+    const answer = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' })
+    t.ok(answer.text, `${apiVersion}: an allowed model answers`)
+  }
+  t.equal(h.fake.calls('generateContent').length, 3, 'only the allowed calls reached the upstream')
 })
