@@ -51,7 +51,10 @@ t.test('the operator password is compared, never sent to the key resolver; only 
   const wrong = await fetch(`${h.url}/v1/models`, { headers: { authorization: 'Bearer not-a-key-at-all' } })
   t.equal(wrong.status, 401)
   await wrong.arrayBuffer()
-  t.same(keys.asked, [], 'neither the password nor a non-key value reached resolveKey')
+  const huge = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ghk_${'x'.repeat(5000)}` } })
+  t.equal(huge.status, 401)
+  await huge.arrayBuffer()
+  t.same(keys.asked, [], 'neither the password, a non-key value nor an oversized one reached resolveKey')
 })
 
 t.test('with keys configured and no password, only keys work; a revoked or unknown key is a 401', async t => {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import type { KeyCaller, KeyResolver } from '../../lib/index.ts'
 import { createProxy } from '../../lib/index.ts'
+import { createModelPolicy } from '../../lib/proxy/access/model-policy.ts'
 import OpenAI from 'openai'
 import { ApiError, GoogleGenAI } from '@google/genai'
 
@@ -105,6 +106,21 @@ t.test('minAccessLevel: keys of users below it may use nothing; the default is m
   const dev = await startProxy(t, { keys, minAccessLevel: 'dev' })
   const admin = await callBoth(dev.url, ADMIN_KEY, 'gemini-2.5-flash')
   t.same([admin[0], admin[2]], [403, 403], 'with minAccessLevel dev, an admin key is refused')
+})
+
+t.test('patterns match whole base names; "*" is the only wildcard and "." is a dot', async t => {
+  const policy = createModelPolicy({ member: ['gemini-2.5-flash', 'gemini-3-*'], admin: ['*'], dev: [] })
+  const member = keyOf('member', null)
+  t.ok(policy.allows(member, 'gemini-2.5-flash'))
+  t.notOk(policy.allows(member, 'gemini-2x5-flash'), 'a dot is not any character')
+  t.notOk(policy.allows(member, 'gemini-2.5-flash-lite'), 'no pattern: no prefix match')
+  t.notOk(policy.allows(member, 'xgemini-2.5-flash'), 'anchored at the start')
+  t.ok(policy.allows(member, 'gemini-3-pro-preview'))
+  t.ok(policy.allows(keyOf('admin', null), 'anything-at-all'))
+  t.notOk(policy.allows(keyOf('dev', null), 'gemini-2.5-flash'), 'an empty list allows nothing')
+  t.ok(policy.allows(keyOf('hush', null), 'gemini-2.5-flash'), 'a level left out allows everything')
+  t.notOk(policy.allows(keyOf('member', []), 'gemini-2.5-flash'), 'a key with an empty list may use nothing')
+  t.ok(policy.allows({ kind: 'operator' }, 'anything'), 'the operator everything')
 })
 
 t.test('modelAccess and minAccessLevel are checked at construction, naming the option', async t => {

@@ -71,6 +71,9 @@ export function presentedPasswords (req: HandlerRequest): string[] {
   return found
 }
 
+/** Longest value sent to resolveKey. */
+const KEY_MAX_LENGTH = 128
+
 const OPERATOR: ProxyCaller = Object.freeze({ kind: 'operator' })
 
 /**
@@ -99,7 +102,8 @@ export function createClientAuth (password: string | undefined, attempts?: Passw
     let caller: ProxyCaller | undefined = operator ? OPERATOR : undefined
     if (caller === undefined && keys !== undefined) {
       for (const secret of new Set(presented)) {
-        if (!secret.startsWith(KEY_PREFIX)) continue
+        // Keys are short (the prefix and 43 characters): longer values are not worth a lookup.
+        if (!secret.startsWith(KEY_PREFIX) || secret.length > KEY_MAX_LENGTH) continue
         const key: KeyCaller | undefined = await keys.resolveKey(secret)
         if (key !== undefined) { caller = key; break }
       }
