@@ -1,5 +1,5 @@
 // The proxy's route table: chat-completions routes answer in the OpenAI error shape, native routes
-// in Google's. Every route checks the proxy password except CORS preflights, first in the authenticate hook
+// in Google's. Every route checks the proxy password or a user's key except CORS preflights, first in the authenticate hook
 // hosts run before reading the body (Route.authenticate), then in the handler (at once for a request that
 // passed the hook).
 import type { Handler, HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
