@@ -5,7 +5,8 @@ import Joi from 'joi'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
 import { ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
-import type { BackendKind } from '../lib/index.ts'
+import { ACCESS_LEVELS } from '../lib/index.ts'
+import type { AccessLevel, BackendKind } from '../lib/index.ts'
 import { tracingSettings } from './tracing-env.ts'
 
 export type GeminiBackend = BackendKind
@@ -42,8 +43,12 @@ export interface GatewayConfig {
   readonly authSignupWindowSeconds?: number
   /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For / Forwarded names the client. Default none (TRUSTED_PROXIES). */
   readonly trustedProxies?: readonly string[]
-  /** Password every proxy client presents, at least 16 characters; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
+  /** The operator password a proxy client may present instead of a user key, at least 16 characters. Default unset: only user keys work (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
   readonly proxyPassword?: string
+  /** Model-name patterns per access level, parsed from the JSON object. Default unset: the library's, every level from proxyMinAccessLevel up may use every model (GEMINI_MODEL_ACCESS). */
+  readonly geminiModelAccess?: Readonly<Partial<Record<AccessLevel, readonly string[]>>>
+  /** Lowest access level that may create keys and use the proxy with them. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
+  readonly proxyMinAccessLevel?: AccessLevel
   /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
   readonly geminiCredentials?: Readonly<Record<string, unknown>>
   /** Path to an OAuth credentials file. Default unset (GOOGLE_APPLICATION_CREDENTIALS, PLATFORM_APPLICATION_CREDENTIALS). */
@@ -95,7 +100,7 @@ export class ConfigError extends ConfigurationError {
   }
 }
 
-const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, isPort } = OPTION_RULES
+const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, isPort, checkModelAccess } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const str = Joi.string().trim()
 const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
@@ -129,6 +134,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   }),
   GEMINI_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
   LLM_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
+  GEMINI_MODEL_ACCESS: Joi.string(),
+  PROXY_MIN_ACCESS_LEVEL: str.lowercase().valid(...ACCESS_LEVELS),
   GEMINI_CREDENTIALS: Joi.string(),
   LLM_CREDENTIALS: Joi.string(),
   GOOGLE_APPLICATION_CREDENTIALS: str,
@@ -197,6 +204,26 @@ function parseCredentials (v: Record<string, any>): Record<string, unknown> | un
   return Object.freeze(parsed as Record<string, unknown>)
 }
 
+/** GEMINI_MODEL_ACCESS, checked with the library's rule (OPTION_RULES.checkModelAccess) so the error names the variable. */
+function parseModelAccess (v: Record<string, any>): Readonly<Partial<Record<AccessLevel, readonly string[]>>> | undefined {
+  const raw = v.GEMINI_MODEL_ACCESS as string | undefined
+  if (raw === undefined) return undefined
+  const rule = 'must be a JSON object from access level to an array of model-name patterns, e.g. {"member":["gemini-2.5-flash*"]}'
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    throw new ConfigError('GEMINI_MODEL_ACCESS', `Invalid configuration: GEMINI_MODEL_ACCESS ${rule} (it is not valid JSON)`)
+  }
+  try {
+    checkModelAccess(parsed, v.PROXY_MIN_ACCESS_LEVEL)
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err
+    throw new ConfigError('GEMINI_MODEL_ACCESS', `Invalid configuration: GEMINI_MODEL_ACCESS ${rule}: ${err.message.replace(/^createProxy: /, '')}`)
+  }
+  return Object.freeze(parsed as Partial<Record<AccessLevel, readonly string[]>>)
+}
+
 /** Reads and validates the environment; throws ConfigError (one line naming the variable) on a bad value. */
 export function loadConfig (env: Record<string, string | undefined>): GatewayConfig {
   const v = check(env)
@@ -239,6 +266,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
     proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
+    geminiModelAccess: parseModelAccess(v),
+    proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     geminiCredentials,
     credentialsFile,
     projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
@@ -276,6 +305,8 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
   trustedProxies: ['TRUSTED_PROXIES'],
   password: ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'],
+  modelAccess: ['GEMINI_MODEL_ACCESS'],
+  minAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
   backend: ['GEMINI_BACKEND'],
   credentials: ['GEMINI_CREDENTIALS', 'LLM_CREDENTIALS'],
   credentialsFile: ['GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS'],

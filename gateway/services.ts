@@ -1,7 +1,7 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
 import { createAuthService, createProxy, createUsageLedger } from '../lib/index.ts'
-import type { BackendOptions, RouteTable, Store, UsageLedger } from '../lib/index.ts'
+import type { BackendOptions, KeyResolver, RouteTable, Store, UsageLedger } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'
@@ -65,8 +65,13 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.username, system.generatedPassword)
 
   const upstream = upstreamOptions(config)
+  // Users' API keys, once the accounts service resolves them.
+  const keys = 'resolveKey' in auth ? auth as unknown as KeyResolver : undefined
   const proxy = createProxy({
     password: config.proxyPassword,
+    keys,
+    modelAccess: config.geminiModelAccess,
+    minAccessLevel: config.proxyMinAccessLevel,
     upstream,
     models: config.geminiModels,
     modelsFile: config.geminiModelsFile,
@@ -75,7 +80,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     observer: metrics.proxy,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
-  if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: the proxy routes answer 503')
+  if (config.proxyPassword === undefined) logger.warn(keys === undefined ? 'GEMINI_AUTH_PASSWORD is not set: the proxy routes answer 503' : 'GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
 
   // Written in batches of at most one a second: a SIGKILL loses at most that much usage (README, "Usage").
   const usage = createUsageLedger({ store, logger })

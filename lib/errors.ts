@@ -40,6 +40,7 @@ export const ERRORS = {
   PROXY_UNAUTHENTICATED: { status: 401, message: "Invalid authentication credentials. Use a Bearer token, HTTP Basic auth, the 'key' query parameter, or the 'x-goog-api-key' header." },
   PROXY_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong proxy passwords from this address; try again later' },
   MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
+  MODEL_NOT_ALLOWED: { status: 403, message: 'This key may not use that model' },
   TOO_MANY_PARTS: { status: 400, message: 'Too many content parts in one request' },
   IMAGE_FETCH_FAILED: { status: 400, message: 'Could not fetch the image URL' },
   UPSTREAM_NOT_CONFIGURED: { status: 503, message: 'No upstream credentials are configured' },

@@ -7,6 +7,8 @@ export type { AuthServiceOptions, AuthEvent, Argon2Params, LoginLimits, SignupLi
 export { createProxy } from './proxy/create-proxy.ts'
 export type { Proxy, ProxyOptions } from './proxy/create-proxy.ts'
 export type { PasswordAttemptLimits } from './proxy/access/password-attempts.ts'
+export type { KeyCaller, KeyResolver, ProxyCaller } from './proxy/access/caller.ts'
+export type { ModelAccess } from './proxy/access/model-policy.ts'
 export { createBackend } from './proxy/upstream/create-backend.ts'
 export type { BackendOptions } from './proxy/upstream/create-backend.ts'
 export type { Backend, ProxyObserver, UpstreamCall, GeminiRequest, GeminiResponse, ReadyState } from './proxy/upstream/backend.ts'

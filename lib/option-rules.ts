@@ -1,6 +1,9 @@
 // Defaults and rules of lib's options, shared by the modules that apply them; a host that checks its own input
 // before building anything (the gateway's environment) reads them through OPTION_RULES on the package entry.
 import { PROXY_PASSWORD_MIN_LENGTH } from './proxy/access/client-auth.ts'
+import { createModelPolicy } from './proxy/access/model-policy.ts'
+import type { ModelAccess } from './proxy/access/model-policy.ts'
+import type { AccessLevel } from './store/types.ts'
 
 /** createAuthService's adminUsername default. */
 export const DEFAULT_ADMIN_USERNAME = 'system'
@@ -79,4 +82,8 @@ export const OPTION_RULES = Object.freeze({
   chooseBackend,
   backendProblem,
   isPort,
+  /** Throws createProxy's ConfigurationError (option `modelAccess...` or `minAccessLevel`) for options it would refuse. */
+  checkModelAccess (modelAccess: unknown, minAccessLevel?: AccessLevel): void {
+    createModelPolicy(modelAccess as ModelAccess, minAccessLevel)
+  },
 })

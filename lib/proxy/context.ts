@@ -9,10 +9,15 @@ import type { Logger } from '../logger.ts'
 import type { FetchedImage, ImageAllowance } from './images/fetch.ts'
 import type { ModelCatalog } from './models/catalog.ts'
 import type { SafetySetting } from './safety-settings.ts'
+import type { ProxyCaller } from './access/caller.ts'
+import type { ModelPolicy } from './access/model-policy.ts'
 
 /** What the handlers share; built once by createProxy. */
 export interface ProxyContext {
-  checkAuth: (req: HandlerRequest) => void
+  /** Who the request runs as; throws 503/429/401 (access/client-auth.ts). Cheap on a request that passed once. */
+  checkAuth: (req: HandlerRequest) => Promise<ProxyCaller>
+  /** Which models a caller may use (access/model-policy.ts). */
+  modelPolicy: ModelPolicy
   catalog: ModelCatalog
   backend: Backend
   validateChat: (body: unknown) => ChatRequest

@@ -10,6 +10,10 @@ import type { ChatSchemaLimits } from './chat/request-schema.ts'
 import { createClientAuth, PROXY_PASSWORD_MIN_LENGTH } from './access/client-auth.ts'
 import { createPasswordAttempts, DEFAULT_PASSWORD_ATTEMPT_LIMITS } from './access/password-attempts.ts'
 import type { PasswordAttemptLimits } from './access/password-attempts.ts'
+import type { KeyResolver } from './access/caller.ts'
+import { createModelPolicy } from './access/model-policy.ts'
+import type { ModelAccess } from './access/model-policy.ts'
+import type { AccessLevel } from '../store/types.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
 import { createModelCatalog } from './models/catalog.ts'
@@ -23,8 +27,14 @@ import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
 export interface ProxyOptions {
-  /** The password every client presents (GEMINI_AUTH_PASSWORD), at least 16 characters. Default unset: every proxy route answers 503. */
+  /** The operator password (GEMINI_AUTH_PASSWORD), at least 16 characters: every model, no limits. Default unset: only keys work, and without `keys` every proxy route answers 503. */
   password?: string
+  /** Resolves users' API keys (`ghk_...`), presented in any form the password may take; createAuthService's result is one. Default unset: only the password works. */
+  keys?: KeyResolver
+  /** Model-name patterns (`*` for any run of characters, matched against base names) per access level; a level left out may use every model. Default every level at or above minAccessLevel may use every model. */
+  modelAccess?: ModelAccess
+  /** Lowest access level whose keys may use the proxy (PROXY_MIN_ACCESS_LEVEL). Default 'member'. */
+  minAccessLevel?: AccessLevel
   /**
    * Wrong passwords allowed per client address (IPv6: per /64) before its requests are a 429 with Retry-After
    * until the window ends, even with the right password; counted in this process's memory. Default
@@ -114,6 +124,7 @@ function checkProxyOptions (options: ProxyOptions): void {
   if (!isObject(options)) refuse('options', 'an object', options)
   const { password } = options
   if (password !== undefined && typeof password !== 'string') refuse('password', 'a string', '(not a string)')
+  if (options.keys !== undefined && (!isObject(options.keys) || typeof options.keys.resolveKey !== 'function')) refuse('keys', 'an object with resolveKey (a KeyResolver)', isObject(options.keys) ? Object.keys(options.keys) : options.keys)
   if (options.passwordAttempts !== undefined && options.passwordAttempts !== false && !isObject(options.passwordAttempts)) refuse('passwordAttempts', 'an object or false', options.passwordAttempts)
   for (const name of ['now'] as const) if (options[name] !== undefined && typeof options[name] !== 'function') refuse(name, 'a function', options[name])
   const { backend } = options
@@ -172,8 +183,10 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
+  const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
   const routeTable = proxyRoutes({
-    checkAuth: createClientAuth(password, attempts),
+    checkAuth: createClientAuth(password, attempts, options.keys),
+    modelPolicy,
     catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)),
     backend,
     validateChat: createChatRequestValidator(chatLimits),

@@ -1,5 +1,5 @@
 // The proxy's route table: chat-completions routes answer in the OpenAI error shape, native routes
-// in Google's. Every route checks the proxy password except CORS preflights, first in the authenticate hook
+// in Google's. Every route checks the proxy password or a user's key except CORS preflights, first in the authenticate hook
 // hosts run before reading the body (Route.authenticate), then in the handler (at once for a request that
 // passed the hook).
 import type { Handler, HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
@@ -8,6 +8,8 @@ import { createChatCompletionsHandler } from './chat/handler.ts'
 import { createChatErrorResponse, withParam } from './chat/error-body.ts'
 import { CORS_HEADERS, preflightResponse } from './access/client-auth.ts'
 import { fail } from '../errors.ts'
+import { modelFilter } from './access/model-policy.ts'
+import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler } from './native/handler.ts'
 
@@ -24,8 +26,8 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
   const chatError = createChatErrorResponse(ctx.logger)
   const nativeError = createNativeErrorResponse(ctx.logger)
   // Preflights carry no password and need none.
-  const authenticate = (req: HandlerRequest): undefined => {
-    if (req.method !== 'OPTIONS') ctx.checkAuth(req)
+  const authenticate = async (req: HandlerRequest): Promise<undefined> => {
+    if (req.method !== 'OPTIONS') await ctx.checkAuth(req)
     return undefined
   }
   const chat = (method: string, path: string, handler: Handler, auth: Route['authenticate'] = authenticate): Route =>
@@ -44,9 +46,9 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
       return google ? nativeError(err) : chatError(err)
     }
   }
-  const authenticateByClient = (req: HandlerRequest): HandlerResponse | undefined => {
+  const authenticateByClient = async (req: HandlerRequest): Promise<HandlerResponse | undefined> => {
     try {
-      ctx.checkAuth(req)
+      await ctx.checkAuth(req)
       return undefined
     } catch (err) {
       return isGoogleClient(req) ? nativeError(err) : chatError(err)
@@ -57,14 +59,15 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
     chat('OPTIONS', '/v1/chat/completions', preflight),
     chat('GET', '/v1/models', byClient(async req => {
-      ctx.checkAuth(req)
-      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList() }
+      const caller = await ctx.checkAuth(req)
+      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
     }), authenticateByClient),
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
-      ctx.checkAuth(req)
+      const caller = await ctx.checkAuth(req)
       const entry = ctx.catalog.openaiModel(req.params.id ?? '')
-      if (entry === undefined) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
+      // A model the caller may not use is not listed, so it is not found either.
+      if (entry === undefined || !ctx.modelPolicy.allows(caller, parseModelName(entry.id as string).base)) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
       return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
     }), authenticateByClient),
     native('*', '/v1/models/{path*}', nativeHandler),

@@ -12,7 +12,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
-  'IMAGE_FETCH_ALLOWED_PORTS',
+  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -372,4 +372,12 @@ t.test('with the Ingress enabled, TRUSTED_PROXIES names the ingress controller s
   const own = configData(await render({ ingress: { enabled: true }, config: { trustedProxies: '192.0.2.10' } }))
   t.equal(own.TRUSTED_PROXIES, '192.0.2.10', 'config.trustedProxies wins')
   t.equal(configData(await render({ config: { trustedProxies: '192.0.2.10' } })).TRUSTED_PROXIES, '192.0.2.10', 'and works without the Ingress (your own load balancer)')
+})
+
+t.test('the model policy values reach the ConfigMap as GEMINI_MODEL_ACCESS and PROXY_MIN_ACCESS_LEVEL, and are left out when empty', async t => {
+  const data = configData(await renderSet('mongodb, 3 replicas, autoscaling, PDB, NetworkPolicy, ServiceMonitor, persistence off'))
+  t.equal(data.GEMINI_MODEL_ACCESS, '{"member":["gemini-2.5-flash*"]}')
+  t.equal(data.PROXY_MIN_ACCESS_LEVEL, 'member')
+  const defaults = configData(await renderSet('defaults'))
+  t.notOk('GEMINI_MODEL_ACCESS' in defaults || 'PROXY_MIN_ACCESS_LEVEL' in defaults, 'unset: the library defaults apply')
 })

@@ -38,7 +38,7 @@ export const VALUE_SETS: ValueSet[] = [
         adminPassword: 'admin-password-1',
         mongodbUrl: 'mongodb://gatehouse:pw@mongodb.db.svc:27017/?authSource=admin',
       },
-      config: { mongodbDb: 'gatehouse', backend: 'code-assist', logLevel: 'warn' },
+      config: { mongodbDb: 'gatehouse', backend: 'code-assist', logLevel: 'warn', modelAccess: '{"member":["gemini-2.5-flash*"]}', proxyMinAccessLevel: 'member' },
       autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 10, targetMemoryUtilizationPercentage: 80 },
       podDisruptionBudget: { enabled: true, minAvailable: '50%', maxUnavailable: '' },
       networkPolicy: {

@@ -18,7 +18,7 @@ t.test('with no environment the gateway\'s own defaults apply and the library\'s
     tracingEnabled: false,
   })
   // The library's defaults (README table: system, 3600, 600, true, the two Google endpoints, false) are its own.
-  for (const unset of ['authAdminUsername', 'authSessionTtlSeconds', 'authReauthSeconds', 'authQueryTokens', 'codeAssistEndpoint', 'geminiApiEndpoint', 'imageFetchAllowPrivateNetworks', 'mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels', 'authSignupsPerAddress', 'authSignupWindowSeconds', 'trustedProxies']) {
+  for (const unset of ['authAdminUsername', 'authSessionTtlSeconds', 'authReauthSeconds', 'authQueryTokens', 'codeAssistEndpoint', 'geminiApiEndpoint', 'imageFetchAllowPrivateNetworks', 'mongodbUrl', 'authDataFile', 'authAdminPassword', 'proxyPassword', 'geminiCredentials', 'credentialsFile', 'projectId', 'geminiApiKey', 'geminiBackend', 'metricsPort', 'geminiModels', 'authSignupsPerAddress', 'authSignupWindowSeconds', 'trustedProxies', 'geminiModelAccess', 'proxyMinAccessLevel']) {
     t.notOk(unset in c, `${unset} unset`)
   }
   t.ok(Object.isFrozen(c), 'frozen')
@@ -51,6 +51,8 @@ t.test('every variable is read into its field', async t => {
     GEMINI_API_ENDPOINT: 'http://127.0.0.1:5678',
     GEMINI_BACKEND: 'gemini-api',
     GEMINI_MODELS: 'gemini-2.5-pro, gemini-2.5-flash',
+    GEMINI_MODEL_ACCESS: '{"member": ["gemini-2.5-flash*"], "admin": ["*"]}',
+    PROXY_MIN_ACCESS_LEVEL: 'Member',
     METRICS_PORT: '9464',
     LOG_LEVEL: 'warn',
     SHUTDOWN_TIMEOUT_SECONDS: '5',
@@ -73,6 +75,8 @@ t.test('every variable is read into its field', async t => {
     authSignupWindowSeconds: 600,
     trustedProxies: ['10.0.0.0/8', '2001:db8::/32', '192.168.1.7'],
     proxyPassword: 'proxy-password-16chars',
+    geminiModelAccess: { member: ['gemini-2.5-flash*'], admin: ['*'] },
+    proxyMinAccessLevel: 'member',
     geminiCredentials: { refresh_token: 'r' },
     credentialsFile: '/creds.json',
     projectId: 'proj',
@@ -151,6 +155,13 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ GEMINI_BACKEND: 'gemini-api' }, 'GEMINI_BACKEND'],
   [{ GEMINI_BACKEND: 'code-assist', GEMINI_API_KEY: 'k' }, 'GEMINI_BACKEND'],
   [{ GEMINI_MODELS: 'a b' }, 'GEMINI_MODELS'],
+  [{ GEMINI_MODEL_ACCESS: '{member: ["*"]}' }, 'GEMINI_MODEL_ACCESS'],
+  [{ GEMINI_MODEL_ACCESS: '["gemini-*"]' }, 'GEMINI_MODEL_ACCESS'],
+  [{ GEMINI_MODEL_ACCESS: '{"member":"gemini-*"}' }, 'GEMINI_MODEL_ACCESS'],
+  [{ GEMINI_MODEL_ACCESS: '{"member":["gemini-(.*)"]}' }, 'GEMINI_MODEL_ACCESS'],
+  [{ GEMINI_MODEL_ACCESS: '{"root":["*"]}' }, 'GEMINI_MODEL_ACCESS'],
+  [{ GEMINI_MODEL_ACCESS: '{"member":["*"]}', PROXY_MIN_ACCESS_LEVEL: 'admin' }, 'GEMINI_MODEL_ACCESS'],
+  [{ PROXY_MIN_ACCESS_LEVEL: 'root' }, 'PROXY_MIN_ACCESS_LEVEL'],
   [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
   [{ SHUTDOWN_TIMEOUT_SECONDS: 'soon' }, 'SHUTDOWN_TIMEOUT_SECONDS'],
   [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],

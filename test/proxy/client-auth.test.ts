@@ -135,18 +135,18 @@ t.test('wrong proxy passwords are counted per client address (an IPv6 /64 as one
   const check = createClientAuth('the-right-password-16', createPasswordAttempts({ attempts: 2, windowSeconds: 60 }, () => now))
   const from = (remoteAddress: string, authorization?: string): HandlerRequest =>
     ({ method: 'GET', path: '/v1/models', params: {}, query: {}, headers: authorization === undefined ? {} : { authorization }, remoteAddress })
-  const outcome = (req: HandlerRequest): string => { try { check(req); return 'ok' } catch (err) { return (err as { code: string }).code } }
+  const outcome = async (req: HandlerRequest): Promise<string> => { try { await check(req); return 'ok' } catch (err) { return (err as { code: string }).code } }
 
-  for (let i = 0; i < 5; i++) t.equal(outcome(from('192.0.2.1')), 'PROXY_UNAUTHENTICATED', 'no password: 401, not counted')
-  t.equal(outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'ok')
-  t.equal(outcome(from('2001:db8:1:2::a', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
-  t.equal(outcome(from('2001:db8:1:2:ffff::b', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
-  t.equal(outcome(from('2001:db8:1:2::c', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'two addresses of one /64 are one client')
-  t.equal(outcome(from('2001:db8:1:3::c', 'Bearer the-right-password-16')), 'ok', 'the next /64 is another')
-  t.equal(outcome(from('::ffff:192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
-  t.equal(outcome(from('192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
-  t.equal(outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'an IPv4-mapped address counts as its IPv4 form')
-  t.equal(outcome(from('192.0.2.2', 'Bearer the-right-password-16')), 'ok', 'other addresses are not affected')
+  for (let i = 0; i < 5; i++) t.equal(await outcome(from('192.0.2.1')), 'PROXY_UNAUTHENTICATED', 'no password: 401, not counted')
+  t.equal(await outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'ok')
+  t.equal(await outcome(from('2001:db8:1:2::a', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(await outcome(from('2001:db8:1:2:ffff::b', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(await outcome(from('2001:db8:1:2::c', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'two addresses of one /64 are one client')
+  t.equal(await outcome(from('2001:db8:1:3::c', 'Bearer the-right-password-16')), 'ok', 'the next /64 is another')
+  t.equal(await outcome(from('::ffff:192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(await outcome(from('192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
+  t.equal(await outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'an IPv4-mapped address counts as its IPv4 form')
+  t.equal(await outcome(from('192.0.2.2', 'Bearer the-right-password-16')), 'ok', 'other addresses are not affected')
 })
 
 t.test('a proxy password shorter than 16 characters is refused when the proxy is created, naming the option', async t => {

@@ -1,14 +1,17 @@
-// The proxy password (docs/model-proxy.md, "Password"): accepted as `?key=`, `x-goog-api-key`,
-// `x-vendor-api-key`, `Authorization: Bearer` (scheme in any case) or `Authorization: Basic`
+// The proxy password or a user's API key (docs/model-proxy.md, "Password"): accepted as `?key=`,
+// `x-goog-api-key`, `x-vendor-api-key`, `Authorization: Bearer` (scheme in any case) or `Authorization: Basic`
 // (any username, password after the first colon). Any one matching form is enough.
-// Comparison is constant-time on SHA-256 digests, so neither content nor length leaks.
-// With no password configured every proxy route answers 503: there is no default password.
-// Wrong passwords are counted per client address (access/password-attempts.ts).
+// Comparison with the operator password is constant-time on SHA-256 digests, so neither content nor length
+// leaks; values that look like keys (`ghk_`) go to the accounts service, which looks them up by digest.
+// With neither a password nor keys configured every proxy route answers 503: there is no default password.
+// Wrong passwords and wrong keys are counted per client address (access/password-attempts.ts).
 import { hash, timingSafeEqual } from 'node:crypto'
 import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { addressBucket } from '../../http/client-address.ts'
 import { fail } from '../../errors.ts'
 import type { PasswordAttempts } from './password-attempts.ts'
+import { KEY_PREFIX } from './caller.ts'
+import type { KeyCaller, KeyResolver, ProxyCaller } from './caller.ts'
 
 /** Shortest proxy password accepted at start-up (GEMINI_AUTH_PASSWORD, createProxy's `password`). */
 export const PROXY_PASSWORD_MIN_LENGTH = 16
@@ -68,32 +71,49 @@ export function presentedPasswords (req: HandlerRequest): string[] {
   return found
 }
 
+/** Longest value sent to resolveKey. */
+const KEY_MAX_LENGTH = 128
+
+const OPERATOR: ProxyCaller = Object.freeze({ kind: 'operator' })
+
 /**
- * Returns a check that throws PROXY_PASSWORD_UNSET (503), PROXY_TOO_MANY_ATTEMPTS (429: the client's address
- * is locked out, even with the right password) or PROXY_UNAUTHENTICATED (401, counted against the address when
- * a password was presented). A request object that passed once passes again at once: the routes' authenticate
- * hook and their handlers run the same check on the same request.
+ * Returns a check that resolves with the request's caller or throws PROXY_PASSWORD_UNSET (503: neither a password
+ * nor keys configured), PROXY_TOO_MANY_ATTEMPTS (429: the client's address is locked out, even with the right
+ * password or key) or PROXY_UNAUTHENTICATED (401, counted against the address when a password or key was
+ * presented). The caller is remembered per request object: the routes' authenticate hook and their handlers run
+ * the same check on the same request, and the second run answers at once.
  */
-export function createClientAuth (password: string | undefined, attempts?: PasswordAttempts): (req: HandlerRequest) => void {
+export function createClientAuth (password: string | undefined, attempts?: PasswordAttempts, keys?: KeyResolver): (req: HandlerRequest) => Promise<ProxyCaller> {
   const expected = password === undefined || password === '' ? undefined : digest(password)
-  const passed = new WeakSet<HandlerRequest>()
-  return function checkClientPassword (req) {
-    if (passed.has(req)) return
-    if (expected === undefined) throw fail('PROXY_PASSWORD_UNSET')
+  const callers = new WeakMap<HandlerRequest, ProxyCaller>()
+  return async function checkClient (req) {
+    const known = callers.get(req)
+    if (known !== undefined) return known
+    if (expected === undefined && keys === undefined) throw fail('PROXY_PASSWORD_UNSET')
     const address = req.remoteAddress
     // Nothing to look up (and no bucket to compute) while no address has a wrong password on record.
     if (attempts?.tracking === true && address !== undefined) attempts.admit(addressBucket(address))
-    let ok = false
+    let operator = false
     const presented = presentedPasswords(req)
     // Compare every presented form (no early exit), so timing does not tell which form matched.
     for (const candidate of presented) {
-      if (timingSafeEqual(digest(candidate), expected)) ok = true
+      if (expected !== undefined && timingSafeEqual(digest(candidate), expected)) operator = true
     }
-    if (!ok) {
+    let caller: ProxyCaller | undefined = operator ? OPERATOR : undefined
+    if (caller === undefined && keys !== undefined) {
+      for (const secret of new Set(presented)) {
+        // Keys are short (the prefix and 43 characters): longer values are not worth a lookup.
+        if (!secret.startsWith(KEY_PREFIX) || secret.length > KEY_MAX_LENGTH) continue
+        const key: KeyCaller | undefined = await keys.resolveKey(secret)
+        if (key !== undefined) { caller = key; break }
+      }
+    }
+    if (caller === undefined) {
       // A request without any password is not a guess (a browser, a probe): only wrong ones count.
       if (attempts !== undefined && address !== undefined && presented.length > 0) attempts.failed(addressBucket(address))
       throw fail('PROXY_UNAUTHENTICATED')
     }
-    passed.add(req)
+    callers.set(req, caller)
+    return caller
   }
 }

@@ -7,6 +7,7 @@ import { readJsonBody } from '../../http/json-body.ts'
 import { addressBucket } from '../../http/client-address.ts'
 import { isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
+import { modelNotAllowed } from '../access/model-policy.ts'
 import { chatErrorBody, withParam } from './error-body.ts'
 import { toChatCompletion } from './response-from-gemini.ts'
 import { chatStreamTranslator } from './stream.ts'
@@ -16,7 +17,7 @@ import type { ProxyContext } from '../context.ts'
 
 export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {
-    ctx.checkAuth(req)
+    const caller = await ctx.checkAuth(req)
     const body = ctx.validateChat(readJsonBody(req))
     let model
     try {
@@ -24,6 +25,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     } catch (err) {
       throw isGatehouseError(err) ? withParam(err, 'model') : err
     }
+    if (!ctx.modelPolicy.allows(caller, model.base)) throw withParam(modelNotAllowed(model.requested), 'model')
     // Fetched images are held like a large body until the upstream has the request: they count against the
     // same budget, and those of one request may total no more than a request body may hold. Not when the body
     // itself was counted: this request would then wait for room that it holds itself.

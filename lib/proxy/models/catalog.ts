@@ -44,12 +44,12 @@ export interface ModelCatalog {
   get (id: string): NativeModel | undefined
   /** Parses a requested name; throws MODEL_NOT_FOUND for names the proxy will not send upstream. */
   resolve (name: string): ModelName
-  /** `GET /v1/models` body. */
-  openaiList (): { object: 'list', data: Array<Record<string, unknown>> }
+  /** `GET /v1/models` body: every listed id, or those whose base name `allows` accepts. */
+  openaiList (allows?: (base: string) => boolean): { object: 'list', data: Array<Record<string, unknown>> }
   /** `GET /v1/models/{id}` body for a listed id, or undefined. */
   openaiModel (id: string): Record<string, unknown> | undefined
-  /** `GET /v1beta/models` body. */
-  nativeList (): { models: NativeModel[] }
+  /** `GET /v1beta/models` body: every listed model, or those whose base name `allows` accepts. */
+  nativeList (allows?: (base: string) => boolean): { models: NativeModel[] }
 }
 
 function titleCase (id: string): string {
@@ -106,6 +106,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   }
   models ??= specs.map(s => s.id)
   const entries = new Map<string, NativeModel>()
+  const baseOf = new Map<string, string>()
   for (const raw of models) {
     try {
       checkModelName(raw)
@@ -117,6 +118,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     for (const suffixes of variantSuffixes(base, spec)) {
       const model = entry(base, suffixes, spec)
       entries.set(model.name.slice('models/'.length), model)
+      baseOf.set(model.name.slice('models/'.length), base)
     }
   }
   const ids = [...entries.keys()].sort()
@@ -139,15 +141,15 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       const spec = byId.get(base)
       return spec === undefined ? model : { ...model, base, family: spec.family, spec }
     },
-    openaiList () {
-      return { object: 'list', data: ids.map(openaiEntry) }
+    openaiList (allows) {
+      return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(openaiEntry) }
     },
     openaiModel (id) {
       const name = normaliseModelId(id)
       return entries.has(name) ? openaiEntry(name) : undefined
     },
-    nativeList () {
-      return { models: sorted }
+    nativeList (allows) {
+      return { models: allows === undefined ? sorted : sorted.filter(m => allows(baseOf.get(m.name.slice('models/'.length)) as string)) }
     },
   }
 }

@@ -6,6 +6,8 @@ import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contra
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
+import { modelFilter, modelNotAllowed } from '../access/model-policy.ts'
+import { parseModelName } from '../models/name.ts'
 import { nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
 import { countTokensRequest, prepareNativeRequest } from './request.ts'
@@ -22,21 +24,26 @@ function pathAfterVersion (req: HandlerRequest): string {
 export function createNativeHandler (ctx: ProxyContext): Handler {
   return async function nativeHandler (req): Promise<HandlerResponse> {
     if (req.method === 'OPTIONS') return preflightResponse(req)
-    ctx.checkAuth(req)
+    const caller = await ctx.checkAuth(req)
+    const allows = modelFilter(ctx, caller)
     const target = parseNativePath(pathAfterVersion(req))
     if (target.kind === 'list') {
       if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', 'Only GET lists models')
-      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.nativeList() }
+      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.nativeList(allows) }
     }
     if (target.action === undefined) {
       if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', `Use GET to read a model, or POST to models/${target.model}:generateContent`)
       const model = ctx.catalog.get(target.model)
-      if (model === undefined) throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
+      // A model the caller may not use is not listed, so it is not found either.
+      if (model === undefined || (allows !== undefined && !allows(parseModelName(model.name).base))) {
+        throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
+      }
       return { status: 200, headers: { ...CORS_HEADERS }, body: model }
     }
     if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${target.action} takes POST`)
 
     const model = ctx.catalog.resolve(target.model)
+    if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
     const body = readJsonBody(req)
     const backend = ctx.backend
     const sessionId = req.headers['x-session-id']
