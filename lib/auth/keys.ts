@@ -78,6 +78,8 @@ export interface KeysDeps {
 
 interface CacheEntry {
   caller: KeyCaller | undefined
+  /** The key's owner, also when the answer is negative (a disabled owner's key), so forgetUser finds it. */
+  userId: string | undefined
   /** When this answer must be asked again (ms). */
   until: number
   /** The key's expiry (ms), checked on every hit; Infinity when none. */
@@ -105,10 +107,11 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
 
   async function lookup (digest: string, at: number, previous: CacheEntry | undefined): Promise<CacheEntry> {
     const record = await keys.findByDigest(digest)
-    const entry: CacheEntry = { caller: undefined, until: at + KEY_CACHE_MS, expiresAt: Infinity, touchedAt: previous?.touchedAt ?? -Infinity }
+    const entry: CacheEntry = { caller: undefined, userId: undefined, until: at + KEY_CACHE_MS, expiresAt: Infinity, touchedAt: previous?.touchedAt ?? -Infinity }
     if (record === null) return entry
     // The store found it by digest; comparing again in constant time keeps a lax store index from deciding alone.
     if (!timingSafeEqual(Buffer.from(record.digest, 'utf8'), Buffer.from(digest, 'utf8'))) return entry
+    entry.userId = record.userId
     entry.expiresAt = record.expiresAt?.getTime() ?? Infinity
     entry.touchedAt = Math.max(entry.touchedAt, record.lastUsedAt?.getTime() ?? -Infinity)
     const user = await users.findById(record.userId)
@@ -162,7 +165,7 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
     },
 
     forgetUser (userId) {
-      for (const [digest, entry] of cache) if (entry.caller?.userId === userId) cache.delete(digest)
+      for (const [digest, entry] of cache) if (entry.userId === userId) cache.delete(digest)
     },
 
     async resolve (secret) {
