@@ -4,8 +4,8 @@
 import Joi from 'joi'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
-import { ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
-import type { BackendKind } from '../lib/index.ts'
+import { ACCESS_LEVELS, ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
+import type { AccessLevel, BackendKind } from '../lib/index.ts'
 import { tracingSettings } from './tracing-env.ts'
 
 export type GeminiBackend = BackendKind
@@ -40,6 +40,8 @@ export interface GatewayConfig {
   readonly authSignupsPerAddress?: number
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
   readonly authSignupWindowSeconds?: number
+  /** Lowest access level that may create API keys and whose keys the proxy accepts. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
+  readonly proxyMinAccessLevel?: AccessLevel
   /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For / Forwarded names the client. Default none (TRUSTED_PROXIES). */
   readonly trustedProxies?: readonly string[]
   /** Password every proxy client presents, at least 16 characters; proxy routes answer 503 when unset. Default unset (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
@@ -117,6 +119,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   AUTH_QUERY_TOKENS: bool,
   AUTH_SIGNUPS_PER_ADDRESS: Joi.number().integer().min(1).max(1_000_000),
   AUTH_SIGNUP_WINDOW_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
+  PROXY_MIN_ACCESS_LEVEL: Joi.string().trim().valid(...ACCESS_LEVELS),
   TRUSTED_PROXIES: str.custom((value: string, helpers) => {
     try {
       parseTrustedProxies(value)
@@ -234,6 +237,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authQueryTokens: v.AUTH_QUERY_TOKENS,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
+    proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
     proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
     geminiCredentials,
@@ -270,6 +274,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   queryTokens: ['AUTH_QUERY_TOKENS'],
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
+  proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
   trustedProxies: ['TRUSTED_PROXIES'],
   password: ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'],
   backend: ['GEMINI_BACKEND'],
