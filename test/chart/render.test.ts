@@ -11,7 +11,7 @@ const CONTRACT_ENV = new Set([
   'AUTH_SESSION_TTL_SECONDS', 'AUTH_REAUTH_SECONDS', 'AUTH_QUERY_TOKENS', 'GEMINI_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
+  'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS', 'PROXY_MIN_ACCESS_LEVEL',
   'IMAGE_FETCH_ALLOWED_PORTS',
 ])
 
@@ -372,4 +372,9 @@ t.test('with the Ingress enabled, TRUSTED_PROXIES names the ingress controller s
   const own = configData(await render({ ingress: { enabled: true }, config: { trustedProxies: '192.0.2.10' } }))
   t.equal(own.TRUSTED_PROXIES, '192.0.2.10', 'config.trustedProxies wins')
   t.equal(configData(await render({ config: { trustedProxies: '192.0.2.10' } })).TRUSTED_PROXIES, '192.0.2.10', 'and works without the Ingress (your own load balancer)')
+})
+
+t.test('config.proxyMinAccessLevel becomes PROXY_MIN_ACCESS_LEVEL', async t => {
+  t.equal(configData(await renderSet('defaults')).PROXY_MIN_ACCESS_LEVEL, 'member', 'the gateway default')
+  t.equal(configData(await render({ config: { proxyMinAccessLevel: 'dev' } })).PROXY_MIN_ACCESS_LEVEL, 'dev')
 })
