@@ -312,3 +312,31 @@ t.test('proxyMinAccessLevel is validated at construction', async t => {
   }
   t.doesNotThrow(() => createAuthService({ store, argon2: CHEAP_ARGON2, proxyMinAccessLevel: 'default' }))
 })
+
+t.test('resolveKey keeps at most 10,000 answers, dropping the oldest first', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key } = (await createKey(h, user, { name: 'ci' })).body
+  let lookups = 0
+  const findByDigest = h.store.keys.findByDigest.bind(h.store.keys)
+  h.store.keys.findByDigest = async (digest) => { lookups++; return await findByDigest(digest) }
+  await h.service.resolveKey(key)
+  for (let i = 0; i < 10_000; i++) await h.service.resolveKey('ghk_' + i.toString().padStart(43, '0'))
+  t.equal(lookups, 10_001)
+  await h.service.resolveKey('ghk_' + '9999'.padStart(43, '0'))
+  t.equal(lookups, 10_001, 'a recent answer is still cached')
+  t.ok(await h.service.resolveKey(key))
+  t.equal(lookups, 10_002, 'the oldest was dropped, and is asked again')
+})
+
+t.test('a failed last-use write is logged without the key and does not refuse the call', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key } = (await createKey(h, user, { name: 'ci' })).body
+  h.store.keys.touch = async () => { throw new Error('disk full') }
+  t.ok(await h.service.resolveKey(key))
+  await new Promise(resolve => setImmediate(resolve))
+  const warning = h.logs.find(l => l.msg === 'could not record an API key\'s last use')
+  t.ok(warning)
+  t.notOk(JSON.stringify(warning).includes(key.slice(12)))
+})
