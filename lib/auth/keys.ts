@@ -92,6 +92,8 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
   const { keys, users } = store
   // Insertion order is age: a refreshed answer is re-inserted, so the first entry is the oldest.
   const cache = new Map<string, CacheEntry>()
+  // Lookups under way, so calls with one key arriving together on a cold cache cost one store round trip.
+  const pending = new Map<string, Promise<CacheEntry>>()
 
   function remember (digest: string, entry: CacheEntry): void {
     cache.delete(digest)
@@ -110,7 +112,7 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
     const entry: CacheEntry = { caller: undefined, userId: undefined, until: at + KEY_CACHE_MS, expiresAt: Infinity, touchedAt: previous?.touchedAt ?? -Infinity }
     if (record === null) return entry
     // The store found it by digest; comparing again in constant time keeps a lax store index from deciding alone.
-    if (!timingSafeEqual(Buffer.from(record.digest, 'utf8'), Buffer.from(digest, 'utf8'))) return entry
+    if (record.digest.length !== digest.length || !timingSafeEqual(Buffer.from(record.digest), Buffer.from(digest))) return entry
     entry.userId = record.userId
     entry.expiresAt = record.expiresAt?.getTime() ?? Infinity
     entry.touchedAt = Math.max(entry.touchedAt, record.lastUsedAt?.getTime() ?? -Infinity)
@@ -174,8 +176,13 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
       const at = now().getTime()
       let entry = cache.get(digest)
       if (entry === undefined || entry.until <= at) {
-        entry = await lookup(digest, at, entry)
-        remember(digest, entry)
+        let asked = pending.get(digest)
+        if (asked === undefined) {
+          asked = lookup(digest, at, entry).then(fresh => { remember(digest, fresh); return fresh })
+            .finally(() => pending.delete(digest))
+          pending.set(digest, asked)
+        }
+        entry = await asked
       }
       if (entry.caller === undefined || entry.expiresAt <= at) return undefined
       touch(entry, at)

@@ -340,3 +340,22 @@ t.test('a failed last-use write is logged without the key and does not refuse th
   t.ok(warning)
   t.notOk(JSON.stringify(warning).includes(key.slice(12)))
 })
+
+t.test('resolveKey: calls with one key arriving together cost one store lookup; a store failure reaches each of them', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key } = (await createKey(h, user, { name: 'ci' })).body
+  let lookups = 0
+  const findByDigest = h.store.keys.findByDigest.bind(h.store.keys)
+  h.store.keys.findByDigest = async (digest) => { lookups++; return await findByDigest(digest) }
+  const answers = await Promise.all(Array.from({ length: 20 }, () => h.service.resolveKey(key)))
+  t.equal(lookups, 1)
+  t.ok(answers.every(a => a?.userId === user.userId))
+  h.advance(5)
+  h.store.keys.findByDigest = async () => { lookups++; throw new Error('store down') }
+  const failed = await Promise.allSettled([h.service.resolveKey(key), h.service.resolveKey(key)])
+  t.same(failed.map(f => f.status), ['rejected', 'rejected'])
+  t.equal(lookups, 2)
+  h.store.keys.findByDigest = findByDigest
+  t.ok(await h.service.resolveKey(key), 'the next call asks again')
+})
