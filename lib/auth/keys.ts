@@ -94,6 +94,9 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
   const cache = new Map<string, CacheEntry>()
   // Lookups under way, so calls with one key arriving together on a cold cache cost one store round trip.
   const pending = new Map<string, Promise<CacheEntry>>()
+  // Moves on every eviction: a lookup that started before one is answered but not cached, so a deletion or a
+  // disable on this replica holds here at once even when a lookup was under way.
+  let generation = 0
 
   function remember (digest: string, entry: CacheEntry): void {
     cache.delete(digest)
@@ -125,6 +128,8 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
   async function evict (keyId: string): Promise<KeyRecord | null> {
     const record = await keys.get(keyId)
     if (record !== null) cache.delete(record.digest)
+    generation++
+    pending.clear()
     return record
   }
 
@@ -168,6 +173,8 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
 
     forgetUser (userId) {
       for (const [digest, entry] of cache) if (entry.userId === userId) cache.delete(digest)
+      generation++
+      pending.clear()
     },
 
     async resolve (secret) {
@@ -178,8 +185,12 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
       if (entry === undefined || entry.until <= at) {
         let asked = pending.get(digest)
         if (asked === undefined) {
-          asked = lookup(digest, at, entry).then(fresh => { remember(digest, fresh); return fresh })
-            .finally(() => pending.delete(digest))
+          const started = generation
+          const lookingUp: Promise<CacheEntry> = lookup(digest, at, entry).then(fresh => {
+            if (generation === started) remember(digest, fresh)
+            return fresh
+          }).finally(() => { if (pending.get(digest) === lookingUp) pending.delete(digest) })
+          asked = lookingUp
           pending.set(digest, asked)
         }
         entry = await asked

@@ -359,3 +359,19 @@ t.test('resolveKey: calls with one key arriving together cost one store lookup; 
   h.store.keys.findByDigest = findByDigest
   t.ok(await h.service.resolveKey(key), 'the next call asks again')
 })
+
+t.test('a key deleted while a lookup of it is under way stops at once on that replica', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key, key_id: keyId } = (await createKey(h, user, { name: 'ci' })).body
+  const findByDigest = h.store.keys.findByDigest.bind(h.store.keys)
+  let release!: () => void
+  const gate = new Promise<void>(resolve => { release = resolve })
+  h.store.keys.findByDigest = async (digest) => { const found = await findByDigest(digest); await gate; return found }
+  const during = h.service.resolveKey(key)
+  t.equal((await deleteKey(h, user, keyId)).status, 200)
+  release()
+  t.ok(await during, 'the call that began before the deletion is answered as it was found')
+  h.store.keys.findByDigest = findByDigest
+  t.equal(await h.service.resolveKey(key), undefined, 'the next one is refused, not served from a cached answer')
+})
