@@ -4,8 +4,7 @@
 import Joi from 'joi'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
-import { ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
-import { ACCESS_LEVELS } from '../lib/index.ts'
+import { ACCESS_LEVELS, ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
 import type { AccessLevel, BackendKind } from '../lib/index.ts'
 import { tracingSettings } from './tracing-env.ts'
 
@@ -41,14 +40,14 @@ export interface GatewayConfig {
   readonly authSignupsPerAddress?: number
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
   readonly authSignupWindowSeconds?: number
+  /** Lowest access level that may create API keys and whose keys the proxy accepts. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
+  readonly proxyMinAccessLevel?: AccessLevel
   /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For / Forwarded names the client. Default none (TRUSTED_PROXIES). */
   readonly trustedProxies?: readonly string[]
   /** The operator password a proxy client may present instead of a user key, at least 16 characters. Default unset: only user keys work (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
   readonly proxyPassword?: string
   /** Model-name patterns per access level, parsed from the JSON object. Default unset: the library's, every level from proxyMinAccessLevel up may use every model (GEMINI_MODEL_ACCESS). */
   readonly geminiModelAccess?: Readonly<Partial<Record<AccessLevel, readonly string[]>>>
-  /** Lowest access level that may create keys and use the proxy with them. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
-  readonly proxyMinAccessLevel?: AccessLevel
   /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
   readonly geminiCredentials?: Readonly<Record<string, unknown>>
   /** Path to an OAuth credentials file. Default unset (GOOGLE_APPLICATION_CREDENTIALS, PLATFORM_APPLICATION_CREDENTIALS). */
@@ -264,10 +263,10 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authQueryTokens: v.AUTH_QUERY_TOKENS,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
+    proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
     proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
     geminiModelAccess: parseModelAccess(v),
-    proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     geminiCredentials,
     credentialsFile,
     projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
@@ -303,6 +302,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   queryTokens: ['AUTH_QUERY_TOKENS'],
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
+  proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
   trustedProxies: ['TRUSTED_PROXIES'],
   password: ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'],
   modelAccess: ['GEMINI_MODEL_ACCESS'],

@@ -19,6 +19,8 @@ const QUERY_PAIR = /([?&;])([^=&#?;\s"']*)=([^&#\s"']*)/g
 const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*):[^\s/@"']*@/gi
 const PERCENT_BYTE = /%([0-9a-f]{2})/gi
+// A user's API key (lib/auth/keys.ts: `ghk_` and 43 base64url characters) wherever it appears in a string.
+const API_KEY = /\bghk_[A-Za-z0-9_-]{8,}/g
 const MAX_DEPTH = 8
 
 /**
@@ -41,13 +43,14 @@ export function isSecretField (name: string): boolean {
 
 /**
  * `s` with secret query values (`?key=`, `?token=`, `?tok%65n=`, `?KEY=`…), Bearer/Basic credentials and URL
- * passwords (`scheme://user:…@`) replaced.
+ * passwords (`scheme://user:…@`) and user API keys (`ghk_…`) replaced.
  */
 export function redactString (s: string): string {
   let out = s
   if (out.includes('=')) out = out.replace(QUERY_PAIR, redactPair)
   if (out.includes('Bearer') || out.includes('Basic')) out = out.replace(SECRET_SCHEME, `$1 ${REDACTED}`)
   if (out.includes('@')) out = out.replace(URL_PASSWORD, `$1:${REDACTED}@`)
+  if (out.includes('ghk_')) out = out.replace(API_KEY, REDACTED)
   return out
 }
 

@@ -53,6 +53,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     sessionTtlSeconds: config.authSessionTtlSeconds,
     reauthSeconds: config.authReauthSeconds,
     queryTokens: config.authQueryTokens,
+    proxyMinAccessLevel: config.proxyMinAccessLevel,
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,

@@ -11,6 +11,7 @@ export const ERRORS = {
   NO_ACTIVE_SESSION: { status: 400, message: 'No active sessions' },
   LAST_HUSH_USER: { status: 400, message: 'The last hush user cannot be demoted' },
   LAST_ENABLED_HUSH_USER: { status: 400, message: 'The last enabled hush user cannot be disabled' },
+  TOO_MANY_KEYS: { status: 400, message: 'This user holds as many API keys as allowed (100); delete one first' },
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },
   SESSION_NOT_FOUND: { status: 401, message: 'No active sessions' },
   SESSION_EXPIRED: { status: 401, message: 'Token expired' },
@@ -24,6 +25,7 @@ export const ERRORS = {
   INSUFFICIENT_PERMISSIONS: { status: 403, message: 'Insufficient permissions' },
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
   USERNAME_NOT_FOUND: { status: 404, message: 'Username not found' },
+  KEY_NOT_FOUND: { status: 404, message: 'API key not found' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many failed login attempts; try again later' },
   TOO_MANY_SIGNUPS: { status: 429, message: 'Too many sign-ups from this address; try again later' },
   // shared

@@ -1,7 +1,8 @@
 import { setTimeout as sleepFor } from 'node:timers/promises'
-import type { Store } from '../store/types.ts'
+import type { AccessLevel, Store } from '../store/types.ts'
+import { ACCESS_LEVELS } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
-import { USERNAME_PATTERN, USERNAME_RULE, PASSWORD_MIN, PASSWORD_MAX, DEFAULT_ADMIN_USERNAME, DEFAULT_SESSION_TTL_SECONDS, DEFAULT_REAUTH_SECONDS, DEFAULT_QUERY_TOKENS } from '../option-rules.ts'
+import { USERNAME_PATTERN, USERNAME_RULE, PASSWORD_MIN, PASSWORD_MAX, DEFAULT_ADMIN_USERNAME, DEFAULT_SESSION_TTL_SECONDS, DEFAULT_REAUTH_SECONDS, DEFAULT_QUERY_TOKENS, DEFAULT_PROXY_MIN_ACCESS_LEVEL } from '../option-rules.ts'
 import { ConfigurationError } from '../errors.ts'
 import { defaultHashConcurrency } from './passwords.ts'
 import type { Argon2Params } from './passwords.ts'
@@ -71,6 +72,8 @@ export interface AuthServiceOptions {
   onEvent?: (event: AuthEvent) => void
   /** Largest accepted request body in bytes (413 beyond it). Default 65536. */
   maxBodyBytes?: number
+  /** Lowest access level whose users may create API keys and whose keys resolveKey accepts. Default `member`. */
+  proxyMinAccessLevel?: AccessLevel
 }
 
 export interface ResolvedAuthOptions {
@@ -90,6 +93,7 @@ export interface ResolvedAuthOptions {
   logger: Logger | undefined
   emit: (event: AuthEvent) => void
   maxBodyBytes: number
+  proxyMinAccessLevel: AccessLevel
 }
 
 export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -111,7 +115,7 @@ function positiveInteger (value: number, name: string): number {
 /** Applies defaults and rejects a bad configuration at start-up, with a message saying what to fix. */
 export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOptions {
   const { store } = options
-  if (store == null || typeof store.users !== 'object' || typeof store.sessions !== 'object' || typeof store.attempts !== 'object') {
+  if (store == null || typeof store.users !== 'object' || typeof store.sessions !== 'object' || typeof store.attempts !== 'object' || typeof store.keys !== 'object') {
     throw new ConfigurationError('store', 'createAuthService: options.store is required (createEmbeddedStore() or createMongoStore())')
   }
   const basePath = (options.basePath ?? '/v1/api').replace(/\/+$/, '')
@@ -147,6 +151,10 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new ConfigurationError('reauthSeconds', `createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
   const queryTokens = options.queryTokens ?? DEFAULT_QUERY_TOKENS
   if (typeof queryTokens !== 'boolean') throw new ConfigurationError('queryTokens', `createAuthService: queryTokens must be true or false (got ${String(options.queryTokens)})`)
+  const proxyMinAccessLevel = options.proxyMinAccessLevel ?? DEFAULT_PROXY_MIN_ACCESS_LEVEL
+  if (!(ACCESS_LEVELS as readonly unknown[]).includes(proxyMinAccessLevel)) {
+    throw new ConfigurationError('proxyMinAccessLevel', `createAuthService: proxyMinAccessLevel must be one of ${ACCESS_LEVELS.join(', ')} (got ${String(options.proxyMinAccessLevel)})`)
+  }
   return {
     store,
     basePath,
@@ -169,5 +177,6 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
           try { onEvent(event) } catch (err) { logger?.warn({ err, event }, 'auth onEvent hook threw') }
         },
     maxBodyBytes: positiveInteger(options.maxBodyBytes ?? 65536, 'maxBodyBytes'),
+    proxyMinAccessLevel,
   }
 }

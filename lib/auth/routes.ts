@@ -5,6 +5,7 @@ import type { SessionRecord } from '../store/types.ts'
 import type { ResolvedAuthOptions } from './options.ts'
 import type { Accounts } from './accounts.ts'
 import type { Sessions } from './sessions.ts'
+import type { Keys } from './keys.ts'
 import { fail } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 import { createAuthErrorResponse } from './error-body.ts'
@@ -14,12 +15,14 @@ import { requestToken } from './session-token.ts'
 import {
   USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody,
   searchQuery, parseSessionQuery, selfUpdateBody, signupBody, targetParams, updateQuery, userStatusBody, userUpdateBody, usernameQuery,
+  keyCreateBody, keyParams,
 } from './schemas.ts'
 
 export interface AuthRouteDeps {
   options: ResolvedAuthOptions
   accounts: Accounts
   sessions: Sessions
+  keys: Keys
 }
 
 /** The device a session is bound to: the user-agent header, on the routes that require it (docs/accounts.md, "Routes"). */
@@ -34,7 +37,7 @@ const jsonBody = (req: HandlerRequest): unknown => readJsonBody(req, true)
 // Answers carry tokens and account data: no cache may keep them.
 const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers: { 'cache-control': 'no-store' }, body })
 
-export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps): RouteTable & { routes: Route[] } {
+export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRouteDeps): RouteTable & { routes: Route[] } {
   const { users } = options.store
   const errorResponse = createAuthErrorResponse(options.logger)
 
@@ -172,13 +175,17 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     route('PUT', '/admin/user/{user_id}/access-level', async (req) => {
       const { target } = await adminOnUser(req)
       const input = parse(accessLevelBody, jsonBody(req))
-      return ok(publicUser(await accounts.setAccessLevel(target.user_id, input.access_level)))
+      const updated = await accounts.setAccessLevel(target.user_id, input.access_level)
+      keys.forgetUser(target.user_id) // a lower level may stop the user's keys: at once on this replica
+      return ok(publicUser(updated))
     }),
 
     route('PUT', '/admin/user/{user_id}/status', async (req) => {
       const { target } = await adminOnUser(req)
       const input = parse(userStatusBody, jsonBody(req))
-      return ok(adminUser(await accounts.setDisabled(target.user_id, input.disabled)))
+      const updated = await accounts.setDisabled(target.user_id, input.disabled)
+      keys.forgetUser(target.user_id) // a disabled user's keys stop: at once on this replica
+      return ok(adminUser(updated))
     }),
 
     route('DELETE', '/admin/user/{user_id}/sessions', async (req) => {
@@ -195,6 +202,45 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
     }),
 
     ...createUsageRoutes({ route, deviceOf, tokenOf, sessions, requireHush, usage: options.store.usage, now: options.now, ok }),
+    // API keys (lib/auth/keys.ts): the caller's own, by session, and any user's for an admin.
+    route('POST', '/auth/keys', async (req) => {
+      const device = deviceOf(req)
+      const query = parseSessionQuery(req.query)
+      const session = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
+      const input = parse(keyCreateBody, jsonBody(req))
+      return ok(await keys.create(session.userId, input), 201)
+    }),
+
+    route('GET', '/auth/keys', async (req) => {
+      const device = deviceOf(req)
+      const query = parseSessionQuery(req.query)
+      const session = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
+      return ok(await keys.list(session.userId))
+    }),
+
+    route('DELETE', '/auth/keys/{key_id}', async (req) => {
+      const device = deviceOf(req)
+      const query = parseSessionQuery(req.query)
+      const params = parse(keyParams, req.params)
+      const session = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
+      await keys.deleteOwn(session.userId, params.key_id)
+      return ok({ message: 'API key deleted' })
+    }),
+
+    route('GET', '/admin/user/{user_id}/keys', async (req) => {
+      const { target } = await adminOnUser(req)
+      if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
+      return ok(await keys.list(target.user_id))
+    }),
+
+    route('DELETE', '/admin/keys/{key_id}', async (req) => {
+      const device = deviceOf(req)
+      const query = parse(adminQuery, req.query)
+      const params = parse(keyParams, req.params)
+      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      await keys.delete(params.key_id)
+      return ok({ message: 'API key deleted' })
+    }),
   ]
   // Unknown paths under basePath answer in the accounts shape.
   return { scope: options.basePath, routes, errorResponse }

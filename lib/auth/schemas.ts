@@ -4,6 +4,7 @@ import Joi from 'joi'
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
+import type { NewKeyInput } from './keys.ts'
 
 import { PASSWORD_MIN, PASSWORD_MAX, USERNAME_CHARS, USERNAME_MAX, USERNAME_MIN } from '../option-rules.ts'
 // The username and password rules live in lib/option-rules.ts (the gateway checks its environment with them).
@@ -79,6 +80,24 @@ export const searchQuery = Joi.object<SearchQuery>({
 export const usernameQuery = Joi.object<{ username: string }>({ username: username.required() })
 export const targetParams = Joi.object<{ user_id: string }>({ user_id: userId.required() })
 export const emptyQuery = Joi.object({})
+
+// API keys (lib/auth/keys.ts). Every field is client-controlled and stored, so each is bounded; strict: a string
+// "30" is not a number of days.
+export const KEY_NAME_MAX = 64
+export const KEY_MODELS_MAX = 32
+export const KEY_EXPIRES_DAYS_MAX = 3650
+const keyId = Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
+  .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' })
+export const keyCreateBody = Joi.object<NewKeyInput>({
+  // Printable: no control, format or line-separator characters, which would garble a listing or a log line.
+  name: Joi.string().min(1).max(KEY_NAME_MAX).pattern(/^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u).required()
+    .messages({ 'string.pattern.base': '{{#label}} may contain only printable characters' }),
+  expires_in_days: Joi.number().strict().integer().min(1).max(KEY_EXPIRES_DAYS_MAX),
+  models: Joi.array().strict().min(1).max(KEY_MODELS_MAX).unique().items(
+    Joi.string().pattern(/^[A-Za-z0-9._*-]{1,128}$/).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
+  ),
+}).label('body').required()
+export const keyParams = Joi.object<{ key_id: string }>({ key_id: keyId.required() })
 
 /** The validated, converted value, or a 400 INVALID_INPUT naming the first problem. */
 export function parse<T> (schema: Joi.ObjectSchema<T>, value: unknown): T {

@@ -9,8 +9,10 @@ import { createLoginLimiter } from './login-limiter.ts'
 import { createSignupLimiter } from './signup-limiter.ts'
 import { createAccounts } from './accounts.ts'
 import { createAuthRoutes } from './routes.ts'
+import { createKeys } from './keys.ts'
+import type { KeyResolver } from './caller.ts'
 
-export interface AuthService {
+export interface AuthService extends KeyResolver {
   /** The routes under basePath, scoped to basePath, for hapiPlugin, createNodeListener() or createFetchHandler(). */
   readonly routeTable: RouteTable
   /** routeTable.routes. */
@@ -27,10 +29,12 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
   const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter })
-  const routeTable = createAuthRoutes({ options: resolved, accounts, sessions })
+  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, now, logger: resolved.logger })
+  const routeTable = createAuthRoutes({ options: resolved, accounts, sessions, keys })
   return {
     routeTable,
     routes: routeTable.routes,
     ensureSystemUser: () => accounts.ensureSystemUser(),
+    resolveKey: (secret) => keys.resolve(secret),
   }
 }

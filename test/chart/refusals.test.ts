@@ -66,6 +66,7 @@ t.test('values.schema.json rejects unknown keys, wrong types and values the gate
     ['not a MongoDB URL', { secrets: { mongodbUrl: 'http://db' } }, /mongodbUrl/],
     ['unknown log level', { config: { logLevel: 'loud' } }, /logLevel/],
     ['unknown backend', { config: { backend: 'openai' } }, /backend/],
+    ['unknown access level', { config: { proxyMinAccessLevel: 'root' } }, /proxyMinAccessLevel/],
     ['root user', { securityContext: { runAsUser: 0 } }, /runAsUser/],
     ['negative shutdown timeout', { shutdown: { timeoutSeconds: -1 } }, /timeoutSeconds/],
     ['credentials neither env nor file', { credentials: { mountAs: 'volume' } }, /mountAs/],

@@ -379,5 +379,6 @@ t.test('the model policy values reach the ConfigMap as GEMINI_MODEL_ACCESS and P
   t.equal(data.GEMINI_MODEL_ACCESS, '{"member":["gemini-2.5-flash*"]}')
   t.equal(data.PROXY_MIN_ACCESS_LEVEL, 'member')
   const defaults = configData(await renderSet('defaults'))
+  t.equal(configData(await render({ config: { proxyMinAccessLevel: 'dev' } })).PROXY_MIN_ACCESS_LEVEL, 'dev')
   t.notOk('GEMINI_MODEL_ACCESS' in defaults || 'PROXY_MIN_ACCESS_LEVEL' in defaults, 'unset: the library defaults apply')
 })

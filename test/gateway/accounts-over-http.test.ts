@@ -103,6 +103,19 @@ t.test('through the gateway, AUTH_QUERY_TOKENS=false refuses query tokens (401) 
   t.equal((await api.call('POST', '/auth/logout', { query: { user_id: userId }, headers: { token } })).status, 200)
 })
 
+t.test('through the gateway, PROXY_MIN_ACCESS_LEVEL sets who may create API keys (default member)', async t => {
+  const ua = { 'user-agent': 'gatehouse-tests/1.0 (device A)' }
+  for (const [env, status] of [[{}, 403], [{ PROXY_MIN_ACCESS_LEVEL: 'default' }, 201]] as const) {
+    const gw = await startGateway({ ...ADMIN, ...env })
+    t.teardown(gw.close)
+    const api = authClient(gw.url + '/v1/api')
+    await api.signup('key_user', 'quiet-lantern-58')
+    const { user_id: userId, access_token: token } = (await api.login('key_user', 'quiet-lantern-58')).body
+    const created = await api.call('POST', '/auth/keys', { query: { user_id: userId }, headers: { ...ua, token }, json: { name: 'ci' } })
+    t.equal(created.status, status, JSON.stringify(env))
+  }
+})
+
 t.test('through the gateway, AUTH_REAUTH_SECONDS=0 asks for current_password on every self-update', async t => {
   const gw = await startGateway({ ...ADMIN, AUTH_REAUTH_SECONDS: '0' })
   t.teardown(gw.close)

@@ -183,3 +183,17 @@ t.test('redact() is a pure copy: table of inputs and outputs', async t => {
   cyclic.self = cyclic
   t.same(redact(cyclic), { a: 1, self: '[…]' }, 'cycles do not loop')
 })
+
+t.test('keys never logged: an API key is redacted in a key field, a header, a query and free text', async t => {
+  const secret = 'ghk_' + 'Q'.repeat(43)
+  const out = JSON.stringify(redact({
+    key: secret,
+    apiKey: secret,
+    headers: { 'x-goog-api-key': secret, authorization: `Bearer ${secret}` },
+    url: `/v1beta/models?key=${secret}`,
+    msg: `no such key ${secret} here`,
+    rawHeaders: ['x-vendor-api-key', secret],
+  }))
+  t.notOk(out.includes('Q'.repeat(20)), out)
+  t.match(JSON.parse(out), { key: REDACTED, apiKey: REDACTED, msg: `no such key ${REDACTED} here` })
+})
