@@ -6,6 +6,8 @@ import { ConfigurationError } from '../errors.ts'
 import { defaultHashConcurrency } from './passwords.ts'
 import type { Argon2Params } from './passwords.ts'
 import { weakPasswordReason } from './password-policy.ts'
+import { resolveLimitsOption } from '../metering/limits-rule.ts'
+import type { LimitsByLevel } from '../metering/limits-rule.ts'
 
 /** argon2id cost parameters, declared beside the hasher that takes them. */
 export type { Argon2Params }
@@ -71,6 +73,8 @@ export interface AuthServiceOptions {
   onEvent?: (event: AuthEvent) => void
   /** Largest accepted request body in bytes (413 beyond it). Default 65536. */
   maxBodyBytes?: number
+  /** Proxy rate limits by access level (lib/metering/limits-rule.ts), shown as `effective` by GET /admin/user/{user_id}/limits. Default {}: unlimited. */
+  limits?: LimitsByLevel
 }
 
 export interface ResolvedAuthOptions {
@@ -90,6 +94,7 @@ export interface ResolvedAuthOptions {
   logger: Logger | undefined
   emit: (event: AuthEvent) => void
   maxBodyBytes: number
+  limits: LimitsByLevel
 }
 
 export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -169,5 +174,6 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
           try { onEvent(event) } catch (err) { logger?.warn({ err, event }, 'auth onEvent hook threw') }
         },
     maxBodyBytes: positiveInteger(options.maxBodyBytes ?? 65536, 'maxBodyBytes'),
+    limits: resolveLimitsOption(options.limits),
   }
 }

@@ -10,6 +10,7 @@ import { readJsonBody } from '../http/json-body.ts'
 import { createAuthErrorResponse } from './error-body.ts'
 import { adminUser, publicSession, publicUser } from './user-view.ts'
 import { requestToken } from './session-token.ts'
+import { createLimitRoutes } from './limit-routes.ts'
 import {
   USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody,
   searchQuery, parseSessionQuery, selfUpdateBody, signupBody, targetParams, updateQuery, userStatusBody, userUpdateBody, usernameQuery,
@@ -193,6 +194,7 @@ export function createAuthRoutes ({ options, accounts, sessions }: AuthRouteDeps
       return ok({ message: 'Lockout cleared' })
     }),
   ]
+  routes.push(...createLimitRoutes({ users, limits: options.store.limits, byLevel: options.limits, route, adminOnUser, jsonBody, ok }))
   // Unknown paths under basePath answer in the accounts shape.
   return { scope: options.basePath, routes, errorResponse }
 }

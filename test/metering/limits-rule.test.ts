@@ -28,8 +28,8 @@ t.test('GEMINI_LIMITS: a bad value is refused with a ConfigurationError naming t
 t.test('the option limits takes camelCase fields and names the option at fault', async t => {
   t.same(resolveLimitsOption({ admin: { tokensPerDay: 5, rpm: null } }), { admin: { tokensPerDay: 5, rpm: null } })
   t.same(resolveLimitsOption(undefined), {})
-  t.throws(() => resolveLimitsOption({ admin: { tokens_per_day: 5 } }), { option: 'limits', message: /limits\.admin\.tokens_per_day" is not a limit/ })
-  t.throws(() => resolveLimitsOption('{}', 'byLevel'), { option: 'byLevel' })
+  t.throws(() => resolveLimitsOption({ admin: { tokens_per_day: 5 } }), { name: 'TypeError', option: 'limits', message: /limits\.admin\.tokens_per_day" is not a limit/ })
+  t.throws(() => resolveLimitsOption('{}', 'byLevel'), { name: 'TypeError', option: 'byLevel' })
 })
 
 t.test('the override body: 400 INVALID_INPUT with the field as param', async t => {

@@ -92,8 +92,8 @@ t.test('a refused call does not count as a request', async t => {
   const r = await rig(t, { member: { rpm: 2, tpm: 10 } })
   const limiter = r.limiter()
   await (await limiter.admit(USER, 0)).settle(used(10))
-  await t.rejects(limiter.admit(USER, 0), { limit: 'tokens' })
-  await t.rejects(limiter.admit(USER, 0), { limit: 'tokens' })
+  await t.rejects(limiter.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'tokens' })
+  await t.rejects(limiter.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'tokens' })
   t.equal(await r.store.counters.get(`rate:rpm:${USER.userId}`, new Date(START - 15_000)), 1)
 })
 
@@ -118,7 +118,7 @@ t.test("a crashed process's concurrency slot frees when its lease expires; a run
   r.clock.at += 20_000
   r.renew()
   r.clock.at += 20_000
-  await t.rejects(other.admit(USER, 0), { limit: 'concurrent' }, 'renewed: still held after the first lease would have ended')
+  await t.rejects(other.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'concurrent' }, 'renewed: still held after the first lease would have ended')
   r.clock.at += 30_001
   // No renewal ran (the process crashed): the slot is free again.
   await other.admit(USER, 0)
@@ -142,7 +142,7 @@ t.test('a user override replaces the level values field by field; null lifts a l
 
 t.test('a limit of 0 refuses every call', async t => {
   const r = await rig(t, { default: { rpm: 0 } })
-  await t.rejects(r.limiter().admit({ ...USER, accessLevel: 'default' }, 0), { limit: 'requests', retryAfter: 45 })
+  await t.rejects(r.limiter().admit({ ...USER, accessLevel: 'default' }, 0), { code: 'RATE_LIMITED', limit: 'requests', retryAfter: 45 })
 })
 
 t.test('a failing onLimited hook does not change the answer', async t => {
@@ -153,10 +153,10 @@ t.test('a failing onLimited hook does not change the answer', async t => {
 t.test('createRateLimiter refuses bad options, naming them', async t => {
   const store = await createEmbeddedStore()
   t.teardown(() => store.close())
-  t.throws(() => createRateLimiter({ store: {} as Store }), { option: 'store' })
-  t.throws(() => createRateLimiter({ store, byLevel: { member: { rpm: -1 } } }), { option: 'byLevel', message: /byLevel\.member\.rpm/ })
-  t.throws(() => createRateLimiter({ store, overridesCacheMs: 1.5 }), { option: 'overridesCacheMs' })
-  t.throws(() => createRateLimiter({ store, leaseSeconds: 0 }), { option: 'leaseSeconds' })
+  t.throws(() => createRateLimiter({ store: {} as Store }), { name: 'TypeError', option: 'store' })
+  t.throws(() => createRateLimiter({ store, byLevel: { member: { rpm: -1 } } }), { name: 'TypeError', option: 'byLevel', message: /byLevel\.member\.rpm/ })
+  t.throws(() => createRateLimiter({ store, overridesCacheMs: 1.5 }), { name: 'TypeError', option: 'overridesCacheMs' })
+  t.throws(() => createRateLimiter({ store, leaseSeconds: 0 }), { name: 'TypeError', option: 'leaseSeconds' })
 })
 
 t.test('reset durations are written as OpenAI writes them', async t => {
@@ -169,13 +169,13 @@ async function sharedLimits (t: Test, stores: [Store, Store]): Promise<void> {
     createRateLimiter({ store, byLevel: { member: { rpm: 2, tpm: 100, concurrent: 1 } }, now: () => new Date(clock.at), repeat: () => () => {} })
   const [one, two] = stores.map(make)
   const a = await one.admit(USER, 0)
-  await t.rejects(two.admit(USER, 0), { limit: 'concurrent' }, 'a slot held on one replica is held on the other')
+  await t.rejects(two.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'concurrent' }, 'a slot held on one replica is held on the other')
   await a.settle(used(100))
-  await t.rejects(two.admit(USER, 0), { limit: 'tokens' }, 'tokens charged on one replica count on the other')
+  await t.rejects(two.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'tokens' }, 'tokens charged on one replica count on the other')
   clock.at += 60_000
   await (await two.admit(USER, 0)).settle(undefined)
   await (await one.admit(USER, 0)).settle(undefined)
-  await t.rejects(two.admit(USER, 0), { limit: 'requests' }, 'requests counted on both replicas')
+  await t.rejects(two.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'requests' }, 'requests counted on both replicas')
 }
 
 t.test('a user over a limit on one replica is refused on the other (two limiters on one embedded store)', async t => {
