@@ -12,6 +12,9 @@ export type { BackendOptions } from './proxy/upstream/create-backend.ts'
 export type { Backend, ProxyObserver, UpstreamCall, GeminiRequest, GeminiResponse, ReadyState } from './proxy/upstream/backend.ts'
 export { createModelCatalog, DEFAULT_MODELS } from './proxy/models/catalog.ts'
 export type { ModelCatalog } from './proxy/models/catalog.ts'
+export { createRateLimiter, RateLimitedError } from './metering/rate-limiter.ts'
+export type { RateLimiter, RateLimiterOptions, Admission, LimitName, TokenUsage } from './metering/rate-limiter.ts'
+export type { RateLimits, LimitsByLevel } from './metering/limits-rule.ts'
 
 // Storage adapters
 export { createEmbeddedStore } from './store/embedded-store.ts'

@@ -1,6 +1,7 @@
 // Defaults and rules of lib's options, shared by the modules that apply them; a host that checks its own input
 // before building anything (the gateway's environment) reads them through OPTION_RULES on the package entry.
 import { PROXY_PASSWORD_MIN_LENGTH } from './proxy/access/client-auth.ts'
+import { parseLimitsJson } from './metering/limits-rule.ts'
 
 /** createAuthService's adminUsername default. */
 export const DEFAULT_ADMIN_USERNAME = 'system'
@@ -79,4 +80,6 @@ export const OPTION_RULES = Object.freeze({
   chooseBackend,
   backendProblem,
   isPort,
+  /** GEMINI_LIMITS' JSON (snake_case fields) to the option `limits`; throws ConfigurationError naming the field. */
+  parseLimits: parseLimitsJson,
 })

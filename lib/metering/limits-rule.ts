@@ -82,17 +82,17 @@ export function resolveLimitsOption (value: unknown, option = 'limits'): LimitsB
 
 /**
  * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent"}`.
- * Throws ConfigurationError (option `limits`) naming the field at fault.
+ * Throws ConfigurationError (option `limits`) naming the field at fault, under `name` (a host passes its setting's).
  */
-export function parseLimitsJson (text: string): LimitsByLevel {
+export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new ConfigurationError('limits', 'limits: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent"}})')
+    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent"}})`)
   }
-  const table = readTable(parsed, WIRE_NAMES, fromWire, 'limits')
-  if ('message' in table) throw new ConfigurationError('limits', `limits: ${table.message}`)
+  const table = readTable(parsed, WIRE_NAMES, fromWire, name)
+  if ('message' in table) throw new ConfigurationError('limits', `${name}: ${table.message}`)
   return table
 }
 
