@@ -1,10 +1,9 @@
 // The per-user rate limiter over the storage port, on a fake clock.
 import t from 'tap'
 import type { Test } from 'tap'
-import { createEmbeddedStore, createMongoStore } from '../../lib/index.ts'
-import type { Store } from '../../lib/index.ts'
-import { createRateLimiter, resetDuration } from '../../lib/metering/rate-limiter.ts'
-import type { LimitName, RateLimiterOptions, TokenUsage } from '../../lib/metering/rate-limiter.ts'
+import { createEmbeddedStore, createMongoStore, createRateLimiter } from '../../lib/index.ts'
+import type { LimitName, RateLimiterOptions, Store, TokenUsage } from '../../lib/index.ts'
+import { resetDuration } from '../../lib/metering/rate-limiter.ts'
 import { startMongoStandIn } from '../support/mongo-standin.ts'
 
 const USER = { userId: 'a'.repeat(24), accessLevel: 'member' as const }
