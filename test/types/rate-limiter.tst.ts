@@ -1,7 +1,7 @@
 // Type tests of the rate limiter's public API (issue 13): what the proxy wiring and a library host rely on.
 import { describe, expect, test } from 'tstyche'
 import { createRateLimiter, OPTION_RULES } from 'gatehouse'
-import type { Admission, AuthServiceOptions, LimitName, LimitsByLevel, RateLimiter, RateLimiterOptions, RateLimits, Store, TokenUsage , RateLimitedError, GatehouseError} from 'gatehouse'
+import type { Admission, AuthServiceOptions, GatehouseError, LimitName, LimitsByLevel, RateLimitedError, RateLimiter, RateLimiterOptions, RateLimits, Store, TokenUsage } from 'gatehouse'
 
 declare const store: Store
 
