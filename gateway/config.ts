@@ -5,7 +5,7 @@ import Joi from 'joi'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
 import { ACCESS_LEVELS, ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
-import type { AccessLevel, BackendKind } from '../lib/index.ts'
+import type { AccessLevel, BackendKind, LimitsByLevel } from '../lib/index.ts'
 import { tracingSettings } from './tracing-env.ts'
 
 export type GeminiBackend = BackendKind
@@ -70,6 +70,8 @@ export interface GatewayConfig {
   readonly geminiModels?: readonly string[]
   /** Model file replacing the one the library ships. Default unset: the shipped file (GEMINI_MODELS_FILE). */
   readonly geminiModelsFile?: string
+  /** Proxy rate limits by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent"}}`. Default unset: unlimited (GEMINI_LIMITS). */
+  readonly geminiLimits?: LimitsByLevel
   /** Chat image URLs may point at private, loopback and link-local addresses. Default unset: the library's false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
   readonly imageFetchAllowPrivateNetworks?: boolean
   /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
@@ -99,7 +101,7 @@ export class ConfigError extends ConfigurationError {
   }
 }
 
-const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, isPort, checkModelAccess } = OPTION_RULES
+const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, isPort, checkModelAccess, parseLimits } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const str = Joi.string().trim()
 const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
@@ -152,6 +154,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
   GEMINI_MODELS_FILE: str,
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
+  GEMINI_LIMITS: Joi.string(),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
   METRICS_PORT: port,
@@ -223,6 +226,16 @@ function parseModelAccess (v: Record<string, any>): Readonly<Partial<Record<Acce
   return Object.freeze(parsed as Partial<Record<AccessLevel, readonly string[]>>)
 }
 
+/** GEMINI_LIMITS through the library's rule, its error naming the variable and the field. */
+function limitsOf (raw: string | undefined): LimitsByLevel | undefined {
+  if (raw === undefined) return undefined
+  try {
+    return parseLimits(raw, 'GEMINI_LIMITS')
+  } catch (err) {
+    throw new ConfigError('GEMINI_LIMITS', `Invalid configuration: GEMINI_LIMITS is refused: ${(err as Error).message.replace(/^GEMINI_LIMITS: /, '')}`)
+  }
+}
+
 /** Reads and validates the environment; throws ConfigError (one line naming the variable) on a bad value. */
 export function loadConfig (env: Record<string, string | undefined>): GatewayConfig {
   const v = check(env)
@@ -248,6 +261,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   if (imageFetchAllowedPorts?.some(p => !isPort(p)) === true) {
     throw new ConfigError('IMAGE_FETCH_ALLOWED_PORTS', `Invalid configuration: IMAGE_FETCH_ALLOWED_PORTS must list ports 1-65535 (got ${JSON.stringify(imagePorts)})`)
   }
+  const geminiLimits = limitsOf(v.GEMINI_LIMITS)
   const config: GatewayConfig = {
     host: v.HOST ?? '0.0.0.0',
     port,
@@ -278,6 +292,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiBackend,
     geminiModelsFile: v.GEMINI_MODELS_FILE,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
+    geminiLimits,
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
     imageFetchAllowedPorts,
     metricsPort: v.METRICS_PORT,
@@ -317,6 +332,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   apiKey: ['GEMINI_API_KEY'],
   geminiApiEndpoint: ['GEMINI_API_ENDPOINT'],
   models: ['GEMINI_MODELS'],
+  limits: ['GEMINI_LIMITS'],
   'imageFetch.allowPrivateNetworks': ['IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS'],
   'imageFetch.allowedPorts': ['IMAGE_FETCH_ALLOWED_PORTS'],
   url: ['MONGODB_URL'],

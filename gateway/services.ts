@@ -57,6 +57,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
+    limits: config.geminiLimits,
     logger,
     onEvent: metrics.auth,
     now: deps.now,

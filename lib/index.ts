@@ -16,8 +16,12 @@ export { createModelCatalog, DEFAULT_MODELS } from './proxy/models/catalog.ts'
 export type { ModelCatalog } from './proxy/models/catalog.ts'
 
 // Metering
+export { createRateLimiter, RateLimitedError } from './metering/rate-limiter.ts'
+export type { RateLimiter, RateLimiterOptions, Admission, LimitName } from './metering/rate-limiter.ts'
+export type { RateLimits, LimitsByLevel } from './metering/limits-rule.ts'
 export { createUsageLedger } from './metering/usage-ledger.ts'
-export type { UsageLedger, UsageLedgerOptions, UsageEntry, TokenUsage, SetTimer } from './metering/usage-ledger.ts'
+export type { UsageLedger, UsageLedgerOptions, UsageEntry, SetTimer } from './metering/usage-ledger.ts'
+export type { TokenUsage } from './metering/token-usage.ts'
 
 // Storage adapters
 export { createEmbeddedStore } from './store/embedded-store.ts'

@@ -4,6 +4,7 @@ import { PROXY_PASSWORD_MIN_LENGTH } from './proxy/access/client-auth.ts'
 import { createModelPolicy } from './proxy/access/model-policy.ts'
 import type { ModelAccess } from './proxy/access/model-policy.ts'
 import type { AccessLevel } from './store/types.ts'
+import { parseLimitsJson } from './metering/limits-rule.ts'
 
 /** createAuthService's adminUsername default. */
 export const DEFAULT_ADMIN_USERNAME = 'system'
@@ -88,4 +89,6 @@ export const OPTION_RULES = Object.freeze({
   checkModelAccess (modelAccess: unknown, minAccessLevel?: AccessLevel): void {
     createModelPolicy(modelAccess as ModelAccess, minAccessLevel)
   },
+  /** GEMINI_LIMITS' JSON (snake_case fields) to the option `limits`; throws ConfigurationError naming the field. */
+  parseLimits: parseLimitsJson,
 })

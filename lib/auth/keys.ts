@@ -3,15 +3,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AccessLevel, KeyRecord, Store } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
-import type { KeyCaller } from './caller.ts'
+import { KEY_PREFIX } from '../proxy/access/caller.ts'
+import type { KeyCaller } from '../proxy/access/caller.ts'
 import { ACCESS_LEVELS } from '../store/types.ts'
 import { fail } from '../errors.ts'
 import { newUserId, tokenDigest } from './tokens.ts'
 
-/** Every key secret starts so: anything else is no key, answered without a store lookup. */
-export const KEY_SECRET_PREFIX = 'ghk_'
-/** The secret: KEY_SECRET_PREFIX and 32 random bytes as 43 base64url characters. */
-const KEY_SECRET_PATTERN = /^ghk_[A-Za-z0-9_-]{43}$/
+/** The secret (anything else is no key, answered without a store lookup): KEY_PREFIX and 32 random bytes as 43 base64url characters. */
+const KEY_SECRET_PATTERN = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{43}$`)
 /** How many characters of the secret are kept and shown, so a user can tell keys apart. */
 const PREFIX_LENGTH = 12
 /** How stale a resolved answer may be: a revocation holds on every replica within 5 s. */
@@ -140,7 +139,7 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
       if (!levelAtLeast(user.accessLevel, minLevel)) throw fail('INSUFFICIENT_PERMISSIONS', `Only users at level ${minLevel} or above may create API keys`)
       // Concurrent creates may pass this check together and end a few keys over: the cap bounds storage, not access.
       if ((await keys.listByUser(userId)).length >= MAX_KEYS_PER_USER) throw fail('TOO_MANY_KEYS')
-      const secret = KEY_SECRET_PREFIX + randomBytes(32).toString('base64url')
+      const secret = KEY_PREFIX + randomBytes(32).toString('base64url')
       const createdAt = now()
       const record = {
         keyId: newUserId(),
@@ -178,7 +177,7 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
     },
 
     async resolve (secret) {
-      if (typeof secret !== 'string' || !secret.startsWith(KEY_SECRET_PREFIX) || !KEY_SECRET_PATTERN.test(secret)) return undefined
+      if (typeof secret !== 'string' || !secret.startsWith(KEY_PREFIX) || !KEY_SECRET_PATTERN.test(secret)) return undefined
       const digest = tokenDigest(secret)
       const at = now().getTime()
       let entry = cache.get(digest)

@@ -7,6 +7,8 @@ import { ConfigurationError } from '../errors.ts'
 import { defaultHashConcurrency } from './passwords.ts'
 import type { Argon2Params } from './passwords.ts'
 import { weakPasswordReason } from './password-policy.ts'
+import { resolveLimitsOption } from '../metering/limits-rule.ts'
+import type { LimitsByLevel } from '../metering/limits-rule.ts'
 
 /** argon2id cost parameters, declared beside the hasher that takes them. */
 export type { Argon2Params }
@@ -74,6 +76,8 @@ export interface AuthServiceOptions {
   maxBodyBytes?: number
   /** Lowest access level whose users may create API keys and whose keys resolveKey accepts. Default `member`. */
   proxyMinAccessLevel?: AccessLevel
+  /** Proxy rate limits by access level (lib/metering/limits-rule.ts), shown as `effective` by GET /admin/user/{user_id}/limits. Default {}: unlimited. */
+  limits?: LimitsByLevel
 }
 
 export interface ResolvedAuthOptions {
@@ -94,6 +98,7 @@ export interface ResolvedAuthOptions {
   emit: (event: AuthEvent) => void
   maxBodyBytes: number
   proxyMinAccessLevel: AccessLevel
+  limits: LimitsByLevel
 }
 
 export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -178,5 +183,6 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
         },
     maxBodyBytes: positiveInteger(options.maxBodyBytes ?? 65536, 'maxBodyBytes'),
     proxyMinAccessLevel,
+    limits: resolveLimitsOption(options.limits),
   }
 }

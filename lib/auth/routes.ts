@@ -12,6 +12,7 @@ import { createAuthErrorResponse } from './error-body.ts'
 import { createUsageRoutes } from './usage-routes.ts'
 import { adminUser, publicSession, publicUser } from './user-view.ts'
 import { requestToken } from './session-token.ts'
+import { createLimitRoutes } from './limit-routes.ts'
 import {
   USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody,
   searchQuery, parseSessionQuery, selfUpdateBody, signupBody, targetParams, updateQuery, userStatusBody, userUpdateBody, usernameQuery,
@@ -242,6 +243,7 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       return ok({ message: 'API key deleted' })
     }),
   ]
+  routes.push(...createLimitRoutes({ users, limits: options.store.limits, byLevel: options.limits, route, adminOnUser, jsonBody, ok }))
   // Unknown paths under basePath answer in the accounts shape.
   return { scope: options.basePath, routes, errorResponse }
 }

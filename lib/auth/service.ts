@@ -10,7 +10,7 @@ import { createSignupLimiter } from './signup-limiter.ts'
 import { createAccounts } from './accounts.ts'
 import { createAuthRoutes } from './routes.ts'
 import { createKeys } from './keys.ts'
-import type { KeyResolver } from './caller.ts'
+import type { KeyResolver } from '../proxy/access/caller.ts'
 
 export interface AuthService extends KeyResolver {
   /** The routes under basePath, scoped to basePath, for hapiPlugin, createNodeListener() or createFetchHandler(). */

@@ -5,9 +5,9 @@ import type { Store, UsageRecord } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
 import { SILENT_LOGGER } from '../logger.ts'
 import { ConfigurationError } from '../errors.ts'
+import type { TokenUsage } from './token-usage.ts'
 
 /** Tokens of one call, as the upstream reported them. */
-export interface TokenUsage { inputTokens: number, outputTokens: number, thinkingTokens: number, cachedTokens: number }
 
 /** One finished proxy call. */
 export interface UsageEntry {

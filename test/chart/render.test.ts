@@ -4,6 +4,7 @@ import {
 } from './render.ts'
 import type { K8sObject } from './render.ts'
 import { CREDENTIALS_JSON, VALUE_SETS } from './value-sets.ts'
+import { loadConfig } from '../../gateway/config.ts'
 
 // Variables the gateway reads (the README's configuration table, docs/configuration.md); the chart must not invent others.
 const CONTRACT_ENV = new Set([
@@ -12,7 +13,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
-  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL',
+  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'GEMINI_LIMITS',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -200,6 +201,7 @@ t.test('with existingSecret the chart makes no Secret and references only the de
   t.equal(configData(objects).GEMINI_OAUTH_CLIENT_ID, 'id.apps.example.com')
   t.equal(configData(objects).GOOGLE_CLOUD_PROJECT, 'my-project')
   t.equal(configData(objects).IMAGE_FETCH_ALLOWED_PORTS, '80,443,8080', 'config.imageFetchAllowedPorts becomes IMAGE_FETCH_ALLOWED_PORTS')
+  t.same(loadConfig(configData(objects)).geminiLimits, { member: { rpm: 60, tokensPerDay: null } }, 'config.limits becomes GEMINI_LIMITS, JSON the gateway accepts')
 })
 
 t.test('pod template carries config and secret checksums that change with the values', async t => {

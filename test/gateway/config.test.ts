@@ -169,6 +169,9 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ IMAGE_FETCH_ALLOWED_PORTS: 'http' }, 'IMAGE_FETCH_ALLOWED_PORTS'],
   [{ IMAGE_FETCH_ALLOWED_PORTS: '80,0' }, 'IMAGE_FETCH_ALLOWED_PORTS'],
   [{ IMAGE_FETCH_ALLOWED_PORTS: '70000' }, 'IMAGE_FETCH_ALLOWED_PORTS'],
+  [{ GEMINI_LIMITS: '{"member": {"rpm": 60' }, 'GEMINI_LIMITS'],
+  [{ GEMINI_LIMITS: '{"owner": {"rpm": 60}}' }, 'GEMINI_LIMITS'],
+  [{ GEMINI_LIMITS: '{"member": {"rpm": -1}}' }, 'GEMINI_LIMITS'],
 ]
 
 t.test('a bad value is refused with one line naming the variable', async t => {
@@ -254,4 +257,12 @@ t.test('npm start with a good configuration prints its URL', async t => {
   t.match(gw.url, /^http:\/\/127\.0\.0\.1:\d+$/)
   const res = await fetch(gw.url + '/health')
   t.same(await res.json(), { status: 'healthy', service: 'gatehouse' })
+})
+
+t.test('GEMINI_LIMITS is JSON from access level to limits (snake_case), unset by default (unlimited); a bad field is named', async t => {
+  t.same(loadConfig({ GEMINI_LIMITS: '{"member": {"rpm": 60, "tokens_per_day": 1000000, "concurrent": null}}' }).geminiLimits,
+    { member: { rpm: 60, tokensPerDay: 1000000, concurrent: null } })
+  t.notOk('geminiLimits' in loadConfig({}))
+  t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tokensPerDay": 5}}' }), { variable: 'GEMINI_LIMITS', message: 'Invalid configuration: GEMINI_LIMITS is refused: "GEMINI_LIMITS.member.tokensPerDay" is not a limit (use rpm, tpm, tokens_per_day, concurrent)' })
+  t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tpm": 0.5}}' }), { message: /GEMINI_LIMITS\.member\.tpm must be a whole number, 0 or more, or null/ })
 })

@@ -1,0 +1,53 @@
+// Admin routes on a user's proxy rate limits: PUT sets the user's override, GET shows it with the limits in effect.
+// The rate limiter (lib/metering/rate-limiter.ts) reads overrides through a short cache, so a change holds on
+// every replica within its overridesCacheMs.
+import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
+import type { LimitStore, UserStore } from '../store/types.ts'
+import type { LimitsByLevel, RateLimits } from '../metering/limits-rule.ts'
+import { effectiveLimits, limitsToWire, parseLimitsBody } from '../metering/limits-rule.ts'
+import { fail } from '../errors.ts'
+
+export interface LimitRouteDeps {
+  users: UserStore
+  limits: LimitStore
+  /** Limits by access level (createAuthService's option limits). */
+  byLevel: LimitsByLevel
+  route: (method: string, path: string, handle: (req: HandlerRequest) => Promise<HandlerResponse>) => Route
+  /** The admin prelude of lib/auth/routes.ts: user-agent, admin query, target id, then the admin's session and level. */
+  adminOnUser: (req: HandlerRequest) => Promise<{ target: { user_id: string } }>
+  jsonBody: (req: HandlerRequest) => unknown
+  ok: (body: unknown, status?: number) => HandlerResponse
+}
+
+const UNLIMITED: Required<RateLimits> = { rpm: null, tpm: null, tokensPerDay: null, concurrent: null }
+
+export function createLimitRoutes ({ users, limits, byLevel, route, adminOnUser, jsonBody, ok }: LimitRouteDeps): Route[] {
+  async function answer (userId: string): Promise<HandlerResponse> {
+    const user = await users.findById(userId)
+    if (user === null) throw fail('USER_NOT_FOUND')
+    const override = await limits.get(userId)
+    return ok({
+      user_id: userId,
+      limits: override === null ? null : limitsToWire(override),
+      // Every field, null where unlimited, so an admin sees what holds without knowing the level table.
+      effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(byLevel[user.accessLevel], override) }),
+    })
+  }
+
+  return [
+    route('GET', '/admin/user/{user_id}/limits', async (req) => {
+      const { target } = await adminOnUser(req)
+      return answer(target.user_id)
+    }),
+
+    route('PUT', '/admin/user/{user_id}/limits', async (req) => {
+      const { target } = await adminOnUser(req)
+      const body = parseLimitsBody(jsonBody(req))
+      if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
+      // An empty body leaves nothing to override: the user is back on their level's limits.
+      if (Object.keys(body).length === 0) await limits.clear(target.user_id)
+      else await limits.set(target.user_id, body)
+      return answer(target.user_id)
+    }),
+  ]
+}

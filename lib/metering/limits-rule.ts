@@ -1,0 +1,121 @@
+// The one rule for rate limits as people write them: GEMINI_LIMITS (the createAuthService / createRateLimiter
+// option `limits`, by access level) and the admin override body (PUT /admin/user/{user_id}/limits).
+// On the wire the fields are snake_case (tokens_per_day); in code camelCase (tokensPerDay).
+import { ACCESS_LEVELS } from '../store/types.ts'
+import type { AccessLevel } from '../store/types.ts'
+import { ConfigurationError, fail } from '../errors.ts'
+
+/** Limits of one access level or one user's override; absent or null = unlimited. */
+export interface RateLimits {
+  /** Requests per UTC minute. */
+  rpm?: number | null
+  /** Tokens (input + output + thinking) per UTC minute. */
+  tpm?: number | null
+  /** Tokens per UTC day. */
+  tokensPerDay?: number | null
+  /** Calls in flight at once. */
+  concurrent?: number | null
+}
+
+/** Limits by access level; a level not listed is unlimited. */
+export type LimitsByLevel = Readonly<Partial<Record<AccessLevel, Readonly<RateLimits>>>>
+
+/** Wire name → code name of each limit. */
+const FIELDS = { rpm: 'rpm', tpm: 'tpm', tokens_per_day: 'tokensPerDay', concurrent: 'concurrent' } as const satisfies Record<string, keyof RateLimits>
+type WireField = keyof typeof FIELDS
+const WIRE_NAMES = Object.keys(FIELDS) as WireField[]
+const CODE_NAMES = Object.values(FIELDS)
+
+/** A value's problem: why it is refused, and the field (as written) at fault. */
+interface Problem { field: string, message: string }
+
+const shown = (name: string): string => JSON.stringify(name.length > 40 ? name.slice(0, 40) + '…' : name)
+
+function isPlainObject (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+/** One level's limits or one override, with `names` (wire or code) as the accepted field names. */
+function readLimits (value: unknown, names: readonly string[], toCode: (name: string) => keyof RateLimits, where: string): RateLimits | Problem {
+  if (!isPlainObject(value)) return { field: where, message: `${where} must be an object with some of ${names.join(', ')}` }
+  const out: RateLimits = {}
+  for (const name of Object.keys(value)) {
+    const field = where === '' ? name : `${where}.${name}`
+    if (!names.includes(name)) return { field: where === '' ? name : field, message: `${shown(field)} is not a limit (use ${names.join(', ')})` }
+    const v = value[name]
+    if (v !== null && !(Number.isSafeInteger(v) && (v as number) >= 0)) {
+      return { field, message: `${field} must be a whole number, 0 or more, or null for unlimited` }
+    }
+    out[toCode(name)] = v as number | null
+  }
+  return out
+}
+
+/** The level table, checked: access levels to limits. */
+function readTable (value: unknown, names: readonly string[], toCode: (name: string) => keyof RateLimits, where: string): LimitsByLevel | Problem {
+  if (!isPlainObject(value)) return { field: where, message: `${where} must be an object from access level (${ACCESS_LEVELS.join(', ')}) to limits` }
+  const out: Partial<Record<AccessLevel, Readonly<RateLimits>>> = {}
+  for (const level of Object.keys(value)) {
+    if (!(ACCESS_LEVELS as readonly string[]).includes(level)) {
+      return { field: `${where}.${level}`, message: `${shown(level)} is not an access level (use ${ACCESS_LEVELS.join(', ')})` }
+    }
+    const limits = readLimits(value[level], names, toCode, `${where}.${level}`)
+    if ('message' in limits) return limits
+    out[level as AccessLevel] = Object.freeze(limits)
+  }
+  return Object.freeze(out)
+}
+
+const fromWire = (name: string): keyof RateLimits => FIELDS[name as WireField]
+const asIs = (name: string): keyof RateLimits => name as keyof RateLimits
+
+/**
+ * The option `limits` (createAuthService, createRateLimiter's byLevel): `{ member: { rpm: 60, tokensPerDay: null } }`.
+ * Throws ConfigurationError naming the option and the field at fault.
+ */
+export function resolveLimitsOption (value: unknown, option = 'limits'): LimitsByLevel {
+  if (value === undefined) return Object.freeze({})
+  const table = readTable(value, CODE_NAMES, asIs, option)
+  if ('message' in table) throw new ConfigurationError(option, `${option}: ${table.message}`)
+  return table
+}
+
+/**
+ * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent"}`.
+ * Throws ConfigurationError (option `limits`) naming the field at fault, under `name` (a host passes its setting's).
+ */
+export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent"}})`)
+  }
+  const table = readTable(parsed, WIRE_NAMES, fromWire, name)
+  if ('message' in table) throw new ConfigurationError('limits', `${name}: ${table.message}`)
+  return table
+}
+
+/** The admin override body: some of rpm, tpm, tokens_per_day, concurrent; null lifts a limit. 400 INVALID_INPUT with `param` otherwise. */
+export function parseLimitsBody (body: unknown): RateLimits {
+  const limits = readLimits(body, WIRE_NAMES, fromWire, '')
+  if ('message' in limits) throw fail('INVALID_INPUT', limits.field === '' ? `The body ${limits.message.slice(1)}` : limits.message, { param: limits.field === '' ? null : limits.field })
+  return limits
+}
+
+/** Limits in their wire form (snake_case), for answers. */
+export function limitsToWire (limits: RateLimits): Record<string, number | null> {
+  const out: Record<string, number | null> = {}
+  for (const name of WIRE_NAMES) {
+    const v = limits[FIELDS[name]]
+    if (v !== undefined) out[name] = v
+  }
+  return out
+}
+
+/** The level's limits with the user's override laid over them field by field (absent keeps the level's). */
+export function effectiveLimits (level: Readonly<RateLimits> | undefined, override: Readonly<RateLimits> | null): RateLimits {
+  const out: RateLimits = { ...level }
+  if (override !== null) for (const name of CODE_NAMES) if (override[name] !== undefined) out[name] = override[name]
+  return out
+}

@@ -1,0 +1,56 @@
+// GEMINI_LIMITS, the option `limits` and the admin override body: one rule, three forms.
+import t from 'tap'
+import { effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
+import { ConfigurationError } from '../../lib/index.ts'
+
+t.test('GEMINI_LIMITS: access levels to snake_case limits, null or absent for unlimited', async t => {
+  t.same(parseLimitsJson('{"member": {"rpm": 60, "tpm": 100000, "tokens_per_day": null, "concurrent": 4}, "hush": {}}'),
+    { member: { rpm: 60, tpm: 100000, tokensPerDay: null, concurrent: 4 }, hush: {} })
+  t.same(parseLimitsJson('{}'), {})
+  t.ok(Object.isFrozen(parseLimitsJson('{"dev": {"rpm": 1}}').dev))
+})
+
+t.test('GEMINI_LIMITS: a bad value is refused with a ConfigurationError naming the field', async t => {
+  const refused: Array<[string, RegExp]> = [
+    ['not json', /not valid JSON/],
+    ['[]', /limits must be an object from access level/],
+    ['{"owner": {}}', /"owner" is not an access level/],
+    ['{"member": 5}', /limits\.member must be an object/],
+    ['{"member": {"rpm": -1}}', /limits\.member\.rpm must be a whole number/],
+    ['{"member": {"tpm": 1.5}}', /limits\.member\.tpm/],
+    ['{"member": {"tokens_per_day": "9"}}', /limits\.member\.tokens_per_day/],
+    ['{"member": {"concurrent": 1e300}}', /limits\.member\.concurrent/],
+    ['{"member": {"tokensPerDay": 5}}', /"limits\.member\.tokensPerDay" is not a limit \(use rpm, tpm, tokens_per_day, concurrent\)/],
+  ]
+  for (const [text, message] of refused) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
+})
+
+t.test('the option limits takes camelCase fields and names the option at fault', async t => {
+  t.same(resolveLimitsOption({ admin: { tokensPerDay: 5, rpm: null } }), { admin: { tokensPerDay: 5, rpm: null } })
+  t.same(resolveLimitsOption(undefined), {})
+  t.throws(() => resolveLimitsOption({ admin: { tokens_per_day: 5 } }), { name: 'TypeError', option: 'limits', message: /limits\.admin\.tokens_per_day" is not a limit/ })
+  t.throws(() => resolveLimitsOption('{}', 'byLevel'), { name: 'TypeError', option: 'byLevel' })
+})
+
+t.test('the override body: 400 INVALID_INPUT with the field as param', async t => {
+  t.same(parseLimitsBody({ rpm: 5, tokens_per_day: null }), { rpm: 5, tokensPerDay: null })
+  t.same(parseLimitsBody({}), {})
+  const refused: Array<[unknown, string | null, RegExp]> = [
+    [null, null, /^The body must be an object/],
+    [[1], null, /^The body must be an object/],
+    ['rpm', null, /^The body must be an object/],
+    [{ rpm: '5' }, 'rpm', /^rpm must be a whole number/],
+    [{ concurrent: -1 }, 'concurrent', /concurrent must be/],
+    [{ tpm: { $gt: 0 } }, 'tpm', /tpm must be/],
+    [{ rpm: 1, user_id: 'x' }, 'user_id', /"user_id" is not a limit/],
+    [{ ['x'.repeat(5000)]: 1 }, 'x'.repeat(5000), /^"x{40}…" is not a limit/],
+  ]
+  for (const [body, param, message] of refused) t.throws(() => parseLimitsBody(body), { code: 'INVALID_INPUT', status: 400, param, message }, JSON.stringify(body).slice(0, 40))
+  t.throws(() => parseLimitsBody(JSON.parse('{"__proto__": {"rpm": 1}}')), { code: 'INVALID_INPUT' })
+})
+
+t.test('effective limits: the override replaces level values field by field', async t => {
+  t.same(effectiveLimits({ rpm: 1, tpm: 2 }, { tpm: null, concurrent: 3 }), { rpm: 1, tpm: null, concurrent: 3 })
+  t.same(effectiveLimits(undefined, null), {})
+  t.same(limitsToWire({ tokensPerDay: null, rpm: 4 }), { rpm: 4, tokens_per_day: null })
+})
