@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http'
 import type { HandlerRequest, HandlerResponse, Route, RouteTable, StreamBody } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
-import { ERRORS, fail, isGatehouseError } from '../errors.ts'
+import { ERRORS, fail, isGatehouseError, logFailure } from '../errors.ts'
 import { isBodyTimeout, readBody } from './read-body.ts'
 import { reserveBody } from './body-budget.ts'
 import { clientAddress } from './client-address.ts'
@@ -41,7 +41,7 @@ export interface HostRequest {
 export interface ServeOptions {
   /** Proxies whose X-Forwarded-For / Forwarded names the client (lib/http/client-address.ts). Default none. */
   trustedProxies?: TrustedProxies
-  /** Told once about each error outside the catalogue (a bug); catalogue errors are answers. Default none. */
+  /** Told once about each failure (lib/errors.ts logFailure: bugs as errors, catalogue 5xx as warnings); the mappers log nothing. Default none. */
   logger?: Logger
 }
 
@@ -167,8 +167,8 @@ export async function serveRoute (route: Route, host: HostRequest, options: Serv
     if (isStreamBody(response.body)) response.headers = { 'x-accel-buffering': 'no', 'cache-control': 'no-cache', ...response.headers }
     return response
   } catch (err) {
-    if (!isGatehouseError(err)) options.logger?.error({ err, route: route.path, method: request.method }, 'handler failed')
-    const response = route.errorResponse(err)
+    logFailure(options.logger, err, { route: route.path, method: request.method }, 'handler failed')
+    const response = route.errorResponse(err, request)
     return isBodyTimeout(err) ? { ...response, headers: { ...response.headers, connection: 'close' } } : response
   } finally {
     release?.()
