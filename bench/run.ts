@@ -83,6 +83,12 @@ async function peakRssMb (child: ChildProcess): Promise<number> {
   return kb / 1024
 }
 
+/** The process's resident memory now, in MB (Linux /proc). */
+async function rssMb (child: ChildProcess): Promise<number> {
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024
+}
+
 /** Starts the peak RSS afresh from the current RSS (Linux clear_refs); false where the kernel does not allow it. */
 async function resetPeakRss (child: ChildProcess): Promise<boolean> {
   try {
@@ -174,6 +180,9 @@ try {
   const gateway = await startProcess([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), built],
     { ...gatewayEnv(fakeUrl, tokenUri), ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) }, root, memory.limit)
   const gatewayUrl = gateway.url
+  // Idle: started, no request yet; a second for start-up's garbage to be collected (what a quiet pod holds).
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  row('gateway idle RSS', `${memory.description}; 1 s after it listens, before any request`, { rss_mb: await rssMb(gateway.child) }, {}, { rss_mb: '< 80' })
 
   // Accounts: one user, one session.
   const accounts = await accountLoads(gatewayUrl)

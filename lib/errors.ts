@@ -1,6 +1,7 @@
 // One catalogue of errors. Each has a stable code, an HTTP status and a default message.
 // Services throw GatehouseError; one mapper per surface (auth, chat-completions, native)
 // turns it into that surface's documented error body.
+import type { Logger } from './logger.ts'
 
 export const ERRORS = {
   // accounts and sessions
@@ -113,6 +114,21 @@ export function fail (code: ErrorCode, message?: string, extra?: ErrorExtra): Ga
 /** True for a GatehouseError, also one made by another copy of this module. */
 export function isGatehouseError (err: unknown): err is GatehouseError {
   return err instanceof GatehouseError || (err !== null && typeof err === 'object' && (err as Record<symbol, unknown>)[BRAND] === true)
+}
+
+/**
+ * Logs a failure where it ends (the serving path, lib/http/serve.ts; a stream's end, lib/proxy/routes-stream.ts),
+ * once, as docs/errors.md says: an error outside the catalogue (a bug) as an error with `bugMessage`, a catalogue
+ * 5xx as a warning (except PROXY_PASSWORD_UNSET: configuration, not trouble); refusals and a host's own 4xx are
+ * answers, not failures.
+ */
+export function logFailure (logger: Logger | undefined, err: unknown, fields: Record<string, unknown>, bugMessage: string): void {
+  if (logger === undefined) return
+  if (isGatehouseError(err)) {
+    if (err.status >= 500 && err.code !== 'PROXY_PASSWORD_UNSET') logger.warn({ ...fields, code: err.code, status: err.status, upstreamStatus: err.upstreamStatus }, err.message)
+  } else if (hostClientStatus(err) === undefined) {
+    logger.error({ ...fields, err }, bugMessage)
+  }
 }
 
 /** The 4xx status of a host server's own client error (Hapi's Boom output.statusCode, or Express's status/statusCode), if it is one. */

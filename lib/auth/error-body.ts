@@ -1,6 +1,6 @@
-// The auth surface's one error mapper: every failure becomes `{"detail": "<message>"}`.
+// The auth surface's one error mapper: every failure becomes `{"detail": "<message>"}`. It logs nothing: failures
+// are logged once where they end (lib/errors.ts logFailure).
 import type { HandlerResponse } from '../http/contract.ts'
-import type { Logger } from '../logger.ts'
 import { ERRORS, hostClientStatus, isGatehouseError } from '../errors.ts'
 
 /** Messages for the client errors a host server raises itself (Hapi's Boom, Express's body parser). */
@@ -11,10 +11,9 @@ const HOST_MESSAGES: Record<number, string> = {
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
 }
 
-export function createAuthErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {
+export function createAuthErrorResponse (): (err: unknown) => HandlerResponse {
   return function authErrorResponse (err) {
     if (isGatehouseError(err)) {
-      if (err.status >= 500) logger?.error({ err }, 'auth request failed')
       const headers = err.retryAfter === undefined ? undefined : { 'retry-after': String(err.retryAfter) }
       return { status: err.status, headers, body: { detail: err.message } }
     }
@@ -24,7 +23,6 @@ export function createAuthErrorResponse (logger?: Logger): (err: unknown) => Han
       const detail = HOST_MESSAGES[hostStatus] ?? (hostStatus === 400 ? ERRORS.INVALID_JSON.message : 'Bad request')
       return { status: hostStatus, body: { detail } }
     }
-    logger?.error({ err }, 'auth request failed')
     return { status: 500, body: { detail: ERRORS.INTERNAL.message } }
   }
 }

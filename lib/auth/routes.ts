@@ -40,7 +40,7 @@ const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers:
 
 export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRouteDeps): RouteTable & { routes: Route[] } {
   const { users } = options.store
-  const errorResponse = createAuthErrorResponse(options.logger)
+  const errorResponse = createAuthErrorResponse()
 
   function route (method: string, path: string, handle: (req: HandlerRequest) => Promise<HandlerResponse>): Route {
     return {

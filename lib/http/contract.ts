@@ -70,8 +70,11 @@ export interface Route {
    * themselves (a framework's body parser) cannot, and are then not protected by it.
    */
   bodyBudget?: BodyBudget
-  /** Turns any error (a GatehouseError or a host's own) into this route's error response. */
-  errorResponse: (err: unknown) => HandlerResponse
+  /**
+   * Turns any error (a GatehouseError or a host's own) into this route's error response; `req` is the request
+   * when there is one (a route may answer in the shape its client asks for), absent for a host's refusal before it.
+   */
+  errorResponse: (err: unknown, req?: HandlerRequest) => HandlerResponse
 }
 
 /**
@@ -98,7 +101,7 @@ export async function authenticateRoute (route: Route, req: HandlerRequest): Pro
   try {
     return await route.authenticate(req)
   } catch (err) {
-    return route.errorResponse(err)
+    return route.errorResponse(err, req)
   }
 }
 

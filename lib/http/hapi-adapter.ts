@@ -2,12 +2,12 @@
 // serves each request; this file translates Hapi's request in and the HandlerResponse out. Hapi hands the raw
 // body over unparsed, so every host gives the same errors; Hapi's own refusals (413, 415, 408, unknown paths
 // and methods) are rewritten into the route's or the scope's error shape.
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import type { Server, Request, ResponseToolkit, ResponseObject, Lifecycle, RouteDefMethods, HTTP_METHODS, Plugin } from '@hapi/hapi'
 import type { HandlerResponse, Route, RouteTable } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { fail } from '../errors.ts'
-import { scopeOf, serveRoute, toTables } from './serve.ts'
+import { scopeOf, serveRoute, toTables, writeStreamBody } from './serve.ts'
 import type { ServeOptions, Tables } from './serve.ts'
 import type { TrustedProxies } from './client-address.ts'
 import type { Logger } from '../logger.ts'
@@ -81,6 +81,7 @@ function routeHandler (route: Route, options: ServeOptions): Lifecycle.Method {
       const value = matched[name]
       if (typeof value === 'string') params[name] = value
     }
+    const signal = clientGone(request)
     const response = await serveRoute(route, {
       method: request.method.toUpperCase(),
       // The path Hapi routed on; request.url would parse the whole URL again.
@@ -90,9 +91,16 @@ function routeHandler (route: Route, options: ServeOptions): Lifecycle.Method {
       headers: request.headers as Record<string, string | string[] | undefined>,
       peerAddress: request.info.remoteAddress,
       body: request.payload as Readable | undefined,
-      signal: clientGone(request),
+      signal,
     }, options)
-    return toHapiResponse(h, response, options.logger)
+    if (!isStreamBody(response.body)) return toHapiResponse(h, response)
+    // Written to the raw response, one write per chunk, rather than through Readable.from and Hapi's response
+    // stream (two stream layers per chunk). The handler returns once the stream has ended: h.abandon then tells
+    // Hapi the response is done, and its 'response' event (the gateway's request log) fires at the true end;
+    // request.response is then the abandon symbol, and the status is request.raw.res.statusCode. Hapi's graceful
+    // stop waits for the raw response's 'finish', so streams in flight still get their time.
+    await writeStreamBody(request.raw.res, response.status, response.headers, response.body, signal, options.logger)
+    return h.abandon
   }
 }
 
@@ -105,18 +113,10 @@ function clientGone (request: Request): AbortSignal {
   return controller.signal
 }
 
-/** Writes a HandlerResponse through Hapi: JSON bodies serialised here (a bare string is JSON too), streams piped as they come. */
-function toHapiResponse (h: ResponseToolkit, res: HandlerResponse, logger?: Logger): ResponseObject {
+/** Writes a HandlerResponse without a streamed body through Hapi: JSON bodies serialised here (a bare string is JSON too). */
+function toHapiResponse (h: ResponseToolkit, res: HandlerResponse): ResponseObject {
   let response: ResponseObject
-  if (isStreamBody(res.body)) {
-    // Strings and byte arrays alike: a non-object-mode Readable takes both as they are.
-    const body = Readable.from(res.body, { objectMode: false })
-    // The status line is long gone by then: the client sees the response cut short, the log says why.
-    body.on('error', err => logger?.error({ err }, 'stream failed after its first bytes'))
-    // The content type as the handler set it (Hapi would add a charset), as the other hosts send it.
-    response = h.response(body)
-    response.charset()
-  } else if (res.body === undefined) {
+  if (res.body === undefined) {
     response = h.response()
   } else {
     response = h.response(JSON.stringify(res.body)).type('application/json; charset=utf-8')

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { once } from 'node:events'
 import type { HandlerResponse } from './contract.ts'
 import { isStreamBody } from './contract.ts'
-import { createDispatcher, serveRoute, toTables, unknownRouteResponse } from './serve.ts'
+import { createDispatcher, serveRoute, toTables, unknownRouteResponse, writeStreamBody } from './serve.ts'
 import type { Tables } from './serve.ts'
 import { parseTrustedProxies } from './client-address.ts'
 import type { Logger } from '../logger.ts'
@@ -58,28 +57,14 @@ export function createNodeListener (tables: Tables, options: NodeListenerOptions
       body: req,
       parsedBody: req.body,
       signal: controller.signal,
-    }, serveOptions).then(async response => await send(res, response, controller.signal)).catch(() => { res.destroy() })
+    }, serveOptions).then(async response => await send(res, response, controller.signal, options.logger)).catch(() => { res.destroy() })
   }
 }
 
-async function send (res: ServerResponse, response: HandlerResponse, signal?: AbortSignal): Promise<void> {
+async function send (res: ServerResponse, response: HandlerResponse, signal?: AbortSignal, logger?: Logger): Promise<void> {
   const headers: Record<string, string> = { ...response.headers }
   const { body } = response
-  if (isStreamBody(body)) {
-    res.writeHead(response.status, headers)
-    res.flushHeaders()
-    try {
-      for await (const chunk of body) {
-        if (signal?.aborted === true) break
-        if (!res.write(chunk)) await once(res, 'drain', { signal })
-      }
-    } catch (err) {
-      if (signal?.aborted !== true) res.destroy(err as Error)
-      return
-    }
-    res.end()
-    return
-  }
+  if (isStreamBody(body)) return await writeStreamBody(res, response.status, headers, body, signal, logger)
   if (body === undefined) {
     res.writeHead(response.status, headers)
     res.end()

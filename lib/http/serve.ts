@@ -3,10 +3,12 @@
 // body budget → body read within limits → handler → error mapping → release) and the choice of error shape for
 // requests no route takes live here, once.
 import { Readable } from 'node:stream'
-import type { HandlerRequest, HandlerResponse, Route, RouteTable } from './contract.ts'
+import { once } from 'node:events'
+import type { ServerResponse } from 'node:http'
+import type { HandlerRequest, HandlerResponse, Route, RouteTable, StreamBody } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
-import { ERRORS, fail, isGatehouseError } from '../errors.ts'
+import { ERRORS, fail, isGatehouseError, logFailure } from '../errors.ts'
 import { isBodyTimeout, readBody } from './read-body.ts'
 import { reserveBody } from './body-budget.ts'
 import { clientAddress } from './client-address.ts'
@@ -39,7 +41,7 @@ export interface HostRequest {
 export interface ServeOptions {
   /** Proxies whose X-Forwarded-For / Forwarded names the client (lib/http/client-address.ts). Default none. */
   trustedProxies?: TrustedProxies
-  /** Told once about each error outside the catalogue (a bug); catalogue errors are answers. Default none. */
+  /** Told once about each failure (lib/errors.ts logFailure: bugs as errors, catalogue 5xx as warnings); the mappers log nothing. Default none. */
   logger?: Logger
 }
 
@@ -165,10 +167,35 @@ export async function serveRoute (route: Route, host: HostRequest, options: Serv
     if (isStreamBody(response.body)) response.headers = { 'x-accel-buffering': 'no', 'cache-control': 'no-cache', ...response.headers }
     return response
   } catch (err) {
-    if (!isGatehouseError(err)) options.logger?.error({ err, route: route.path, method: request.method }, 'handler failed')
-    const response = route.errorResponse(err)
+    logFailure(options.logger, err, { route: route.path, method: request.method }, 'handler failed')
+    const response = route.errorResponse(err, request)
     return isBodyTimeout(err) ? { ...response, headers: { ...response.headers, connection: 'close' } } : response
   } finally {
     release?.()
   }
+}
+
+/**
+ * Writes a streamed response straight to Node's response: one `write` per chunk the body yields (the body batches,
+ * lib/proxy/routes-stream.ts), waiting for `drain` only when a write returns false. Resolves once the response has
+ * ended, or was cut short: by the client leaving (`signal`; the body is closed, which cancels its source) or by the
+ * body failing after the status line went out (the socket is destroyed so the client can tell, and the cause
+ * logged here, once). Never rejects.
+ */
+export async function writeStreamBody (res: ServerResponse, status: number, headers: Record<string, string> | undefined, body: StreamBody, signal?: AbortSignal, logger?: Logger): Promise<void> {
+  res.writeHead(status, headers)
+  try {
+    for await (const chunk of body) {
+      if (signal?.aborted === true) break
+      if (!res.write(chunk)) await once(res, 'drain', { signal })
+    }
+  } catch (err) {
+    if (signal?.aborted === true || res.destroyed) return
+    logger?.error({ err }, 'stream failed after its first bytes')
+    res.destroy(err as Error)
+    return
+  }
+  if (res.destroyed) return
+  // 'close' follows 'finish', and also comes when the connection drops before it (when 'finish' never does).
+  await new Promise<void>(resolve => { res.once('close', resolve).end() })
 }

@@ -5,6 +5,8 @@ import { attachEventBatches, eventBatches } from './upstream/backend.ts'
 import type { Backend, GeminiResponse, ProxyObserver, UpstreamCall } from './upstream/backend.ts'
 import type { PushQueueFlow, PushSink } from './upstream/push-queue.ts'
 import { CORS_HEADERS } from './access/client-auth.ts'
+import { logFailure } from '../errors.ts'
+import type { Logger } from '../logger.ts'
 
 export const KEEPALIVE = ': keepalive\n\n'
 
@@ -20,6 +22,8 @@ export interface EventStreamOptions {
   observer?: ProxyObserver
   /** Runs when the stream stops before its source is done (the client went away): aborts the upstream call. */
   onStop?: () => void
+  /** Told of a failure mid-stream (lib/errors.ts logFailure), once, here where the stream ends. Default none. */
+  logger?: Logger
 }
 
 /** How many events a chunk of SSE text holds: each ends with a blank line, and JSON data never holds a raw newline. */
@@ -249,7 +253,9 @@ export function sseBody (events: AsyncIterable<GeminiResponse>, translator: SseT
       if (!body.closed) body.end(translator.end())
     },
     fail (err) {
-      if (!body.closed) body.end(translator.error(err))
+      if (body.closed) return
+      logFailure(options.logger, err, {}, 'stream failed')
+      body.end(translator.error(err))
     },
   }
   body.flow = attachEventBatches(events, sink) ?? pump(eventBatches(events), sink)

@@ -23,37 +23,26 @@ function isGoogleClient (req: HandlerRequest): boolean {
 }
 
 export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] } {
-  const chatError = createChatErrorResponse(ctx.logger)
-  const nativeError = createNativeErrorResponse(ctx.logger)
+  const chatError = createChatErrorResponse()
+  const nativeError = createNativeErrorResponse()
   // Preflights carry no password and need none.
   const authenticate = async (req: HandlerRequest): Promise<undefined> => {
     if (req.method !== 'OPTIONS') await ctx.checkAuth(req)
     return undefined
   }
-  const chat = (method: string, path: string, handler: Handler, auth: Route['authenticate'] = authenticate): Route =>
-    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate: auth, errorResponse: chatError })
+  const chat = (method: string, path: string, handler: Handler, errorResponse: Route['errorResponse'] = chatError): Route =>
+    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse })
   const native = (method: string, path: string, handler: Handler): Route =>
     ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   const nativeHandler = createNativeHandler(ctx)
 
-  // `/v1/models` and `/v1/models/{id}` answer in the style of the client asking (and fail in it too).
-  const byClient = (chatHandler: Handler): Handler => async req => {
-    const google = isGoogleClient(req)
-    try {
-      return await (google ? nativeHandler : chatHandler)(req)
-    } catch (err) {
-      return google ? nativeError(err) : chatError(err)
-    }
-  }
-  const authenticateByClient = async (req: HandlerRequest): Promise<HandlerResponse | undefined> => {
-    try {
-      await ctx.checkAuth(req)
-      return undefined
-    } catch (err) {
-      return isGoogleClient(req) ? nativeError(err) : chatError(err)
-    }
-  }
+  // `/v1/models` and `/v1/models/{id}` answer in the style of the client asking, and fail in it too: the handler
+  // throws, and the serving path hands the request to errorResponse (Route.errorResponse). Still the chat
+  // surface's mapper there (the /v1 scope's), with Google's shape for Google-style clients.
+  const byClient = (chatHandler: Handler): Handler => async req => await (isGoogleClient(req) ? nativeHandler : chatHandler)(req)
+  const chatErrorResponse = (err: unknown, req?: HandlerRequest): HandlerResponse =>
+    req !== undefined && isGoogleClient(req) ? nativeError(err) : chatError(err)
 
   const routes: Route[] = [
     chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
@@ -61,7 +50,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
       return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
-    }), authenticateByClient),
+    }), chatErrorResponse),
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
       const caller = await ctx.checkAuth(req)
@@ -69,7 +58,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
       // A model the caller may not use is not listed, so it is not found either.
       if (entry === undefined || !ctx.modelPolicy.allows(caller, parseModelName(entry.id as string).base)) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
       return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
-    }), authenticateByClient),
+    }), chatErrorResponse),
     native('*', '/v1/models/{path*}', nativeHandler),
     native('GET', '/v1beta/models', nativeHandler),
     native('GET', '/v1beta/models/{id}', nativeHandler),

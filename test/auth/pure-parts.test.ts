@@ -7,6 +7,7 @@ import { fail, GatehouseError, createEmbeddedStore } from '../../lib/index.ts'
 import { newToken, tokenDigest, isTokenShaped, newUserId } from '../../lib/auth/tokens.ts'
 import { parse, parseSessionQuery, signupBody, loginBody, userUpdateBody, selfUpdateBody, accessLevelBody, adminQuery, searchQuery, listQuery, sessionQuery, usernameQuery, userStatusBody } from '../../lib/auth/schemas.ts'
 import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
+import { logFailure } from '../../lib/errors.ts'
 import { publicUser } from '../../lib/auth/user-view.ts'
 import { resolveOptions } from '../../lib/auth/options.ts'
 import { createPasswordHasher, randomPassword, createGate, defaultHashConcurrency } from '../../lib/auth/passwords.ts'
@@ -204,7 +205,7 @@ t.test('the session query without joi answers exactly what joi answers', async t
 t.test('the auth error mapper answers {detail} with the catalogue status', async t => {
   const logged: unknown[] = []
   const logger = { debug () {}, info () {}, warn () {}, error: (obj: unknown) => { logged.push(obj) } }
-  const map = createAuthErrorResponse(logger)
+  const map = createAuthErrorResponse()
   const table: Array<[unknown, number, string, Record<string, string> | undefined]> = [
     [fail('USERNAME_TAKEN'), 400, 'Username already exists', undefined],
     [fail('INVALID_CREDENTIALS'), 401, 'Invalid credentials', undefined],
@@ -222,17 +223,21 @@ t.test('the auth error mapper answers {detail} with the catalogue status', async
     t.equal(res.status, status, detail)
     t.same(res.body, { detail })
     if (headers !== undefined) t.same(res.headers, headers)
+    // Failures are logged where they end (lib/errors.ts logFailure), the serving path for these.
+    logFailure(logger, err, {}, 'handler failed')
   }
   t.equal(logged.length, 0, 'client errors are not logged as failures')
 })
 
 t.test('anything unknown is a 500 "Internal error", logged, with no stack in the body', async t => {
   const logged: unknown[] = []
-  const map = createAuthErrorResponse({ debug () {}, info () {}, warn () {}, error: (obj: unknown) => { logged.push(obj) } })
+  const map = createAuthErrorResponse()
+  const logger = { debug () {}, info () {}, warn: (obj: unknown) => { logged.push(obj) }, error: (obj: unknown) => { logged.push(obj) } }
   for (const err of [new Error('db exploded at /srv/secret/path'), new TypeError('x is undefined'), 'a string', null, fail('INTERNAL')]) {
     const res = map(err)
     t.equal(res.status, 500)
     t.same(res.body, { detail: 'Internal error' })
+    logFailure(logger, err, {}, 'handler failed')
   }
   t.equal(logged.length, 5, 'each one logged')
 })

@@ -186,6 +186,12 @@ t.test('a streamed body reaches the client chunk by chunk, uncompressed', async 
   t.equal(arrivals.map(a => a.text).join(''), 'data: 0\n\ndata: 1\n\ndata: 2\n\n')
   t.ok(arrivals.length >= 3, 'three separate arrivals')
   t.ok(arrivals[0].at < 120, `first chunk arrives before the second is produced (${arrivals[0].at} ms)`)
+  // Written to the raw response, the stream is still logged once, at its end, with its status.
+  const logged = (): Array<{ status?: number, durationMs?: number }> => gw.logs.filter(l => l.msg === 'request' && l.route === '/t/stream')
+  for (const deadline = Date.now() + 2000; logged().length === 0 && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
+  t.equal(logged().length, 1, 'one log line')
+  t.equal(logged()[0].status, 200)
+  t.ok((logged()[0].durationMs ?? 0) >= 290, 'logged when the stream ended')
 })
 
 t.test('a client that goes away aborts the request signal and ends the stream', async t => {

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { createProxy, GatehouseError } from '../../lib/index.ts'
+import { createFetchHandler, createProxy, GatehouseError } from '../../lib/index.ts'
+import type { Backend } from '../../lib/index.ts'
 
 const AUTH = { authorization: `Bearer ${PASSWORD}` }
 const GOOG = { 'x-goog-api-key': PASSWORD }
@@ -156,4 +157,50 @@ t.test('every proxy route shares one budget of request-body bytes in flight (at 
   t.match(busy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { type: 'api_error' } } }, 'a request that waited too long gets a 503 the SDKs retry')
   const nativeBusy = proxy.routes[8].errorResponse(new GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
   t.match(nativeBusy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { code: 503, status: 'UNAVAILABLE' } } })
+})
+
+t.test('a handler bug is logged once, by the serving path; a failure mid-stream once, where the stream ends', async t => {
+  const logged: Array<{ level: string, obj: unknown, msg?: string }> = []
+  const log = (level: string) => (obj: unknown, msg?: string) => { logged.push({ level, obj, msg }) }
+  const logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
+  const broken: Backend = {
+    generate: async () => { throw new TypeError('bug in the backend') },
+    stream: async () => (async function * () {
+      yield { candidates: [{ content: { role: 'model', parts: [{ text: 'a' }] } }] }
+      throw new TypeError('bug mid-stream')
+    })(),
+    countTokens: async () => ({ totalTokens: 1 }),
+    ready: async () => ({ ok: true }),
+    close: async () => {},
+  }
+  const proxy = createProxy({ password: PASSWORD, backend: broken, logger })
+  t.teardown(() => proxy.close())
+  const serve = createFetchHandler(proxy.routeTable, { logger })
+  const post = async (stream: boolean): Promise<Response> => await serve(new Request('http://localhost/v1/chat/completions', {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream }),
+  }))
+  const unary = await post(false)
+  t.equal(unary.status, 500)
+  t.match(await unary.json(), { error: { message: 'Internal error' } })
+  t.equal(logged.filter(l => l.level === 'error').length, 1, 'logged once')
+  t.match(logged.filter(l => l.level === 'error'), [{ msg: 'handler failed', obj: { err: { message: 'bug in the backend' } } }])
+  logged.length = 0
+  const streamed = await post(true)
+  t.match(await streamed.text(), /Internal error/)
+  t.equal(logged.filter(l => l.level === 'error').length, 1, 'logged once')
+  t.match(logged.filter(l => l.level === 'error'), [{ msg: 'stream failed', obj: { err: { message: 'bug mid-stream' } } }])
+})
+
+t.test('the models routes answer their errors in the shape of the client asking, through the serving path', async t => {
+  const proxy = createProxy({ password: PASSWORD, backend: { generate: async () => ({}), stream: async () => (async function * () {})(), countTokens: async () => ({ totalTokens: 0 }), ready: async () => ({ ok: true }), close: async () => {} } })
+  t.teardown(() => proxy.close())
+  const serve = createFetchHandler(proxy.routeTable)
+  const google = await serve(new Request('http://localhost/v1/models', { headers: { 'x-goog-api-key': 'wrong-password' } }))
+  t.equal(google.status, 401)
+  t.match(await google.json(), { error: { code: 401, status: 'UNAUTHENTICATED' } })
+  const chat = await serve(new Request('http://localhost/v1/models', { headers: { authorization: 'Bearer wrong-password' } }))
+  t.equal(chat.status, 401)
+  t.match(await chat.json(), { error: { type: 'authentication_error' } })
 })

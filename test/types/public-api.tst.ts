@@ -59,7 +59,9 @@ describe('the handler contract', () => {
     expect({ method: 'GET', path: '/x/{id}', maxBytes: 1024, errorResponse }).type.not.toBeAssignableTo<Route>()
     expect<Route>().type.not.toHaveProperty('surface')
     expect<Route['bodyBudget']>().type.toBe<BodyBudget | undefined>()
-    expect<Route['errorResponse']>().type.toBe<(err: unknown) => HandlerResponse>()
+    expect<Route['errorResponse']>().type.toBe<(err: unknown, req?: HandlerRequest) => HandlerResponse>()
+    // A mapper that ignores the request still fits; one that picks the shape by the request gets it.
+    expect((_err: unknown, req?: HandlerRequest): HandlerResponse => ({ status: req === undefined ? 500 : 502 })).type.toBeAssignableTo<Route['errorResponse']>()
     expect<Surface>().type.toBeAssignableFrom<'auth' | 'chat' | 'native' | 'ops'>()
     expect<Surface>().type.not.toBeAssignableFrom<string>()
   })

@@ -10,7 +10,6 @@ import type { HandlerResponse } from '../../http/contract.ts'
 import { ERRORS, fail, hostClientStatus, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
-import type { Logger } from '../../logger.ts'
 
 export function invalidParam (message: string, param: string | null): GatehouseError {
   return fail('INVALID_INPUT', message, { param })
@@ -44,7 +43,7 @@ export interface ChatErrorBody {
   body: { error: { message: string, type: string, code: number | string, param: string | null } }
 }
 
-export function chatErrorBody (err: unknown, logger?: Logger): ChatErrorBody {
+export function chatErrorBody (err: unknown): ChatErrorBody {
   const headers: Record<string, string> = { ...CORS_HEADERS }
   let status: number
   let message: string
@@ -58,14 +57,12 @@ export function chatErrorBody (err: unknown, logger?: Logger): ChatErrorBody {
     if (err.code === 'PROXY_UNAUTHENTICATED') headers['www-authenticate'] = WWW_AUTHENTICATE
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))
     param = err.param ?? null
-    if (status >= 500 && err.code !== 'PROXY_PASSWORD_UNSET') logger?.warn({ code: err.code, status, upstreamStatus: err.upstreamStatus }, err.message)
   } else {
     const host = hostClientStatus(err)
     if (host !== undefined) {
       status = host
       message = HOST_MESSAGES[host] ?? ERRORS.INVALID_JSON.message
     } else {
-      logger?.error({ err }, 'chat completion failed')
       status = 500
       message = ERRORS.INTERNAL.message
     }
@@ -73,9 +70,9 @@ export function chatErrorBody (err: unknown, logger?: Logger): ChatErrorBody {
   return { status, headers, body: { error: { message, type: typeFor(status), code: code ?? status, param } } }
 }
 
-export function createChatErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {
+export function createChatErrorResponse (): (err: unknown) => HandlerResponse {
   return function chatErrorResponse (err) {
-    const { status, headers, body } = chatErrorBody(err, logger)
+    const { status, headers, body } = chatErrorBody(err)
     return { status, headers, body }
   }
 }

@@ -60,12 +60,12 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     const translator = chatStreamTranslator({
       ...meta,
       includeUsage: body.stream_options?.include_usage === true,
-      errorBody: err => chatErrorBody(err, ctx.logger).body,
+      errorBody: err => chatErrorBody(err).body,
     })
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
-      body: sseBody(events, translator, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort }),
+      body: sseBody(events, translator, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort, logger: ctx.logger }),
     }
   }
 }

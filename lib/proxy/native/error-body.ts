@@ -6,7 +6,6 @@ import type { HandlerResponse } from '../../http/contract.ts'
 import { ERRORS, hostClientStatus, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
-import type { Logger } from '../../logger.ts'
 
 const STATUS_NAMES: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -57,7 +56,7 @@ export interface NativeErrorBody {
   body: unknown
 }
 
-export function nativeErrorBody (err: unknown, logger?: Logger): NativeErrorBody {
+export function nativeErrorBody (err: unknown): NativeErrorBody {
   const headers: Record<string, string> = { ...CORS_HEADERS }
   if (isGatehouseError(err)) {
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))
@@ -67,7 +66,6 @@ export function nativeErrorBody (err: unknown, logger?: Logger): NativeErrorBody
       const status = err.upstreamStatus ?? err.status
       return { status: status >= 400 && status <= 599 ? status : err.status, headers, body: upstream }
     }
-    if (err.status >= 500 && err.code !== 'PROXY_PASSWORD_UNSET') logger?.warn({ code: err.code, status: err.status, upstreamStatus: err.upstreamStatus }, err.message)
     return { status: err.status, headers, body: googleError(err.status, err.message) }
   }
   const host = hostClientStatus(err)
@@ -75,12 +73,11 @@ export function nativeErrorBody (err: unknown, logger?: Logger): NativeErrorBody
     const message = host === 413 ? ERRORS.PAYLOAD_TOO_LARGE.message : host === 404 ? ERRORS.NOT_FOUND.message : host === 405 ? ERRORS.METHOD_NOT_ALLOWED.message : ERRORS.INVALID_JSON.message
     return { status: host, headers, body: googleError(host, message) }
   }
-  logger?.error({ err }, 'native request failed')
   return { status: 500, headers, body: googleError(500, ERRORS.INTERNAL.message) }
 }
 
-export function createNativeErrorResponse (logger?: Logger): (err: unknown) => HandlerResponse {
+export function createNativeErrorResponse (): (err: unknown) => HandlerResponse {
   return function nativeErrorResponse (err) {
-    return nativeErrorBody(err, logger)
+    return nativeErrorBody(err)
   }
 }

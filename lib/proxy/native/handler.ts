@@ -61,10 +61,11 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     return {
       status: 200,
       headers: { ...SSE_HEADERS },
-      body: sseBody(events, nativeStreamTranslator(err => nativeErrorBody(err, ctx.logger).body), {
+      body: sseBody(events, nativeStreamTranslator(err => nativeErrorBody(err).body), {
         keepAliveMs: ctx.keepAliveMs,
         observer: ctx.observer,
         onStop: abort,
+        logger: ctx.logger,
       }),
     }
   }
