@@ -85,13 +85,13 @@ export async function startAuthHarness (options: HarnessOptions = {}): Promise<A
     const server = Hapi.server({ host: '127.0.0.1', port: 0, router: { stripTrailingSlash: false } })
     await server.register({
       plugin: hapiPlugin,
-      options: { tables: [service.routeTable], trustedProxies: trustedProxies === undefined ? undefined : parseTrustedProxies(trustedProxies) },
+      options: { tables: [service.routeTable], logger, trustedProxies: trustedProxies === undefined ? undefined : parseTrustedProxies(trustedProxies) },
     })
     await server.start()
     origin = `http://127.0.0.1:${server.info.port}`
     stopServer = () => server.stop({ timeout: 1000 })
   } else {
-    const server = http.createServer(createNodeListener(service.routeTable, { trustedProxies }))
+    const server = http.createServer(createNodeListener(service.routeTable, { logger, trustedProxies }))
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     stopServer = () => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()) })

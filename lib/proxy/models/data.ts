@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ConfigurationError } from '../../errors.ts'
-import type { ModelFamily } from './name.ts'
+
+/** Model families that decide variants and thinking budgets (docs/model-proxy.md, "Families"). */
+export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'image' | 'legacy' | 'embedding' | 'other'
 
 export type ThinkingLevel = 'minimal' | 'low' | 'medium' | 'high'
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ['minimal', 'low', 'medium', 'high']

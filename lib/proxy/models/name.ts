@@ -6,12 +6,10 @@
 // header and, on the Gemini API backend, into its URL path.
 import { fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
-import type { ModelSpec } from './data.ts'
+import type { ModelFamily, ModelSpec } from './data.ts'
 
 export type ThinkingVariant = 'default' | 'none' | 'max'
 
-/** Model families that decide variants and thinking budgets (docs/model-proxy.md, "Families"). */
-export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'image' | 'legacy' | 'embedding' | 'other'
 
 export interface ModelName {
   /** The name as the client sent it, without a `models/` prefix (echoed back in responses). */

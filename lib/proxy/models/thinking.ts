@@ -2,7 +2,8 @@
 // entry accepts (lib/proxy/models/data.ts): a budget within its range, or one of its levels, never both. Other
 // models go by family: Gemini 3 takes a thinkingLevel instead of a budget (the two cannot be combined). Where the
 // table has no value for a family the budget is left out: a null budget is never sent.
-import type { ModelName, ModelFamily, ThinkingVariant } from './name.ts'
+import type { ModelName, ThinkingVariant } from './name.ts'
+import type { ModelFamily } from './data.ts'
 import type { ThinkingControl, ThinkingLevel } from './data.ts'
 
 export interface ThinkingConfig {
