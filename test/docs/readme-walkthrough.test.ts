@@ -80,7 +80,7 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
   t.match(stdout, /x-ratelimit-limit-requests: 10\r?\n/i, 'the proxy answer carries the x-ratelimit-* headers', { todo: METERING_TODO })
 
   const admin = { token: vars.admin_token, 'user-agent': 'ops' }
-  const limits = await (await fetch(`${gw.url}/v1/api/admin/user/${vars.id}/limits?admin_id=${vars.admin_id}`, { headers: admin })).json()
+  const limits: any = await (await fetch(`${gw.url}/v1/api/admin/user/${vars.id}/limits?admin_id=${vars.admin_id}`, { headers: admin })).json()
   t.same(limits.effective, { rpm: 10, tpm: 200000, tokens_per_day: 500000, concurrent: 4 }, 'the override replaces what it names and keeps the level\'s other limits')
 
   const revoked = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -93,9 +93,12 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
   // The usage the walk-through's call left, once the ledger's batch (at most a second) is written.
   let rows: Array<Record<string, unknown>> = []
   for (const deadline = Date.now() + 5000; rows.length === 0 && Date.now() < deadline; await new Promise(resolve => setTimeout(resolve, 100))) {
-    rows = (await (await fetch(`${gw.url}/v1/api/admin/usage?admin_id=${vars.admin_id}&user_id=${vars.id}`, { headers: admin })).json()).rows
+    rows = ((await (await fetch(`${gw.url}/v1/api/admin/usage?admin_id=${vars.admin_id}&user_id=${vars.id}`, { headers: admin })).json()) as { rows: typeof rows }).rows
   }
   t.match(rows, [{ user_id: vars.id, key_id: vars.key_id, model: 'gemini-2.5-flash', surface: 'chat', requests: 1 }], 'the admin sees the call in usage', { todo: METERING_TODO })
+  const metrics = await (await fetch(`${gw.url}/metrics`)).text()
+  t.match(metrics, /^gatehouse_model_requests_total\{[^}]*model="gemini-2\.5-flash"[^}]*access_level="member"[^}]*\} [1-9]/m,
+    'the call counts in gatehouse_model_requests_total (README, "Operations")', { todo: METERING_TODO })
 
   // The openai snippet, with a fresh key of Ada's (the walk-through revoked its own).
   const created = await fetch(`${gw.url}/v1/api/auth/keys?user_id=${vars.id}`, {
@@ -104,7 +107,7 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
     body: JSON.stringify({ name: 'sdk' }),
   })
   t.equal(created.status, 201)
-  const key = (await created.json()).key as string
+  const key = ((await created.json()) as { key: string }).key
   const snippet = sdkBlock.code.replaceAll(README_URL, gw.url)
   const sdk = await run(NODE, ['--input-type=module', '-e', snippet], { cwd: ROOT, env: { PATH: process.env.PATH, GATEHOUSE_KEY: key }, timeout: 30_000 })
   t.equal(sdk.stdout.trim(), 'Hello from the fake upstream.', 'the openai snippet answers with the model\'s reply')
