@@ -6,7 +6,8 @@
 //   proxy:    chat completions vs calling the fake upstream directly (concurrency 1, 16, 64);
 //             streaming (20 chunks, back to back and paced) time to first byte and streams/s; in every proxy row a
 //             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here; the gateway's
-//             peak RSS during the proxy part and overall
+//             peak RSS during the proxy part and overall; CPU per chat request with a user's key and limits on
+//             against the same request with the operator password
 //   hostile:  the longest event-loop block while a second gateway (bench/event-loop-delay.ts preloaded) answers the
 //             hostile requests of bench/workloads.ts one after another, against the same count of ordinary chats
 // The gateway measured is the built one (dist/), started as the container image starts it, under the chart's
@@ -21,7 +22,7 @@ import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
 import { createProcessGroup, root, treeCpuMicros } from './processes.ts'
-import { GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests } from './workloads.ts'
+import { BENCH_LIMITS, GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests, userKey } from './workloads.ts'
 import type { Started } from './processes.ts'
 import type { Workload } from './workloads.ts'
 
@@ -178,7 +179,7 @@ try {
   memory = benchMemoryLimit()
   log(memory.description)
   const gateway = await startProcess([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), built],
-    { ...gatewayEnv(fakeUrl, tokenUri), ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) }, root, memory.limit)
+    { ...gatewayEnv(fakeUrl, tokenUri), GEMINI_LIMITS: BENCH_LIMITS, ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) }, root, memory.limit)
   const gatewayUrl = gateway.url
   // Idle: started, no request yet; a second for start-up's garbage to be collected (what a quiet pod holds).
   await new Promise(resolve => setTimeout(resolve, 1000))
@@ -248,6 +249,17 @@ try {
       { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), cpu_us_per_chunk: medianOf(proxied, chunkCpu), relay_cpu_us_per_chunk: medianOf(relayed, chunkCpu), errors: errorsOf(proxied) },
       { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps), cpu_per_chunk_vs_relay: ratioOf(proxied, relayed, chunkCpu) },
       { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1', ...(paced ? {} : { cpu_per_chunk_vs_relay: '<= 1.5' }) })
+  }
+
+  // Issue 13: what a user's key costs per call (key lookup, model policy, the limiter's checks and charges, the
+  // usage record) against the operator password, which skips all of them; same gateway, alternating rounds.
+  log('proxy: chat completions c=16 with a user key and limits on vs the operator password')
+  {
+    const key = await userKey(gatewayUrl)
+    const [withPassword, withKey] = await interleaved<[CpuResult, CpuResult]>(cpuRunner(chatLoad(gatewayUrl, false, 16), gateway), cpuRunner(chatLoad(gatewayUrl, false, 16, undefined, key), gateway))
+    row('POST /v1/chat/completions c=16, user key with limits on', 'the same request with the operator password (GEMINI_AUTH_PASSWORD), same gateway',
+      { rps: medianOf(withKey, r => r.rps), p50_ms: medianOf(withKey, p50), p99_ms: medianOf(withKey, r => r.p99), cpu_us_per_request: medianOf(withKey, cpu), baseline_rps: medianOf(withPassword, r => r.rps), baseline_cpu_us_per_request: medianOf(withPassword, cpu), errors: errorsOf(withKey) + errorsOf(withPassword) },
+      { cpu_per_request_vs_password: ratioOf(withKey, withPassword, cpu), rps: ratioOf(withKey, withPassword, r => r.rps) }, { cpu_per_request_vs_password: '<= 1.2' })
   }
 
   log('proxy: streaming, 20 chunks back to back, concurrency 16: time to first byte through the gateway against the bare relay')

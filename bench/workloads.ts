@@ -13,6 +13,12 @@ export const PACED_MODEL = 'gemini-2.5-pro'
 /** Milliseconds between the chunks of a paced stream. */
 export const PACED_CHUNK_MS = 5
 const CREDENTIALS_BODY = JSON.stringify({ username: 'benchuser', password: 'bench password 1' })
+const ADMIN_PASSWORD = 'bench-admin-password'
+/**
+ * GEMINI_LIMITS of the bench gateway: every limit on for members, so each key call goes through the limiter's
+ * checks and charges, yet far above any load here, so nothing is refused.
+ */
+export const BENCH_LIMITS = JSON.stringify({ member: { rpm: 1_000_000_000, tpm: 1_000_000_000_000, tokens_per_day: 1_000_000_000_000_000, concurrent: 100_000 } })
 
 /** The gateway's environment: embedded store, the proxy pointed at the fake upstream (its URL and token URI). */
 export function gatewayEnv (fakeUrl: string, tokenUri: string): Record<string, string> {
@@ -21,7 +27,7 @@ export function gatewayEnv (fakeUrl: string, tokenUri: string): Record<string, s
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-    AUTH_ADMIN_PASSWORD: 'bench-admin-password',
+    AUTH_ADMIN_PASSWORD: ADMIN_PASSWORD,
     GEMINI_AUTH_PASSWORD: PROXY_PASSWORD,
     GEMINI_CREDENTIALS: JSON.stringify(credentials),
     GOOGLE_CLOUD_PROJECT: 'bench-project',
@@ -47,12 +53,30 @@ export async function accountLoads (gatewayUrl: string): Promise<{ validate: Wor
   }
 }
 
-/** Chat completions through the gateway, streaming or not. */
-export function chatLoad (gatewayUrl: string, stream: boolean, connections: number, model = 'gemini-2.5-flash'): Workload {
+/**
+ * A user's API key, made over HTTP as a team would (README, "Giving your team access"): the user signs up, the
+ * system user promotes them to member (the level GEMINI_LIMITS limits), they log in and create a key.
+ */
+export async function userKey (gatewayUrl: string): Promise<string> {
+  const api = `${gatewayUrl}/v1/api`
+  const user = { username: 'benchkeyuser', password: 'bench key password 1' }
+  const post = (body: unknown, headers: Record<string, string> = {}): RequestInit =>
+    ({ method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'bench', ...headers }, body: JSON.stringify(body) })
+  await json(`${api}/auth/signup`, post(user))
+  const admin = await json(`${api}/auth/login`, post({ username: 'system', password: ADMIN_PASSWORD }))
+  const id = await json(`${api}/auth/get-user-id?username=${user.username}`, {}) as string
+  await json(`${api}/admin/user/${id}/access-level?admin_id=${admin.user_id as string}`, { ...post({ access_level: 'member' }, { token: admin.access_token }), method: 'PUT' })
+  const session = await json(`${api}/auth/login`, post(user))
+  const key = await json(`${api}/auth/keys?user_id=${id}`, post({ name: 'bench' }, { token: session.access_token }))
+  return key.key as string
+}
+
+/** Chat completions through the gateway, streaming or not, with the operator password unless given a user's key. */
+export function chatLoad (gatewayUrl: string, stream: boolean, connections: number, model = 'gemini-2.5-flash', apiKey = PROXY_PASSWORD): Workload {
   return {
     url: `${gatewayUrl}/v1/chat/completions`,
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${PROXY_PASSWORD}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'Hello there' }] }),
     connections,
     stream,
