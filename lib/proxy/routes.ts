@@ -26,7 +26,12 @@ function isGoogleClient (req: HandlerRequest): boolean {
 export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] } {
   // Every failure of a model call passes here: it ends the call (its concurrency slot freed, recorded with the
   // status answered) and carries its x-ratelimit-* headers, a refusal's own included.
-  const metered = (mapper: (err: unknown, req?: HandlerRequest) => HandlerResponse) => (err: unknown, req?: HandlerRequest): HandlerResponse => {
+  const metered = (mapper: (err: unknown, req?: HandlerRequest) => HandlerResponse): (err: unknown, req?: HandlerRequest) => HandlerResponse => {
+    const wrapped = (err: unknown, req?: HandlerRequest): HandlerResponse => meteredError(mapper, err, req)
+    // Named as the mapper it wraps: a route's surface reads as its mapper's name.
+    return Object.defineProperty(wrapped, 'name', { value: mapper.name })
+  }
+  const meteredError = (mapper: (err: unknown, req?: HandlerRequest) => HandlerResponse, err: unknown, req?: HandlerRequest): HandlerResponse => {
     const response = mapper(err, req)
     const call = req === undefined ? undefined : ctx.metering.callOf(req)
     if (call !== undefined) {
