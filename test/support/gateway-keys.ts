@@ -13,12 +13,13 @@ export interface KeyUser {
   admin (path: string, query?: Record<string, string>): Promise<any>
 }
 
-export async function keyUser (url: string, username: string, keyBody: Record<string, unknown> = { name: 'ci' }): Promise<KeyUser> {
+/** `admin`: the gateway's AUTH_ADMIN_USERNAME and AUTH_ADMIN_PASSWORD. Default ADMIN. */
+export async function keyUser (url: string, username: string, keyBody: Record<string, unknown> = { name: 'ci' }, admin: { AUTH_ADMIN_USERNAME: string, AUTH_ADMIN_PASSWORD: string } = ADMIN): Promise<KeyUser> {
   const api = authClient(url + '/v1/api')
   const signup = await api.signup(username, 'quiet-lantern-58')
   if (signup.status !== 201 && signup.status !== 200) throw new Error(`signup: ${signup.status} ${signup.text}`)
-  const admin = (await api.login(ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)).body
-  const as = { query: { admin_id: admin.user_id }, headers: { ...UA, authorization: `Bearer ${admin.access_token}` } }
+  const session = (await api.login(admin.AUTH_ADMIN_USERNAME, admin.AUTH_ADMIN_PASSWORD)).body
+  const as = { query: { admin_id: session.user_id }, headers: { ...UA, authorization: `Bearer ${session.access_token}` } }
   const user = (await api.login(username, 'quiet-lantern-58')).body
   const promoted = await api.call('PUT', `/admin/user/${user.user_id}/access-level`, { ...as, json: { access_level: 'member' } })
   if (promoted.status !== 200) throw new Error(`promote: ${promoted.status} ${promoted.text}`)
