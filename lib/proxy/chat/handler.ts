@@ -52,8 +52,10 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       })
       if (body.stream !== true) {
         const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
+        // Translated first: an answer that is none (a 502) ends the call as that failure.
+        const completion = toChatCompletion(response, meta)
         call.succeeded(response)
-        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: toChatCompletion(response, meta) }
+        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }
       }
       upstream = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
     } finally {
