@@ -4,7 +4,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { createEmbeddedStore, createRateLimiter } from '../../lib/index.ts'
+import { createEmbeddedStore, createProxy, createRateLimiter } from '../../lib/index.ts'
 import type { KeyCaller, LimitsByLevel, RateLimiter, TokenUsage, UsageEntry, UsageLedger } from '../../lib/index.ts'
 
 const KEY = 'ghk_' + 'A'.repeat(43)
@@ -224,4 +224,10 @@ t.test('usage is recorded once per call with its status, a denied or invalid req
   await r.recorded(2)
   t.same(r.entries.map(e => [e.surface, e.status, e.usage === undefined]), [['chat', 503, true], ['native', 200, false]])
   t.equal(r.calls.length, 2)
+})
+
+t.test('createProxy refuses a limiter, usage ledger or onCall that is none, naming the option', async t => {
+  for (const [name, value] of [['limiter', {}], ['usage', { flush () {} }], ['onCall', 'metrics'], ['limiter', 5]] as const) {
+    t.throws(() => createProxy({ password: PASSWORD, [name]: value } as never), { option: name, message: new RegExp(`^createProxy: ${name} must be`) }, name)
+  }
 })
