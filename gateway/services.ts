@@ -24,7 +24,7 @@ export interface ServiceDeps {
   store: Store
   logger: Logger
   metrics: Metrics
-  /** The accounts service's clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
+  /** The accounts service's (and the rate limiter's) clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
   now?: () => Date
   sleep?: (ms: number) => Promise<void>
 }
