@@ -27,7 +27,7 @@ export interface GatewayOptions {
   store?: Store
   /** Extra route tables mounted beside the services' (tests mount slow streams through this). Default none. */
   extraRoutes?: readonly RouteTable[]
-  /** The accounts service's clock (createAuthService's `now`). Default the system clock; tests pass a fake one. */
+  /** The accounts service's and the rate limiter's clock (createAuthService's and createRateLimiter's `now`). Default the system clock; tests pass a fake one. */
   now?: () => Date
   /** Waits out a login delay (createAuthService's `sleep`). Default a timer; tests pass one that moves their fake clock. */
   sleep?: (ms: number) => Promise<void>

@@ -1,7 +1,7 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
-import { createAuthService, createProxy, createUsageLedger } from '../lib/index.ts'
-import type { BackendOptions, KeyResolver, RouteTable, Store, UsageLedger } from '../lib/index.ts'
+import { createAuthService, createProxy, createRateLimiter, createUsageLedger } from '../lib/index.ts'
+import type { BackendOptions, RouteTable, Store, UsageLedger } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'
@@ -24,7 +24,7 @@ export interface ServiceDeps {
   store: Store
   logger: Logger
   metrics: Metrics
-  /** The accounts service's clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
+  /** The accounts service's (and the rate limiter's) clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
   now?: () => Date
   sleep?: (ms: number) => Promise<void>
 }
@@ -67,11 +67,16 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.username, system.generatedPassword)
 
   const upstream = upstreamOptions(config)
-  // Users' API keys, once the accounts service resolves them.
-  const keys = 'resolveKey' in auth ? auth as unknown as KeyResolver : undefined
+  // Written in batches of at most one a second: a SIGKILL loses at most that much usage (README, "Usage").
+  const usage = createUsageLedger({ store, logger })
+  // Counts live in the store, so every replica on it refuses a user at the same threshold.
+  const limiter = createRateLimiter({ store, byLevel: config.geminiLimits, now: deps.now, onLimited: metrics.metering.onLimited })
   const proxy = createProxy({
     password: config.proxyPassword,
-    keys,
+    keys: auth,
+    limiter,
+    usage,
+    onCall: metrics.metering.onCall,
     modelAccess: config.geminiModelAccess,
     minAccessLevel: config.proxyMinAccessLevel,
     upstream,
@@ -82,10 +87,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     observer: metrics.proxy,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
-  if (config.proxyPassword === undefined) logger.warn(keys === undefined ? 'GEMINI_AUTH_PASSWORD is not set: the proxy routes answer 503' : 'GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
-
-  // Written in batches of at most one a second: a SIGKILL loses at most that much usage (README, "Usage").
-  const usage = createUsageLedger({ store, logger })
+  if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
 
   const readiness: ReadinessCheck[] = []
   // Without an upstream the proxy only answers 503 by design; that must not keep the accounts service unready.

@@ -14,8 +14,7 @@ export const DEFAULT_SESSION_TTL_SECONDS = 3600
 export const DEFAULT_REAUTH_SECONDS = 600
 /** createAuthService's queryTokens default. */
 export const DEFAULT_QUERY_TOKENS = true
-/** createAuthService's proxyMinAccessLevel default. */
-export const DEFAULT_PROXY_MIN_ACCESS_LEVEL = 'member'
+export { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './proxy/access/caller.ts'
 export const USERNAME_MIN = 3
 export const USERNAME_MAX = 32
 /** The characters of a username, whatever its length. */

@@ -11,6 +11,7 @@ import type { ModelCatalog } from './models/catalog.ts'
 import type { SafetySetting } from './safety-settings.ts'
 import type { ProxyCaller } from './access/caller.ts'
 import type { ModelPolicy } from './access/model-policy.ts'
+import type { Metering } from './access/metering.ts'
 
 /** What the handlers share; built once by createProxy. */
 export interface ProxyContext {
@@ -18,6 +19,8 @@ export interface ProxyContext {
   checkAuth: (req: HandlerRequest) => Promise<ProxyCaller>
   /** Which models a caller may use (access/model-policy.ts). */
   modelPolicy: ModelPolicy
+  /** Limits, usage and call reports of every model call (access/metering.ts). */
+  metering: Metering
   catalog: ModelCatalog
   backend: Backend
   validateChat: (body: unknown) => ChatRequest

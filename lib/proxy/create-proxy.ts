@@ -14,6 +14,9 @@ import type { KeyResolver } from './access/caller.ts'
 import { createModelPolicy } from './access/model-policy.ts'
 import type { ModelAccess } from './access/model-policy.ts'
 import type { AccessLevel } from '../store/types.ts'
+import { createMetering } from './access/metering.ts'
+import type { RateLimiter } from '../metering/rate-limiter.ts'
+import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
 import { createModelCatalog } from './models/catalog.ts'
@@ -35,6 +38,12 @@ export interface ProxyOptions {
   modelAccess?: ModelAccess
   /** Lowest access level whose keys may use the proxy (PROXY_MIN_ACCESS_LEVEL). Default 'member'. */
   minAccessLevel?: AccessLevel
+  /** Admits key callers' model calls and charges their tokens (createRateLimiter); the operator password is never limited. Default none: no limits. */
+  limiter?: RateLimiter
+  /** Where every model call is recorded, the operator's with userId "operator" (createUsageLedger). Default none. */
+  usage?: UsageLedger
+  /** Told of every finished model call once, with the caller's access level or 'operator' (metrics). Default none. */
+  onCall?: (entry: UsageEntry, accessLevel: AccessLevel | 'operator') => void
   /**
    * Wrong passwords allowed per client address (IPv6: per /64) before its requests are a 429 with Retry-After
    * until the window ends, even with the right password; counted in this process's memory. Default
@@ -125,8 +134,10 @@ function checkProxyOptions (options: ProxyOptions): void {
   const { password } = options
   if (password !== undefined && typeof password !== 'string') refuse('password', 'a string', '(not a string)')
   if (options.keys !== undefined && (!isObject(options.keys) || typeof options.keys.resolveKey !== 'function')) refuse('keys', 'an object with resolveKey (a KeyResolver)', isObject(options.keys) ? Object.keys(options.keys) : options.keys)
+  if (options.limiter !== undefined && (!isObject(options.limiter) || typeof options.limiter.admit !== 'function')) refuse('limiter', 'a RateLimiter (createRateLimiter)', isObject(options.limiter) ? Object.keys(options.limiter) : options.limiter)
+  if (options.usage !== undefined && (!isObject(options.usage) || typeof options.usage.record !== 'function')) refuse('usage', 'a UsageLedger (createUsageLedger)', isObject(options.usage) ? Object.keys(options.usage) : options.usage)
   if (options.passwordAttempts !== undefined && options.passwordAttempts !== false && !isObject(options.passwordAttempts)) refuse('passwordAttempts', 'an object or false', options.passwordAttempts)
-  for (const name of ['now'] as const) if (options[name] !== undefined && typeof options[name] !== 'function') refuse(name, 'a function', options[name])
+  for (const name of ['now', 'onCall'] as const) if (options[name] !== undefined && typeof options[name] !== 'function') refuse(name, 'a function', options[name])
   const { backend } = options
   if (backend !== undefined && (!isObject(backend) || ['generate', 'stream', 'countTokens', 'ready', 'close'].some(m => typeof backend[m as keyof Backend] !== 'function'))) {
     refuse('backend', 'a Backend (generate, stream, countTokens, ready, close)', isObject(backend) ? Object.keys(backend) : backend)
@@ -187,6 +198,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const routeTable = proxyRoutes({
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
+    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
     catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)),
     backend,
     validateChat: createChatRequestValidator(chatLimits),

@@ -8,6 +8,7 @@ import { createChatCompletionsHandler } from './chat/handler.ts'
 import { createChatErrorResponse, withParam } from './chat/error-body.ts'
 import { CORS_HEADERS, preflightResponse } from './access/client-auth.ts'
 import { fail } from '../errors.ts'
+import { RateLimitedError } from '../metering/rate-limiter.ts'
 import { modelFilter } from './access/model-policy.ts'
 import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
@@ -23,8 +24,26 @@ function isGoogleClient (req: HandlerRequest): boolean {
 }
 
 export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] } {
-  const chatError = createChatErrorResponse()
-  const nativeError = createNativeErrorResponse()
+  // Every failure of a model call passes here: it ends the call (its concurrency slot freed, recorded with the
+  // status answered) and carries its x-ratelimit-* headers, a refusal's own included.
+  const metered = (mapper: (err: unknown, req?: HandlerRequest) => HandlerResponse): (err: unknown, req?: HandlerRequest) => HandlerResponse => {
+    const wrapped = (err: unknown, req?: HandlerRequest): HandlerResponse => meteredError(mapper, err, req)
+    // Named as the mapper it wraps: a route's surface reads as its mapper's name.
+    return Object.defineProperty(wrapped, 'name', { value: mapper.name })
+  }
+  const meteredError = (mapper: (err: unknown, req?: HandlerRequest) => HandlerResponse, err: unknown, req?: HandlerRequest): HandlerResponse => {
+    const response = mapper(err, req)
+    const call = req === undefined ? undefined : ctx.metering.callOf(req)
+    if (call !== undefined) {
+      call.failed(response.status)
+      response.headers = { ...response.headers, ...call.headers }
+    } else if (err instanceof RateLimitedError) {
+      response.headers = { ...response.headers, ...err.headers }
+    }
+    return response
+  }
+  const chatError = metered(createChatErrorResponse())
+  const nativeError = metered(createNativeErrorResponse())
   // Preflights carry no password and need none.
   const authenticate = async (req: HandlerRequest): Promise<undefined> => {
     if (req.method !== 'OPTIONS') await ctx.checkAuth(req)

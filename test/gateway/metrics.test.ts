@@ -3,6 +3,8 @@ import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream, streamReply, geminiResponse } from '../support/fake-upstream.ts'
 import { authClient } from '../support/auth-client.ts'
 import { createMetrics } from '../../gateway/metrics.ts'
+import { staleCredentials } from '../proxy/harness.ts'
+import { keyUser } from '../support/gateway-keys.ts'
 
 const ADMIN = { AUTH_ADMIN_USERNAME: 'metrics_admin', AUTH_ADMIN_PASSWORD: 'admin-password' }
 
@@ -224,4 +226,39 @@ t.test('rate-limit refusals are counted by limit, every limit from zero', async 
   t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'tokens' }), 2)
   t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'concurrent' }), 1)
   t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'requests' }), 0)
+})
+
+t.test('after real calls with a user key and the operator password, the three model metrics move, with no user or key id', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  fake.setDefault('generateContent', { body: geminiResponse({ text: 'ok', finishReason: 'STOP', usage: { promptTokenCount: 9, candidatesTokenCount: 4, thoughtsTokenCount: 2, totalTokenCount: 15 } }) })
+  // One second into a minute, fixed: both key calls share a rate window.
+  const at = Math.floor(Date.now() / 60_000) * 60_000 + 1000
+  const gw = await startGateway({
+    ...ADMIN,
+    GEMINI_AUTH_PASSWORD: 'metrics-operator-password',
+    GEMINI_CREDENTIALS: JSON.stringify(staleCredentials(fake.tokenUri)),
+    CODE_ASSIST_ENDPOINT: fake.url,
+    GEMINI_LIMITS: JSON.stringify({ member: { rpm: 1 } }),
+    LOG_LEVEL: 'silent',
+  }, { now: () => new Date(at) })
+  t.teardown(gw.close)
+  const user = await keyUser(gw.url, 'metered_user', { name: 'metrics' }, ADMIN)
+  const call = async (secret: string): Promise<number> => {
+    const res = await fetch(`${gw.url}/v1beta/models/gemini-2.5-pro:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': secret }, body: '{"contents":[{"parts":[{"text":"x"}]}]}' })
+    await res.arrayBuffer()
+    return res.status
+  }
+  t.equal(await call(user.key), 200)
+  t.equal(await call(user.key), 429)
+  t.equal(await call('metrics-operator-password'), 200)
+  const text = await scrape(gw.gateway.metricsUrl)
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { model: 'gemini-2.5-pro', kind: 'input', access_level: 'member' }), 9)
+  t.equal(sample(text, 'gatehouse_model_tokens_total', { model: 'gemini-2.5-pro', kind: 'thinking', access_level: 'operator' }), 2)
+  t.equal(sample(text, 'gatehouse_model_requests_total', { model: 'gemini-2.5-pro', access_level: 'member', status_class: '2xx' }), 1)
+  t.equal(sample(text, 'gatehouse_model_requests_total', { model: 'gemini-2.5-pro', access_level: 'member', status_class: '4xx' }), 1)
+  t.equal(sample(text, 'gatehouse_model_requests_total', { access_level: 'operator' }), 1)
+  t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'requests' }), 1)
+  t.notMatch(text, user.userId, 'no user id')
+  t.notMatch(text, user.keyId, 'no key id')
 })

@@ -1,6 +1,10 @@
 // Who a proxy request runs as: the operator password or a user's API key (docs/model-proxy.md, "Password").
 import type { AccessLevel } from '../../store/types.ts'
 
+/** The default lowest access level that may create keys and call the proxy with them (createAuthService's
+ * proxyMinAccessLevel, createProxy's minAccessLevel; PROXY_MIN_ACCESS_LEVEL). */
+export const DEFAULT_PROXY_MIN_ACCESS_LEVEL: AccessLevel = 'member'
+
 /** A request let in with a user's API key. */
 export interface KeyCaller { kind: 'key', userId: string, keyId: string, accessLevel: AccessLevel, models: readonly string[] | null }
 

@@ -7,6 +7,7 @@ import { ConfigurationError, fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { ACCESS_LEVELS } from '../../store/types.ts'
 import type { AccessLevel } from '../../store/types.ts'
+import { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './caller.ts'
 import type { ProxyCaller } from './caller.ts'
 
 /** One model-name pattern: what a level's list or a key's `models` may hold. */
@@ -37,7 +38,7 @@ function refuse (name: string, rule: string, value: unknown): never {
 }
 
 /** Checks `modelAccess` and `minAccessLevel` (createProxy's options) and builds the policy. */
-export function createModelPolicy (modelAccess: ModelAccess | undefined, minAccessLevel: AccessLevel = 'member'): ModelPolicy {
+export function createModelPolicy (modelAccess: ModelAccess | undefined, minAccessLevel: AccessLevel = DEFAULT_PROXY_MIN_ACCESS_LEVEL): ModelPolicy {
   if (!(ACCESS_LEVELS as readonly unknown[]).includes(minAccessLevel)) refuse('minAccessLevel', `one of ${ACCESS_LEVELS.join(', ')}`, minAccessLevel)
   const minRank = ACCESS_LEVELS.indexOf(minAccessLevel)
   if (modelAccess !== undefined && (modelAccess === null || typeof modelAccess !== 'object' || Array.isArray(modelAccess))) {

@@ -8,6 +8,7 @@ import { addressBucket } from '../../http/client-address.ts'
 import { isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import { modelNotAllowed } from '../access/model-policy.ts'
+import { bodyBytes } from '../access/metering.ts'
 import { chatErrorBody, withParam } from './error-body.ts'
 import { toChatCompletion } from './response-from-gemini.ts'
 import { chatStreamTranslator } from './stream.ts'
@@ -26,6 +27,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       throw isGatehouseError(err) ? withParam(err, 'model') : err
     }
     if (!ctx.modelPolicy.allows(caller, model.base)) throw withParam(modelNotAllowed(model.requested), 'model')
+    const call = await ctx.metering.begin(req, caller, 'chat', model.base)
     // Fetched images are held like a large body until the upstream has the request: they count against the
     // same budget, and those of one request may total no more than a request body may hold. Not when the body
     // itself was counted: this request would then wait for room that it holds itself.
@@ -50,28 +52,25 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       })
       if (body.stream !== true) {
         const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
-        return { status: 200, headers: { ...CORS_HEADERS }, body: toChatCompletion(response, meta) }
+        // Translated first: an answer that is none (a 502) ends the call as that failure.
+        const completion = toChatCompletion(response, meta)
+        call.succeeded(response)
+        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }
       }
       upstream = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
     } finally {
       releaseImages?.()
     }
     const { events, abort } = upstream
-    const translator = chatStreamTranslator({
+    const { translator, onStop } = call.streamed(chatStreamTranslator({
       ...meta,
       includeUsage: body.stream_options?.include_usage === true,
       errorBody: err => chatErrorBody(err).body,
-    })
+    }), abort)
     return {
       status: 200,
-      headers: { ...SSE_HEADERS },
-      body: sseBody(events, translator, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop: abort, logger: ctx.logger }),
+      headers: { ...SSE_HEADERS, ...call.headers },
+      body: sseBody(events, translator, { keepAliveMs: ctx.keepAliveMs, observer: ctx.observer, onStop, logger: ctx.logger }),
     }
   }
-}
-
-/** The size of a body as the host gave it (bytes or text); 0 for a value a host parsed already. */
-function bodyBytes (body: unknown): number {
-  if (typeof body === 'string') return Buffer.byteLength(body)
-  return body instanceof Uint8Array ? body.byteLength : 0
 }

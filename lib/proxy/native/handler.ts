@@ -49,22 +49,29 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     const sessionId = req.headers['x-session-id']
 
     if (target.action === 'countTokens') {
-      const counted = await backend.countTokens({ model: model.base, request: countTokensRequest(body), signal: req.signal })
-      return { status: 200, headers: { ...CORS_HEADERS }, body: counted }
+      const request = countTokensRequest(body)
+      const call = await ctx.metering.begin(req, caller, 'native', model.base)
+      const counted = await backend.countTokens({ model: model.base, request, signal: req.signal })
+      // Counting spends no tokens: a request, nothing to charge.
+      call.succeeded(undefined)
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: counted }
     }
     const request = prepareNativeRequest(body, model, ctx.safetySettings)
+    const call = await ctx.metering.begin(req, caller, 'native', model.base)
     if (target.action === 'generateContent') {
       const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
-      return { status: 200, headers: { ...CORS_HEADERS }, body: response }
+      call.succeeded(response)
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: response }
     }
-    const { events, abort } = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
+    const upstream = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
+    const { translator, onStop } = call.streamed(nativeStreamTranslator(err => nativeErrorBody(err).body), upstream.abort)
     return {
       status: 200,
-      headers: { ...SSE_HEADERS },
-      body: sseBody(events, nativeStreamTranslator(err => nativeErrorBody(err).body), {
+      headers: { ...SSE_HEADERS, ...call.headers },
+      body: sseBody(upstream.events, translator, {
         keepAliveMs: ctx.keepAliveMs,
         observer: ctx.observer,
-        onStop: abort,
+        onStop,
         logger: ctx.logger,
       }),
     }

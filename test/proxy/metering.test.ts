@@ -1,0 +1,233 @@
+// Limits, rate-limit headers, token charges and usage records of model calls (lib/proxy/access/metering.ts),
+// with the real rate limiter on the embedded store and a fake clock.
+import t from 'tap'
+import type { Test } from 'tap'
+import { startProxy, PASSWORD } from './harness.ts'
+import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
+import { createEmbeddedStore, createProxy, createRateLimiter } from '../../lib/index.ts'
+import type { KeyCaller, LimitsByLevel, RateLimiter, TokenUsage, UsageEntry, UsageLedger } from '../../lib/index.ts'
+
+const KEY = 'ghk_' + 'A'.repeat(43)
+const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
+// 10:00:15 UTC: 45 s left in the minute.
+const START = Date.UTC(2026, 0, 5, 10, 0, 15)
+const USAGE = { promptTokenCount: 40, candidatesTokenCount: 30, thoughtsTokenCount: 10, cachedContentTokenCount: 4, totalTokenCount: 80 }
+const CHARGED: TokenUsage = { inputTokens: 40, outputTokens: 30, thinkingTokens: 10, cachedTokens: 4 }
+const chatBody = (extra: Record<string, unknown> = {}): string => JSON.stringify({ model: 'gemini-2.5-pro-maxthinking', messages: [{ role: 'user', content: 'x' }], ...extra })
+const nativeBody = '{"contents":[{"parts":[{"text":"x"}]}]}'
+const RATE_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens']
+
+interface Rig {
+  url: string
+  fake: Awaited<ReturnType<typeof startProxy>>['fake']
+  entries: UsageEntry[]
+  calls: Array<[UsageEntry, string]>
+  settled: Array<TokenUsage | undefined>
+  /** Resolves once `n` calls were recorded. */
+  recorded: (n: number) => Promise<void>
+  /** Resolves once `n` admissions were settled. */
+  settledCount: (n: number) => Promise<void>
+  chat: (body?: string, auth?: string, signal?: AbortSignal) => Promise<Response>
+  native: (action?: string, auth?: string) => Promise<Response>
+}
+
+/** Waits for a list to reach a length, told by the spy that grows it (no wall-clock polling). */
+function waiter<T> (list: T[]): { push: (v: T) => void, until: (n: number) => Promise<void> } {
+  const waiting: Array<{ n: number, resolve: () => void }> = []
+  return {
+    push (v) {
+      list.push(v)
+      for (const w of waiting.filter(w => list.length >= w.n)) { waiting.splice(waiting.indexOf(w), 1); w.resolve() }
+    },
+    until: async n => { if (list.length < n) await new Promise<void>(resolve => waiting.push({ n, resolve })) },
+  }
+}
+
+async function rig (t: Test, byLevel: LimitsByLevel): Promise<Rig> {
+  const clock = { at: START }
+  const store = await createEmbeddedStore({ now: () => new Date(clock.at) })
+  t.teardown(() => store.close())
+  const real = createRateLimiter({ store, byLevel, now: () => new Date(clock.at), repeat: () => () => {} })
+  const settled: Array<TokenUsage | undefined> = []
+  const settledW = waiter(settled)
+  // The real limiter, with each settle seen.
+  const limiter: RateLimiter = {
+    async admit (caller, estimate) {
+      const admission = await real.admit(caller, estimate)
+      return { headers: admission.headers, settle: async usage => { await admission.settle(usage); settledW.push(usage) } }
+    },
+  }
+  const entries: UsageEntry[] = []
+  const entriesW = waiter(entries)
+  const usage: UsageLedger = { record: e => entriesW.push(e), flush: async () => {}, close: async () => {} }
+  const calls: Array<[UsageEntry, string]> = []
+  const h = await startProxy(t, {
+    keys: { resolveKey: async secret => secret === KEY ? member : undefined },
+    limiter,
+    usage,
+    onCall: (entry, level) => calls.push([entry, level]),
+    now: () => new Date(clock.at),
+  })
+  return {
+    url: h.url,
+    fake: h.fake,
+    entries,
+    calls,
+    settled,
+    recorded: entriesW.until,
+    settledCount: settledW.until,
+    chat: async (body = chatBody(), auth = KEY, signal) => await fetch(`${h.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body, signal }),
+    native: async (action = 'generateContent', auth = KEY) => await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:${action}${action === 'streamGenerateContent' ? '?alt=sse' : ''}`, { method: 'POST', headers: { 'x-goog-api-key': auth }, body: nativeBody }),
+  }
+}
+
+const limits = (l: Record<string, number>): LimitsByLevel => ({ member: l })
+
+t.test('a key over its requests per minute is refused with 429, Retry-After and the rate headers on both surfaces', async t => {
+  const r = await rig(t, limits({ rpm: 1, tpm: 100000 }))
+  const ok = await r.chat()
+  t.equal(ok.status, 200)
+  t.equal(ok.headers.get('x-ratelimit-limit-requests'), '1')
+  t.equal(ok.headers.get('x-ratelimit-remaining-requests'), '0')
+  await ok.arrayBuffer()
+
+  const chat = await r.chat()
+  t.equal(chat.status, 429)
+  t.equal(chat.headers.get('retry-after'), '45')
+  // The limit that refused first: its headers are known (the token ones are not counted for a refused call).
+  for (const name of RATE_HEADERS.slice(0, 3)) t.ok(chat.headers.get(name) !== null, `chat 429 has ${name}`)
+  const chatError = await chat.json() as { error: { type: string } }
+  t.equal(chatError.error.type, 'rate_limit_error')
+
+  const native = await r.native()
+  t.equal(native.status, 429)
+  t.equal(native.headers.get('retry-after'), '45')
+  t.equal(native.headers.get('x-ratelimit-remaining-requests'), '0')
+  const nativeError = await native.json() as { error: { status: string, code: number } }
+  t.same(nativeError.error.status, 'RESOURCE_EXHAUSTED')
+  t.equal(r.fake.calls('generateContent').length, 1, 'refused calls never reached the upstream')
+  t.same(r.entries.map(e => e.status), [200, 429, 429], 'refusals are recorded as 429s')
+})
+
+t.test('every key response carries the rate headers: success, upstream error, stream, countTokens', async t => {
+  const r = await rig(t, limits({ rpm: 100, tpm: 100000 }))
+  const check = async (res: Response, status: number, what: string): Promise<void> => {
+    t.equal(res.status, status, what)
+    for (const name of RATE_HEADERS) t.ok(res.headers.get(name) !== null, `${what}: ${name}`)
+    await res.arrayBuffer()
+  }
+  await check(await r.chat(), 200, 'chat')
+  r.fake.reply('generateContent', errorReply(500))
+  await check(await r.chat(), 502, 'chat upstream error')
+  await check(await r.chat(chatBody({ stream: true })), 200, 'chat stream')
+  await check(await r.native(), 200, 'native')
+  r.fake.reply('generateContent', errorReply(400))
+  await check(await r.native(), 400, 'native upstream error')
+  await check(await r.native('streamGenerateContent'), 200, 'native stream')
+  await check(await r.native('countTokens'), 200, 'countTokens')
+  await r.recorded(7)
+  t.same(r.entries.map(e => [e.surface, e.status]), [['chat', 200], ['chat', 502], ['chat', 200], ['native', 200], ['native', 400], ['native', 200], ['native', 200]])
+})
+
+t.test('tokens are charged from the upstream usage after the call, streams included', async t => {
+  const r = await rig(t, limits({ tpm: 1000 }))
+  r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: USAGE }) })
+  r.fake.setDefault('streamGenerateContent', streamReply([
+    geminiResponse({ text: 'a', usage: { promptTokenCount: 40, candidatesTokenCount: 1 } }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ]))
+  const first = await r.chat()
+  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), '1000', 'checked before the call: nothing used yet')
+  await first.arrayBuffer()
+  await r.settledCount(1)
+  t.same(r.settled[0], CHARGED, 'input, output, thinking and cached tokens from usageMetadata')
+  const second = await r.chat(chatBody({ stream: true }))
+  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), '920', 'the first call was charged 80 (cached tokens are part of the input)')
+  await second.text()
+  await r.settledCount(2)
+  t.same(r.settled[1], CHARGED, 'a stream is charged the last usage the upstream reported')
+  const third = await r.native('streamGenerateContent')
+  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), '840')
+  await third.text()
+  await r.recorded(3)
+  t.same(r.entries.map(e => [e.model, e.usage]), [['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED]], 'recorded under the base name with the usage')
+  t.same(r.calls.map(c => c[1]), ['member', 'member', 'member'], 'reported once per call with the access level')
+})
+
+t.test('a stream the client abandons is charged what the upstream reported, and frees its slot', async t => {
+  const r = await rig(t, limits({ concurrent: 1, tpm: 1000 }))
+  r.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ text: 'a', usage: { promptTokenCount: 40, candidatesTokenCount: 3 } }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ], { chunkDelayMs: 30_000 }))
+  const controller = new AbortController()
+  const res = await r.chat(chatBody({ stream: true }), KEY, controller.signal)
+  t.equal(res.status, 200)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes('"a"')) text += new TextDecoder().decode((await reader.read()).value)
+  controller.abort()
+  await r.settledCount(1)
+  t.same(r.settled[0], { inputTokens: 40, outputTokens: 3, thinkingTokens: 0, cachedTokens: 0 })
+  await r.recorded(1)
+  t.equal(r.entries[0]!.status, 499, 'recorded as abandoned by the client')
+  const next = await r.chat()
+  t.equal(next.status, 200, 'the slot was freed')
+  await next.arrayBuffer()
+})
+
+t.test('a concurrency slot is freed on completion and on error', async t => {
+  const r = await rig(t, limits({ concurrent: 1 }))
+  const replies = [undefined, errorReply(500), errorReply(429), undefined]
+  for (const [i, reply] of replies.entries()) {
+    if (reply !== undefined) r.fake.reply('generateContent', reply)
+    const res = await r.native()
+    t.equal(res.status, reply?.status ?? 200, 'admitted: the slot before was freed')
+    await res.arrayBuffer()
+    await r.settledCount(i + 1)
+  }
+  // Two at once: the second is refused while the first holds the slot.
+  r.fake.reply('generateContent', { delayMs: 200 })
+  const slow = r.native()
+  await r.fake.waitFor('generateContent', 5)
+  const refused = await r.native()
+  t.equal(refused.status, 429)
+  t.equal(refused.headers.get('retry-after'), '1')
+  await refused.arrayBuffer()
+  await (await slow).arrayBuffer()
+})
+
+t.test('the operator password is never rate limited', async t => {
+  const r = await rig(t, limits({ rpm: 1, tpm: 1, tokensPerDay: 1, concurrent: 1 }))
+  for (let i = 0; i < 3; i++) {
+    const res = await r.chat(chatBody(), PASSWORD)
+    t.equal(res.status, 200, `call ${i + 1}`)
+    t.equal(res.headers.get('x-ratelimit-limit-requests'), null, 'no rate headers for the operator')
+    await res.arrayBuffer()
+  }
+  t.same(r.settled, [], 'the limiter was never asked')
+  t.same(r.entries.map(e => [e.userId, e.keyId, e.status]), [['operator', null, 200], ['operator', null, 200], ['operator', null, 200]], 'recorded once per call as the operator')
+  t.same(r.calls.map(c => c[1]), ['operator', 'operator', 'operator'])
+})
+
+t.test('usage is recorded once per call with its status, a denied or invalid request not at all', async t => {
+  const r = await rig(t, {})
+  const denied = await r.chat(JSON.stringify({ model: 'no-such-model', messages: [] }))
+  t.equal(denied.status, 400)
+  await denied.arrayBuffer()
+  r.fake.reply('generateContent', errorReply(503))
+  const failed = await r.chat()
+  t.equal(failed.status, 503)
+  await failed.arrayBuffer()
+  const ok = await r.native()
+  await ok.arrayBuffer()
+  await r.recorded(2)
+  t.same(r.entries.map(e => [e.surface, e.status, e.usage === undefined]), [['chat', 503, true], ['native', 200, false]])
+  t.equal(r.calls.length, 2)
+})
+
+t.test('createProxy refuses a limiter, usage ledger or onCall that is none, naming the option', async t => {
+  for (const [name, value] of [['limiter', {}], ['usage', { flush () {} }], ['onCall', 'metrics'], ['limiter', 5]] as const) {
+    t.throws(() => createProxy({ password: PASSWORD, [name]: value } as never), { option: name, message: new RegExp(`^createProxy: ${name} must be`) }, name)
+  }
+})
