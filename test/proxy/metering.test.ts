@@ -114,6 +114,9 @@ t.test('every key response carries the rate headers: success, upstream error, st
   const check = async (res: Response, status: number, what: string): Promise<void> => {
     t.equal(res.status, status, what)
     for (const name of RATE_HEADERS) t.ok(res.headers.get(name) !== null, `${what}: ${name}`)
+    // Browsers hide response headers from scripts unless CORS exposes them.
+    const exposed = (res.headers.get('access-control-expose-headers') ?? '').split(/\s*,\s*/)
+    for (const name of RATE_HEADERS) t.ok(exposed.includes(name), `${what}: ${name} exposed to browser clients`)
     await res.arrayBuffer()
   }
   await check(await r.chat(), 200, 'chat')

@@ -16,10 +16,13 @@ import type { KeyCaller, KeyResolver, ProxyCaller } from './caller.ts'
 /** Shortest proxy password accepted at start-up (GEMINI_AUTH_PASSWORD, createProxy's `password`). */
 export const PROXY_PASSWORD_MIN_LENGTH = 16
 
-/** Added to every proxy response: browser clients call the proxy from any origin, without cookies. */
+/**
+ * Added to every proxy response: browser clients call the proxy from any origin, without cookies, and may read
+ * the headers that tell them when to retry (Retry-After, the x-ratelimit-* of a key's limits).
+ */
 export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'retry-after',
+  'access-control-expose-headers': 'retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens',
 })
 
 export const WWW_AUTHENTICATE = 'Bearer realm="gatehouse", Basic realm="gatehouse", charset="UTF-8"'
