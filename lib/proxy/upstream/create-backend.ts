@@ -13,7 +13,7 @@ export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBacke
   backend?: 'code-assist' | 'gemini-api'
 }
 
-const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS, GOOGLE_APPLICATION_CREDENTIALS or GEMINI_CREDENTIALS_DIR (Code Assist), or GEMINI_API_KEY (Gemini API)'
+const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS (Code Assist; GEMINI_CREDENTIALS_DIR for a pool), or GEMINI_API_KEY (Gemini API)'
 
 /** A backend that answers every call with UPSTREAM_NOT_CONFIGURED (503) and is never ready. */
 export function createUnconfiguredBackend (reason = NOT_CONFIGURED): Backend {

@@ -38,7 +38,8 @@ export const POOL_DEFAULTS = { credentialCooldownMs: 10_000, maxCredentialCooldo
 export interface CredentialPool<T> {
   /**
    * Runs `attempt` with the next usable credential; on a 429 or a 401/403 from it, with the next one, each
-   * credential at most once per call. Throws UPSTREAM_RATE_LIMITED (with the earliest retryAfter) when every
+   * credential at most once per call. A pool of one neither cools down nor sets aside (there is nothing to
+   * fail over to): each call tries it and gets the upstream's own error, as a single credential always did. Throws UPSTREAM_RATE_LIMITED (with the earliest retryAfter) when every
    * credential left is cooling down, UPSTREAM_CREDENTIALS_REJECTED when every one is set aside, else the
    * attempt's own error.
    */
@@ -107,7 +108,6 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
     async run (attempt) {
       const tried = new Set<Member<T>>()
       let limited: GatehouseError | undefined
-      let rejected: GatehouseError | undefined
       for (let m = next(tried); m !== undefined; m = next(tried)) {
         tried.add(m)
         try {
@@ -116,12 +116,13 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
           return result
         } catch (err) {
           if (!isGatehouseError(err)) throw err
+          // A pool of one has nothing to fail over to: its calls go out and fail as a single credential's always did.
+          if (members.length === 1) throw err
           if (err.upstreamStatus === 429) {
             coolDown(m, err)
             limited = err
           } else if (rejectsCredential(err)) {
             setAside(m, err.message)
-            rejected = err
           } else {
             throw err
           }
@@ -132,18 +133,13 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
       if (cooling.length > 0) {
         const earliest = Math.min(...cooling.map(m => m.until))
         const retryAfter = Math.max(1, Math.ceil((earliest - at) / 1000))
-        const message = members.length === 1 && limited !== undefined
-          ? limited.message
-          : `Every upstream credential is rate limited; the first is usable again in ${retryAfter} s`
-        throw fail('UPSTREAM_RATE_LIMITED', message, { upstreamStatus: 429, upstreamBody: limited?.upstreamBody, retryAfter })
+        throw fail('UPSTREAM_RATE_LIMITED', `Every upstream credential is rate limited; the first is usable again in ${retryAfter} s`, { upstreamStatus: 429, upstreamBody: limited?.upstreamBody, retryAfter })
       }
-      // A pool of one answers with the upstream's own rejection, as a single credential always did.
-      if (members.length === 1 && rejected !== undefined) throw rejected
       throw fail('UPSTREAM_CREDENTIALS_REJECTED', `Every upstream credential is set aside: ${members.map(m => `${m.name}: ${m.reason ?? 'unusable'}`).join('; ')}`)
     },
     setAside (name, reason) {
       const m = members.find(m => m.name === name)
-      if (m !== undefined && m.reason === undefined) setAside(m, reason)
+      if (m !== undefined && m.reason === undefined && members.length > 1) setAside(m, reason)
     },
     statuses () {
       const at = now()
