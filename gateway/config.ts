@@ -52,6 +52,8 @@ export interface GatewayConfig {
   readonly geminiCredentials?: Readonly<Record<string, unknown>>
   /** Path to an OAuth credentials file. Default unset (GOOGLE_APPLICATION_CREDENTIALS, PLATFORM_APPLICATION_CREDENTIALS). */
   readonly credentialsFile?: string
+  /** A directory of Code Assist OAuth credential files, used as a pool. Default unset (GEMINI_CREDENTIALS_DIR). */
+  readonly credentialsDir?: string
   /** Upstream project id; discovered through onboarding when unset. Default unset (GOOGLE_CLOUD_PROJECT, PLATFORM_CLOUD_PROJECT, GOOGLE_CLOUD_PROJECT_ID, GEMINI_PROJECT_ID, LLM_PROJECT_ID). */
   readonly projectId?: string
   /** OAuth client id for credentials without their own. Default unset (GEMINI_OAUTH_CLIENT_ID). */
@@ -60,7 +62,7 @@ export interface GatewayConfig {
   readonly oauthClientSecret?: string
   /** Code Assist base URL. Default unset: the library's `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
   readonly codeAssistEndpoint?: string
-  /** Key for the public Gemini API backend. Default unset (GEMINI_API_KEY). */
+  /** Key(s) for the public Gemini API backend, comma-separated for a pool. Default unset (GEMINI_API_KEY). */
   readonly geminiApiKey?: string
   /** Public Gemini API base URL. Default unset: the library's `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
   readonly geminiApiEndpoint?: string
@@ -150,6 +152,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_OAUTH_CLIENT_SECRET: str,
   CODE_ASSIST_ENDPOINT: url,
   GEMINI_API_KEY: str,
+  GEMINI_CREDENTIALS_DIR: str,
   GEMINI_API_ENDPOINT: url,
   GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
   GEMINI_MODELS_FILE: str,
@@ -243,7 +246,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const geminiCredentials = parseCredentials(v)
   const credentialsFile: string | undefined = first(v, 'GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS')
   const geminiApiKey: string | undefined = v.GEMINI_API_KEY
-  const hasOAuth = geminiCredentials !== undefined || credentialsFile !== undefined
+  const credentialsDir: string | undefined = v.GEMINI_CREDENTIALS_DIR
+  const hasOAuth = geminiCredentials !== undefined || credentialsFile !== undefined || credentialsDir !== undefined
   // The library's backend selection, checked here so a missing credential stops start-up with the variable's name.
   const backendInputs = { backend: v.GEMINI_BACKEND as GeminiBackend | undefined, hasOAuth, hasKey: geminiApiKey !== undefined }
   const geminiBackend = chooseBackend(backendInputs)
@@ -283,6 +287,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiModelAccess: parseModelAccess(v),
     geminiCredentials,
     credentialsFile,
+    credentialsDir,
     projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
     oauthClientId: v.GEMINI_OAUTH_CLIENT_ID,
     oauthClientSecret: v.GEMINI_OAUTH_CLIENT_SECRET,
@@ -325,6 +330,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   backend: ['GEMINI_BACKEND'],
   credentials: ['GEMINI_CREDENTIALS', 'LLM_CREDENTIALS'],
   credentialsFile: ['GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS'],
+  credentialsDir: ['GEMINI_CREDENTIALS_DIR'],
   projectId: ['GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'],
   oauthClientId: ['GEMINI_OAUTH_CLIENT_ID'],
   oauthClientSecret: ['GEMINI_OAUTH_CLIENT_SECRET'],

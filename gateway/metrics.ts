@@ -3,7 +3,7 @@
 // from a fixed list, status classes, catalogue model names, store operation names. No user ids, no raw paths.
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
 import { ACCESS_LEVELS } from '../lib/index.ts'
-import type { AccessLevel, AuthEvent, ProxyObserver, StoreObserver, BodyBudget, UsageEntry } from '../lib/index.ts'
+import type { AccessLevel, AuthEvent, CredentialStatus, ProxyObserver, StoreObserver, BodyBudget, UsageEntry } from '../lib/index.ts'
 
 export type { ProxyObserver }
 
@@ -52,6 +52,7 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const TOKEN_KINDS = [['input', 'inputTokens'], ['output', 'outputTokens'], ['thinking', 'thinkingTokens'], ['cached', 'cachedTokens']] as const
 const ACCESS_LABELS = new Set<string>([...ACCESS_LEVELS, 'operator'])
 const LIMITS = new Set<string>(['requests', 'tokens', 'tokens_per_day', 'concurrent'] satisfies LimitName[])
+const CREDENTIAL_STATES = ['ready', 'cooling', 'set_aside'] as const
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
 function statusClass (status: number): string {
@@ -163,6 +164,29 @@ export function createMetrics (options: MetricsOptions): Metrics {
     collect () { this.set(bodyBudget?.waiting ?? 0) },
   })
 
+  const credentialPools: Array<() => CredentialStatus[]> = []
+  // Read on each scrape: a cooldown ends by the clock, not by an event. Labelled by display name only, never the secret.
+  new Gauge({
+    name: 'gatehouse_upstream_credential_state',
+    help: 'Upstream credentials of the pool by name (key#1, a credentials file name) and state (ready, cooling, set_aside): 1 for the state it is in',
+    labelNames: ['credential', 'state'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const statuses of credentialPools) {
+        for (const { name, state } of statuses()) {
+          for (const s of CREDENTIAL_STATES) this.set({ credential: name, state: s }, s === state ? 1 : 0)
+        }
+      }
+    },
+  })
+  const credentialCooldowns = new Counter({
+    name: 'gatehouse_upstream_credential_cooldowns_total',
+    help: 'Times an upstream credential answered 429 and was cooled down, by credential name',
+    labelNames: ['credential'] as const,
+    registers: [registry],
+  })
+
   // Zero-valued series from the start, so dashboards and alerts see them before the first event.
   for (const event of ['created', 'ended', 'expired']) sessions.inc({ event }, 0)
   for (const result of ['success', 'failure', 'lockout']) logins.inc({ result }, 0)
@@ -202,6 +226,11 @@ export function createMetrics (options: MetricsOptions): Metrics {
       },
       streamClosed () { activeStreams.dec() },
       streamChunk (events) { streamChunks.inc(events) },
+      credentialCooldown (name) { credentialCooldowns.inc({ credential: name }) },
+      credentialPool (statuses) {
+        credentialPools.push(statuses)
+        for (const { name } of statuses()) credentialCooldowns.inc({ credential: name }, 0)
+      },
     },
     auth: event => AUTH_EVENTS[event]?.(),
     store (adapter, operation, seconds, ok) {

@@ -36,6 +36,7 @@ function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
     backend: config.geminiBackend,
     credentials: config.geminiCredentials,
     credentialsFile: config.credentialsFile,
+    credentialsDir: config.credentialsDir,
     oauthClientId: config.oauthClientId,
     oauthClientSecret: config.oauthClientSecret,
     projectId: config.projectId,

@@ -48,7 +48,7 @@ export function chooseBackend ({ backend, hasOAuth, hasKey }: BackendInputs): Ba
 /** Why the chosen backend cannot work (it lacks what it needs), or undefined. Messages name the gateway's variables. */
 export function backendProblem (inputs: BackendInputs): string | undefined {
   const kind = chooseBackend(inputs)
-  if (kind === 'code-assist' && !inputs.hasOAuth) return 'GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS is set'
+  if (kind === 'code-assist' && !inputs.hasOAuth) return 'GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS (nor GEMINI_CREDENTIALS_DIR) is set'
   if (kind === 'gemini-api' && !inputs.hasKey) return 'GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set'
   return undefined
 }

@@ -188,7 +188,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const ownsBackend = options.backend === undefined
   const backend = options.backend ?? (options.upstream === undefined
     ? createUnconfiguredBackend()
-    : createBackend({ logger: options.logger, observer: options.observer, ...options.upstream }))
+    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, ...options.upstream }))
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })

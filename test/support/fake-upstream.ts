@@ -21,6 +21,7 @@
 //   fake.setDefault(call, reply, model)  ...of a call naming that model only (Code Assist envelope or Gemini API path)
 //   fake.acceptedTokens = new Set(['x'])   when set, Code Assist calls with any other bearer token get 401 (issued tokens are added)
 //   fake.apiKey = 'k'                  when set, Gemini API calls with another x-goog-api-key get 400 API_KEY_INVALID
+//   fake.keyReplies.set('k', reply)    every Gemini API call with that x-goog-api-key gets this answer (a pool's key that is rate limited, disabled, ...)
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
@@ -81,6 +82,7 @@ export interface FakeUpstream {
   requests: FakeRequest[]
   acceptedTokens: Set<string> | undefined
   apiKey: string | undefined
+  keyReplies: Map<string, FakeReply>
   tokenExpiresIn: number
   /** Access tokens issued by /token, in order. */
   issuedTokens: string[]
@@ -276,6 +278,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     requests: [],
     acceptedTokens: undefined,
     apiKey: undefined,
+    keyReplies: new Map(),
     tokenExpiresIn: 3599,
     issuedTokens: [],
     calls: call => fake.requests.filter(r => r.call === call),
@@ -299,6 +302,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       modelDefaults.clear()
       fake.acceptedTokens = undefined
       fake.apiKey = undefined
+      fake.keyReplies.clear()
     },
     async close () {
       for (const s of sockets) s.destroy()
@@ -330,6 +334,8 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
         return errorReply(401, { message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.' })
       }
     }
+    const keyReply = rec.api === 'gemini-api' ? fake.keyReplies.get(String(rec.headers['x-goog-api-key'] ?? rec.query.key)) : undefined
+    if (keyReply !== undefined) return keyReply
     if (rec.api === 'gemini-api' && fake.apiKey !== undefined) {
       const key = rec.headers['x-goog-api-key'] ?? rec.query.key
       if (key !== fake.apiKey) return errorReply(400, { message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID' })

@@ -3,6 +3,7 @@
 // Requests and responses are in the public Gemini API shape; the Code Assist backend
 // adds and removes its envelope ({model, project, user_prompt_id, request} / {response, traceId}).
 import type { PushQueue, PushQueueFlow, PushSink } from './push-queue.ts'
+import type { CredentialStatus } from './credential-pool.ts'
 
 /** A GenerateContentRequest in the public Gemini API shape (contents, systemInstruction, tools, toolConfig, safetySettings, generationConfig, ...). */
 export type GeminiRequest = Record<string, unknown>
@@ -86,4 +87,8 @@ export interface ProxyObserver {
   streamClosed? (): void
   /** Events written to a streaming client, counted per write (events that arrived together go out together). */
   streamChunk? (events: number): void
+  /** A credential of a pool cooled down after a 429 (by its display name: `key#2`, a file name). */
+  credentialCooldown? (name: string): void
+  /** A credential pool was created: `statuses` tells its credentials' states whenever asked (for gauges). */
+  credentialPool? (statuses: () => CredentialStatus[]): void
 }

@@ -1,6 +1,6 @@
 // The HTTP client for every upstream call: one keep-alive undici Agent, connect and idle timeouts,
-// cancellation through the caller's signal, one refresh-and-retry on 401, bounded retries with
-// jitter for unary calls, SSE decoding for streams, and upstream errors turned into GatehouseErrors.
+// cancellation through the caller's signal, one refresh-and-retry on 401, one retry with jitter of
+// a unary call answered 5xx, SSE decoding for streams, and upstream errors turned into GatehouseErrors.
 import { Agent } from 'undici'
 import type { Dispatcher } from 'undici'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -9,7 +9,7 @@ import type { GatehouseError } from '../../errors.ts'
 import { createPushQueue } from './push-queue.ts'
 import type { PushQueue } from './push-queue.ts'
 import { createSseDecoder } from './sse.ts'
-import { errorReasons, parseErrorBody, retryDelaySeconds, upstreamError } from './errors.ts'
+import { parseErrorBody, retryDelaySeconds, upstreamError } from './errors.ts'
 import { UPSTREAM_DEFAULTS } from './options.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
 import type { UpstreamClientOptions } from './options.ts'
@@ -64,7 +64,9 @@ const AS_IS = (events: unknown[]): unknown[] => events
 
 /** Model named in the User-Agent of calls that are not about one model (project setup). */
 const SETUP_MODEL = 'gemini-2.5-pro'
-const RETRYABLE = (status: number): boolean => status === 429 || status === 499 || (status >= 500 && status <= 599)
+// A 429 is never retried on the same credential: the credential pool cools it down and fails over
+// (lib/proxy/upstream/credential-pool.ts), so gateway and client retries cannot multiply.
+const RETRYABLE = (status: number): boolean => status === 499 || (status >= 500 && status <= 599)
 
 export function createUpstreamClient (options: UpstreamClientOptions = {}): UpstreamClient {
   const o = { ...UPSTREAM_DEFAULTS, ...withoutUndefined(options) }
@@ -101,8 +103,6 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
   function retryDelayMs (status: number, text: string, attempt: number): number | undefined {
     if (!RETRYABLE(status) || attempt >= o.maxRetries) return undefined
     const body = parseErrorBody(text)
-    // A spent daily quota does not come back within any wait worth holding a request for.
-    if (status === 429 && errorReasons(body).includes('QUOTA_EXHAUSTED')) return undefined
     const hinted = retryDelaySeconds(body)
     if (hinted !== undefined) {
       const ms = hinted * 1000

@@ -2,11 +2,16 @@
 // and the {model, project, user_prompt_id, request} / {response, traceId} envelope around the public
 // Gemini API shapes the routes work with.
 import { randomUUID } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ConfigurationError, isGatehouseError } from '../../errors.ts'
+import { createCredentialPool, rejectsCredential } from './credential-pool.ts'
 import { geminiEventStream } from './backend.ts'
 import type { Backend, GeminiResponse, UpstreamCall } from './backend.ts'
 import { loadOAuthCredential } from './credentials.ts'
 import type { OAuthCredentialOptions } from './credentials.ts'
 import { createCodeAssistSetup } from './code-assist-setup.ts'
+import type { CodeAssistSetup } from './code-assist-setup.ts'
 import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
@@ -18,6 +23,8 @@ export { DEFAULT_CODE_ASSIST_ENDPOINT } from '../../option-rules.ts'
 export interface CodeAssistBackendOptions extends OAuthCredentialOptions, UpstreamClientOptions {
   /** Code Assist base URL. Default `https://cloudcode-pa.googleapis.com` (CODE_ASSIST_ENDPOINT). */
   codeAssistEndpoint?: string
+  /** A directory of OAuth credential files (`*.json`), used as a pool; each is written back on refresh like credentialsFile. Wins over credentials/credentialsFile. Default unset (GEMINI_CREDENTIALS_DIR). */
+  credentialsDir?: string
   /** Upstream project (GOOGLE_CLOUD_PROJECT and aliases). Default unset: discovered through loadCodeAssist/onboardUser. */
   projectId?: string
   /** Wait between polls of the onboarding operation in ms. Default 5000. */
@@ -41,6 +48,24 @@ export function unwrapCodeAssistResponse (envelope: unknown): GeminiResponse {
   return response
 }
 
+/**
+ * The credentials to load: every `*.json` file of credentialsDir (named by file name, in name order), else the
+ * one given by credentials/credentialsFile (named `credentials`). Throws ConfigurationError naming credentialsDir
+ * when it cannot be read or holds no credentials file.
+ */
+function credentialSources (options: CodeAssistBackendOptions): Array<{ name: string, source: OAuthCredentialOptions }> {
+  const dir = options.credentialsDir
+  if (dir === undefined) return [{ name: 'credentials', source: {} }]
+  let files: string[]
+  try {
+    files = readdirSync(dir, { withFileTypes: true }).filter(e => !e.isDirectory() && e.name.endsWith('.json')).map(e => e.name).sort()
+  } catch (err) {
+    throw new ConfigurationError('credentialsDir', `credentialsDir (GEMINI_CREDENTIALS_DIR) cannot be read: ${(err as Error).message}`, { code: 'UPSTREAM_NOT_CONFIGURED' })
+  }
+  if (files.length === 0) throw new ConfigurationError('credentialsDir', `credentialsDir (GEMINI_CREDENTIALS_DIR) holds no *.json credentials file: ${dir}`, { code: 'UPSTREAM_NOT_CONFIGURED' })
+  return files.map(name => ({ name, source: { credentials: undefined, credentialsFile: join(dir, name) } }))
+}
+
 /** Throws ConfigurationError (code UPSTREAM_NOT_CONFIGURED) at once when the credentials cannot be used (bad JSON, no refresh token, no OAuth client). */
 export function createCodeAssistBackend (options: CodeAssistBackendOptions): Backend {
   const base = (options.codeAssistEndpoint ?? DEFAULT_CODE_ASSIST_ENDPOINT).replace(/\/+$/, '')
@@ -49,28 +74,33 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
   const endpoint = (path: string): string | URL => URL.canParse(base + path) ? new URL(base + path) : base + path
   const generateUrl = endpoint('/v1internal:generateContent')
   const streamUrl = endpoint('/v1internal:streamGenerateContent?alt=sse')
-  const credential = loadOAuthCredential(options)
   const client = createUpstreamClient(options)
-  const auth: UpstreamAuth = {
-    async headers () {
-      return { authorization: `Bearer ${await credential.accessToken()}` }
-    },
-    async rejected (used) {
-      await credential.refreshAfterRejection(used.authorization.slice('Bearer '.length))
-    },
-  }
-  const setup = createCodeAssistSetup({
-    endpoint: base,
-    client,
-    auth,
-    credential,
-    project: options.projectId,
-    pollIntervalMs: options.onboardPollIntervalMs,
-    pollTimeoutMs: options.onboardTimeoutMs,
-    logger: options.logger,
+  // Each credential has its own account, so its own project (discovered per credential unless projectId is given).
+  const members = credentialSources(options).map(({ name, source }) => {
+    const credential = loadOAuthCredential({ ...options, ...source })
+    const auth: UpstreamAuth = {
+      async headers () {
+        return { authorization: `Bearer ${await credential.accessToken()}` }
+      },
+      async rejected (used) {
+        await credential.refreshAfterRejection(used.authorization.slice('Bearer '.length))
+      },
+    }
+    const setup = createCodeAssistSetup({
+      endpoint: base,
+      client,
+      auth,
+      credential,
+      project: options.projectId,
+      pollIntervalMs: options.onboardPollIntervalMs,
+      pollTimeoutMs: options.onboardTimeoutMs,
+      logger: options.logger,
+    })
+    return { name, value: { credential, auth, setup } }
   })
+  const pool = createCredentialPool(members, options)
 
-  async function envelope (call: UpstreamCall): Promise<Record<string, unknown>> {
+  async function envelope (call: UpstreamCall, setup: CodeAssistSetup): Promise<Record<string, unknown>> {
     const project = await setup.project()
     const request = call.sessionId === undefined ? call.request : { ...call.request, session_id: call.sessionId }
     return { model: call.model, project, user_prompt_id: randomUUID(), request }
@@ -78,13 +108,11 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
 
   return {
     async generate (call) {
-      const body = await envelope(call)
-      const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal, expectObject: true })
+      const answer = await pool.run(async ({ auth, setup }) => client.json({ url: generateUrl, body: await envelope(call, setup), model: call.model, auth, signal: call.signal, expectObject: true }))
       return unwrapCodeAssistResponse(answer)
     },
     async stream (call) {
-      const body = await envelope(call)
-      return geminiEventStream(await client.stream({ url: streamUrl, body, model: call.model, auth, signal: call.signal }, events => {
+      return geminiEventStream(await pool.run(async ({ auth, setup }) => client.stream({ url: streamUrl, body: await envelope(call, setup), model: call.model, auth, signal: call.signal }, events => {
         const responses: GeminiResponse[] = []
         for (const event of events) {
           // Events without a response (bookkeeping such as credits) carry nothing for the client.
@@ -92,26 +120,32 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
           responses.push(unwrapCodeAssistResponse(event))
         }
         return responses
-      }))
+      })))
     },
     async countTokens (call) {
       const body = { request: { model: `models/${call.model}`, contents: contentsToCount(call.request) } }
-      const answer = await client.json({ url: `${base}/v1internal:countTokens`, body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      const answer = await pool.run(({ auth }) => client.json({ url: `${base}/v1internal:countTokens`, body, model: call.model, auth, signal: call.signal })) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
     async ready () {
-      try {
-        await credential.accessToken()
-        await setup.project()
-        return { ok: true }
-      } catch (err) {
-        return { ok: false, reason: (err as Error).message }
+      // Ready while one credential works; one that is refused (invalid_grant, no licence) is set aside on the way.
+      let reason: string | undefined
+      for (const { name, value: { credential, setup } } of pool.usable()) {
+        try {
+          await credential.accessToken()
+          await setup.project()
+          return { ok: true }
+        } catch (err) {
+          reason = (err as Error).message
+          if (isGatehouseError(err) && rejectsCredential(err)) pool.setAside(name, reason)
+        }
       }
+      return reason === undefined ? pool.ready() : { ok: false, reason }
     },
     async close () {
-      setup.close()
+      for (const { value } of members) value.setup.close()
       await client.close()
-      await credential.flush()
+      await Promise.all(members.map(m => m.value.credential.flush()))
     },
   }
 }

@@ -5,7 +5,7 @@ import { BACKEND_KINDS, backendProblem, chooseBackend, isHttpUrl } from '../../o
 import type { Backend } from './backend.ts'
 import { createCodeAssistBackend } from './code-assist-backend.ts'
 import type { CodeAssistBackendOptions } from './code-assist-backend.ts'
-import { createGeminiApiBackend } from './gemini-api-backend.ts'
+import { apiKeyList, createGeminiApiBackend } from './gemini-api-backend.ts'
 import type { GeminiApiBackendOptions } from './gemini-api-backend.ts'
 
 export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBackendOptions {
@@ -13,7 +13,7 @@ export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBacke
   backend?: 'code-assist' | 'gemini-api'
 }
 
-const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS (Code Assist), or GEMINI_API_KEY (Gemini API)'
+const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS (Code Assist; GEMINI_CREDENTIALS_DIR for a pool), or GEMINI_API_KEY (Gemini API)'
 
 /** A backend that answers every call with UPSTREAM_NOT_CONFIGURED (503) and is never ready. */
 export function createUnconfiguredBackend (reason = NOT_CONFIGURED): Backend {
@@ -45,13 +45,13 @@ export function checkBackendOptions (options: BackendOptions, prefix = ''): void
     if (o[name] !== undefined && !isHttpUrl(o[name])) refuse(name, 'an http(s) URL', o[name], prefix)
   }
   for (const name of ['apiKey', 'oauthClientSecret']) if (o[name] !== undefined && typeof o[name] !== 'string') refuse(name, 'a string', undefined, prefix)
-  for (const name of ['credentialsFile', 'oauthClientId', 'projectId', 'userAgentVersion']) {
+  for (const name of ['credentialsFile', 'credentialsDir', 'oauthClientId', 'projectId', 'userAgentVersion']) {
     if (o[name] !== undefined && (typeof o[name] !== 'string' || o[name] === '')) refuse(name, 'a non-empty string', o[name], prefix)
   }
   if (o.credentials !== undefined && typeof o.credentials !== 'string' && (o.credentials === null || typeof o.credentials !== 'object' || Array.isArray(o.credentials))) {
     refuse('credentials', 'OAuth credentials as a JSON string or object', undefined, prefix)
   }
-  for (const name of ['connectTimeoutMs', 'idleTimeoutMs', 'retryBaseDelayMs', 'onboardPollIntervalMs', 'onboardTimeoutMs', 'refreshTimeoutMs']) {
+  for (const name of ['connectTimeoutMs', 'idleTimeoutMs', 'retryBaseDelayMs', 'onboardPollIntervalMs', 'onboardTimeoutMs', 'refreshTimeoutMs', 'credentialCooldownMs', 'maxCredentialCooldownMs']) {
     const v = o[name]
     if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 1)) refuse(name, 'a positive whole number of ms', v, prefix)
   }
@@ -59,6 +59,7 @@ export function checkBackendOptions (options: BackendOptions, prefix = ''): void
     const v = o[name]
     if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) refuse(name, 'a whole number, 0 or more', v, prefix)
   }
+  if (o.now !== undefined && typeof o.now !== 'function') refuse('now', 'a function', undefined, prefix)
   if (o.writeBack !== undefined && typeof o.writeBack !== 'boolean') refuse('writeBack', 'true or false', o.writeBack, prefix)
 }
 
@@ -71,8 +72,8 @@ export function createBackend (options: BackendOptions): Backend {
   checkBackendOptions(options)
   const inputs = {
     backend: options.backend,
-    hasOAuth: options.credentials !== undefined || options.credentialsFile !== undefined,
-    hasKey: options.apiKey !== undefined && options.apiKey !== '',
+    hasOAuth: options.credentials !== undefined || options.credentialsFile !== undefined || options.credentialsDir !== undefined,
+    hasKey: apiKeyList(options.apiKey).length > 0,
   }
   const problem = backendProblem(inputs)
   if (problem !== undefined) throw new ConfigurationError('backend', problem, { code: 'UPSTREAM_NOT_CONFIGURED' })

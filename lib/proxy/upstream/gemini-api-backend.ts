@@ -6,15 +6,21 @@ import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
+import { createCredentialPool } from './credential-pool.ts'
 
 import { DEFAULT_GEMINI_API_ENDPOINT } from '../../option-rules.ts'
 export { DEFAULT_GEMINI_API_ENDPOINT } from '../../option-rules.ts'
 
 export interface GeminiApiBackendOptions extends UpstreamClientOptions {
-  /** API key (GEMINI_API_KEY), sent as x-goog-api-key. */
+  /** API key (GEMINI_API_KEY), sent as x-goog-api-key; several separated by commas are a pool (`key#1`, `key#2`, ...). Default unset. */
   apiKey?: string
   /** Base URL. Default `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
   geminiApiEndpoint?: string
+}
+
+/** The keys of a GEMINI_API_KEY value: one, or several separated by commas (blanks ignored). */
+export function apiKeyList (value: string | undefined): string[] {
+  return (value ?? '').split(',').map(k => k.trim()).filter(k => k !== '')
 }
 
 function asResponse (value: unknown): GeminiResponse {
@@ -23,29 +29,32 @@ function asResponse (value: unknown): GeminiResponse {
 
 export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backend {
   const base = (options.geminiApiEndpoint ?? DEFAULT_GEMINI_API_ENDPOINT).replace(/\/+$/, '')
-  const apiKey = options.apiKey ?? ''
+  const keys = apiKeyList(options.apiKey)
   const client = createUpstreamClient(options)
-  const auth: UpstreamAuth = { headers: async () => ({ 'x-goog-api-key': apiKey }) }
+  const pool = createCredentialPool(keys.map((key, i): { name: string, value: UpstreamAuth } => ({
+    name: `key#${i + 1}`,
+    value: { headers: async () => ({ 'x-goog-api-key': key }) },
+  })), options)
   const url = (model: string, action: string): string => `${base}/v1beta/models/${encodeURIComponent(model)}:${action}`
 
   return {
     async generate (call) {
       // The public API has no session_id; sending one would be an unknown field (400).
-      return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal, expectObject: true }))
+      return asResponse(await pool.run(auth => client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal, expectObject: true })))
     },
     async stream (call) {
-      return geminiEventStream(await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal }, events => events.map(asResponse)))
+      return geminiEventStream(await pool.run(auth => client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: call.request, model: call.model, auth, signal: call.signal }, events => events.map(asResponse))))
     },
     async countTokens (call) {
       const nested = call.request.generateContentRequest
       const body = nested !== null && typeof nested === 'object'
         ? { generateContentRequest: { ...nested, model: `models/${call.model}`, contents: contentsToCount(call.request) } }
         : { contents: contentsToCount(call.request) }
-      const answer = await client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      const answer = await pool.run(auth => client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal })) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
     async ready () {
-      return apiKey === '' ? { ok: false, reason: 'GEMINI_API_KEY is not set' } : { ok: true }
+      return keys.length === 0 ? { ok: false, reason: 'GEMINI_API_KEY is not set' } : pool.ready()
     },
     async close () {
       await client.close()

@@ -1,0 +1,161 @@
+// Several credentials for one upstream (API keys, Code Assist credential files, Vertex locations), handed
+// out in turn. A 429 cools the credential down and the call fails over to the next one; a 401/403 sets it
+// aside; only when every credential is cooling down does the client get a 429, with the earliest
+// Retry-After. The pool sits around one upstream request that has not answered yet (a stream's 200 comes
+// before any event is sent), so failing over never repeats a byte the client already has.
+import { fail, isGatehouseError } from '../../errors.ts'
+import type { GatehouseError } from '../../errors.ts'
+import { SILENT_LOGGER } from '../../logger.ts'
+import type { Logger } from '../../logger.ts'
+import type { ProxyObserver, ReadyState } from './backend.ts'
+import { retryDelaySeconds } from './errors.ts'
+
+export type CredentialState = 'ready' | 'cooling' | 'set_aside'
+
+/** One credential as metrics and logs see it: its display name, never the secret. */
+export interface CredentialStatus {
+  name: string
+  state: CredentialState
+  /** Why it was set aside (the upstream's message). */
+  reason?: string
+  /** While cooling: when it is handed out again (ms since the epoch). */
+  until?: number
+}
+
+export interface CredentialPoolOptions {
+  /** First cooldown in ms after a 429 without a RetryInfo delay; doubles on each further 429 in a row. Default 10000. */
+  credentialCooldownMs?: number
+  /** Longest such cooldown in ms. Default 300000 (5 min). */
+  maxCredentialCooldownMs?: number
+  /** Clock of the cooldowns. Default the wall clock. */
+  now?: () => Date
+  logger?: Logger
+  observer?: ProxyObserver
+}
+
+export const POOL_DEFAULTS = { credentialCooldownMs: 10_000, maxCredentialCooldownMs: 300_000 } as const
+
+export interface CredentialPool<T> {
+  /**
+   * Runs `attempt` with the next usable credential; on a 429 or a 401/403 from it, with the next one, each
+   * credential at most once per call. A pool of one neither cools down nor sets aside (there is nothing to
+   * fail over to): each call tries it and gets the upstream's own error, as a single credential always did. Throws UPSTREAM_RATE_LIMITED (with the earliest retryAfter) when every
+   * credential left is cooling down, UPSTREAM_CREDENTIALS_REJECTED when every one is set aside, else the
+   * attempt's own error.
+   */
+  run<R>(attempt: (value: T, name: string) => Promise<R>): Promise<R>
+  /** Sets a credential aside (a readiness check found it unusable). */
+  setAside (name: string, reason: string): void
+  /** Every credential's state now. */
+  statuses (): CredentialStatus[]
+  /** The credentials that are not set aside, in order. */
+  usable (): Array<{ name: string, value: T }>
+  /** Ready while one credential is not set aside: a cooling one comes back by itself. */
+  ready (): ReadyState
+}
+
+interface Member<T> {
+  name: string
+  value: T
+  until: number
+  streak: number
+  reason?: string
+}
+
+/** A 401 or 403 (or a refresh answered invalid_grant): this credential will not work until someone fixes it. */
+export function rejectsCredential (err: GatehouseError): boolean {
+  return err.upstreamStatus === 401 || err.upstreamStatus === 403 ||
+    err.code === 'UPSTREAM_CREDENTIALS_UNUSABLE' || err.code === 'UPSTREAM_CREDENTIALS_REJECTED'
+}
+
+export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, value: T }>, options: CredentialPoolOptions = {}): CredentialPool<T> {
+  const baseMs = options.credentialCooldownMs ?? POOL_DEFAULTS.credentialCooldownMs
+  const maxMs = options.maxCredentialCooldownMs ?? POOL_DEFAULTS.maxCredentialCooldownMs
+  const now = (): number => (options.now?.() ?? new Date()).getTime()
+  const logger = options.logger ?? SILENT_LOGGER
+  const members: Array<Member<T>> = entries.map(e => ({ name: e.name, value: e.value, until: 0, streak: 0 }))
+  let cursor = 0
+
+  const stateOf = (m: Member<T>, at: number): CredentialState => m.reason !== undefined ? 'set_aside' : m.until > at ? 'cooling' : 'ready'
+
+  function next (tried: Set<Member<T>>): Member<T> | undefined {
+    const at = now()
+    for (let k = 0; k < members.length; k++) {
+      const i = (cursor + k) % members.length
+      const m = members[i]
+      if (tried.has(m) || stateOf(m, at) !== 'ready') continue
+      cursor = i + 1
+      return m
+    }
+    return undefined
+  }
+
+  function coolDown (m: Member<T>, err: GatehouseError): void {
+    const hinted = retryDelaySeconds(err.upstreamBody as Parameters<typeof retryDelaySeconds>[0])
+    const ms = hinted !== undefined ? hinted * 1000 : Math.min(maxMs, baseMs * 2 ** m.streak)
+    m.streak++
+    m.until = now() + ms
+    options.observer?.credentialCooldown?.(m.name)
+    logger.warn({ credential: m.name, cooldownMs: Math.round(ms) }, 'Upstream credential rate limited: cooling down, failing over')
+  }
+
+  function setAside (m: Member<T>, reason: string): void {
+    m.reason = reason
+    logger.error({ credential: m.name, reason }, 'Upstream credential rejected: set aside until restart')
+  }
+
+  const pool: CredentialPool<T> = {
+    async run (attempt) {
+      const tried = new Set<Member<T>>()
+      let limited: GatehouseError | undefined
+      for (let m = next(tried); m !== undefined; m = next(tried)) {
+        tried.add(m)
+        try {
+          const result = await attempt(m.value, m.name)
+          m.streak = 0
+          return result
+        } catch (err) {
+          if (!isGatehouseError(err)) throw err
+          // A pool of one has nothing to fail over to: its calls go out and fail as a single credential's always did.
+          if (members.length === 1) throw err
+          if (err.upstreamStatus === 429) {
+            coolDown(m, err)
+            limited = err
+          } else if (rejectsCredential(err)) {
+            setAside(m, err.message)
+          } else {
+            throw err
+          }
+        }
+      }
+      const at = now()
+      const cooling = members.filter(m => stateOf(m, at) === 'cooling')
+      if (cooling.length > 0) {
+        const earliest = Math.min(...cooling.map(m => m.until))
+        const retryAfter = Math.max(1, Math.ceil((earliest - at) / 1000))
+        throw fail('UPSTREAM_RATE_LIMITED', `Every upstream credential is rate limited; the first is usable again in ${retryAfter} s`, { upstreamStatus: 429, upstreamBody: limited?.upstreamBody, retryAfter })
+      }
+      throw fail('UPSTREAM_CREDENTIALS_REJECTED', `Every upstream credential is set aside: ${members.map(m => `${m.name}: ${m.reason ?? 'unusable'}`).join('; ')}`)
+    },
+    setAside (name, reason) {
+      const m = members.find(m => m.name === name)
+      if (m !== undefined && m.reason === undefined && members.length > 1) setAside(m, reason)
+    },
+    statuses () {
+      const at = now()
+      return members.map(m => {
+        const state = stateOf(m, at)
+        return state === 'set_aside' ? { name: m.name, state, reason: m.reason } : state === 'cooling' ? { name: m.name, state, until: m.until } : { name: m.name, state }
+      })
+    },
+    usable () {
+      return members.filter(m => m.reason === undefined).map(m => ({ name: m.name, value: m.value }))
+    },
+    ready () {
+      if (members.some(m => m.reason === undefined)) return { ok: true }
+      return { ok: false, reason: `Every upstream credential is set aside: ${members.map(m => `${m.name}: ${m.reason ?? ''}`).join('; ')}` }
+    },
+  }
+  options.observer?.credentialPool?.(() => pool.statuses())
+  return pool
+}
