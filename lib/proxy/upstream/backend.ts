@@ -3,7 +3,6 @@
 // Requests and responses are in the public Gemini API shape; the Code Assist backend
 // adds and removes its envelope ({model, project, user_prompt_id, request} / {response, traceId}).
 import type { PushQueue, PushQueueFlow, PushSink } from './push-queue.ts'
-import type { CredentialStatus } from './credential-pool.ts'
 
 /** A GenerateContentRequest in the public Gemini API shape (contents, systemInstruction, tools, toolConfig, safetySettings, generationConfig, ...). */
 export type GeminiRequest = Record<string, unknown>
@@ -78,6 +77,18 @@ export interface Backend {
   /** Readiness: credentials usable and project resolved (may trigger discovery once). */
   ready (): Promise<ReadyState>
   close (): Promise<void>
+}
+
+export type CredentialState = 'ready' | 'cooling' | 'set_aside'
+
+/** One credential as metrics and logs see it: its display name, never the secret. */
+export interface CredentialStatus {
+  name: string
+  state: CredentialState
+  /** Why it was set aside (the upstream's message). */
+  reason?: string
+  /** While cooling: when it is handed out again (ms since the epoch). */
+  until?: number
 }
 
 /** Observes upstream calls for metrics; every method optional. */

@@ -7,20 +7,9 @@ import { fail, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
 import type { Logger } from '../../logger.ts'
-import type { ProxyObserver, ReadyState } from './backend.ts'
+import type { CredentialState, CredentialStatus, ProxyObserver, ReadyState } from './backend.ts'
 import { retryDelaySeconds } from './errors.ts'
 
-export type CredentialState = 'ready' | 'cooling' | 'set_aside'
-
-/** One credential as metrics and logs see it: its display name, never the secret. */
-export interface CredentialStatus {
-  name: string
-  state: CredentialState
-  /** Why it was set aside (the upstream's message). */
-  reason?: string
-  /** While cooling: when it is handed out again (ms since the epoch). */
-  until?: number
-}
 
 export interface CredentialPoolOptions {
   /** First cooldown in ms after a 429 without a RetryInfo delay; doubles on each further 429 in a row. Default 10000. */
