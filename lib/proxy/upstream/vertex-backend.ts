@@ -2,7 +2,7 @@
 // application-default credentials (a service-account key file, GKE Workload Identity) or, in express mode, an API
 // key. Hosts, paths and sources: docs/upstream-protocol.md, "Vertex AI backend".
 import { readFileSync } from 'node:fs'
-import type { AuthClient, GoogleAuth } from 'google-auth-library'
+import type { AuthClient } from 'google-auth-library'
 import { fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { geminiEventStream } from './backend.ts'
@@ -54,14 +54,13 @@ export function withRoles (request: GeminiRequest): GeminiRequest {
   }
 }
 
-/** The service-account key file's `token_uri`, when it names another token endpoint than Google's (a test's fake). */
-function keyFileTokenUri (file: string | undefined): string | undefined {
-  if (file === undefined) return undefined
+interface KeyFile { type?: unknown, client_email?: unknown, private_key?: unknown, private_key_id?: unknown, token_uri?: unknown }
+
+function readKeyFile (file: string): KeyFile {
   try {
-    const uri = (JSON.parse(readFileSync(file, 'utf8')) as { token_uri?: unknown }).token_uri
-    return typeof uri === 'string' && uri !== GOOGLE_TOKEN_URL ? uri : undefined
-  } catch {
-    return undefined // google-auth-library reports the unreadable file, with its own words, on the first call
+    return JSON.parse(readFileSync(file, 'utf8')) as KeyFile
+  } catch (err) {
+    throw new Error(`the key file ${file} (GOOGLE_APPLICATION_CREDENTIALS) cannot be read as JSON: ${(err as Error).message}`)
   }
 }
 
@@ -72,21 +71,28 @@ function adcAuth (options: VertexBackendOptions): UpstreamAuth & { check (): Pro
   // google-auth-library (about 20 MB with its HTTP stack) loads on the first call, so a process that never calls
   // Vertex never loads it.
   async function load (): Promise<AuthClient> {
-    const { GoogleAuth } = await import('google-auth-library')
-    const auth: GoogleAuth = new GoogleAuth({ keyFile: options.credentialsFile, scopes: [CLOUD_PLATFORM_SCOPE] })
-    const loaded = await auth.getClient()
-    const tokenUri = keyFileTokenUri(options.credentialsFile)
+    const { GoogleAuth, JWT } = await import('google-auth-library')
+    const file = options.credentialsFile
+    const key = file === undefined ? undefined : readKeyFile(file)
+    if (file === undefined || key?.type !== 'service_account') {
+      // The metadata server (GKE Workload Identity), or a key file of another kind (external account, gcloud's user
+      // credentials), which google-auth-library reads itself.
+      return await new GoogleAuth({ keyFile: file, scopes: [CLOUD_PLATFORM_SCOPE] }).getClient()
+    }
+    // A service-account key, given to the JWT client as google-auth-library recommends for a file named by the operator.
+    const jwt: AuthClient = new JWT({ email: String(key.client_email), key: String(key.private_key), keyId: typeof key.private_key_id === 'string' ? key.private_key_id : undefined, scopes: [CLOUD_PLATFORM_SCOPE] })
+    const tokenUri = typeof key.token_uri === 'string' && key.token_uri !== GOOGLE_TOKEN_URL ? key.token_uri : undefined
     if (tokenUri !== undefined) {
-      // google-auth-library always posts a service account's grant to Google's endpoint; the key file's own
-      // token_uri is honoured here, as the key file is the operator's configuration.
-      loaded.transporter.interceptors.request.add({
+      // google-auth-library always posts the JWT grant to Google's endpoint; the key file's own token_uri is
+      // honoured here, as the key file is the operator's configuration.
+      jwt.transporter.interceptors.request.add({
         resolved: async request => {
           if (String(request.url) === GOOGLE_TOKEN_URL) request.url = new URL(tokenUri)
           return request
         },
       })
     }
-    return loaded
+    return jwt
   }
   function credentialError (err: unknown): GatehouseError {
     const message = err instanceof Error ? err.message : String(err)
@@ -110,11 +116,11 @@ function adcAuth (options: VertexBackendOptions): UpstreamAuth & { check (): Pro
       return { authorization: `Bearer ${await token()}` }
     },
     async rejected (used) {
-      // The token was refused: forget the cached one so google-auth-library fetches a new one.
+      // The token was refused: mark it expired so google-auth-library fetches a new one (once per refused token).
       if (rejected === used.authorization) return
       rejected = used.authorization
       const loaded = await client
-      if (loaded !== undefined) loaded.credentials = {}
+      if (loaded !== undefined) loaded.credentials = { ...loaded.credentials, expiry_date: 1 }
     },
     async check () { await token() },
   }
