@@ -74,7 +74,7 @@ export async function startFakeVertex (t: Test): Promise<FakeVertex> {
     const claims = verifiedClaims(String(form.assertion ?? ''), publicKey)
     if (claims === undefined) return refused('Invalid JWT Signature.')
     if (claims.iss !== SERVICE_ACCOUNT_EMAIL) return refused('Invalid issuer')
-    if (!String(claims.scope ?? '').split(' ').includes('https://www.googleapis.com/auth/cloud-platform')) return refused('Invalid scope')
+    if (typeof claims.scope !== 'string' || !claims.scope.split(' ').includes('https://www.googleapis.com/auth/cloud-platform')) return refused('Invalid scope')
     grants.push(claims)
     return undefined
   }

@@ -60,7 +60,7 @@ function readKeyFile (file: string): KeyFile {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as KeyFile
   } catch (err) {
-    throw new Error(`the key file ${file} (GOOGLE_APPLICATION_CREDENTIALS) cannot be read as JSON: ${(err as Error).message}`)
+    throw new Error(`the key file ${file} (GOOGLE_APPLICATION_CREDENTIALS) cannot be read as JSON: ${(err as Error).message}`, { cause: err })
   }
 }
 
