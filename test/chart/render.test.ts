@@ -388,7 +388,7 @@ t.test('the model policy values reach the ConfigMap as GEMINI_MODEL_ACCESS and P
 
 t.test('Vertex AI: Workload Identity annotations on the ServiceAccount, the key file from a Secret, GOOGLE_CLOUD_LOCATION and VERTEX_ENDPOINT', async t => {
   const objects = await renderSet('Vertex AI with Workload Identity and a mounted service-account key')
-  t.equal(only(objects, 'ServiceAccount').metadata.annotations['iam.gke.io/gcp-service-account'], 'gatehouse@my-project.iam.gserviceaccount.com')
+  t.equal(only(objects, 'ServiceAccount').metadata.annotations?.['iam.gke.io/gcp-service-account'], 'gatehouse@my-project.iam.gserviceaccount.com')
   const data = configData(objects)
   t.match(data, { GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'my-project', GOOGLE_CLOUD_LOCATION: 'europe-west4', VERTEX_ENDPOINT: 'https://europe-west4-aiplatform.googleapis.com', GOOGLE_APPLICATION_CREDENTIALS: '/etc/vertex/sa.json' })
   const pod = podSpecOf(only(objects, 'Deployment'))
