@@ -4,7 +4,7 @@ import type { Backend, BackendOptions, GeminiResponse } from '../../lib/index.ts
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createBackend, createNodeListener, createProxy, OPTION_RULES } from '../../lib/index.ts'
-import { vertexTarget } from '../../lib/proxy/upstream/vertex-backend.ts'
+import { createVertexBackend, vertexTarget } from '../../lib/proxy/upstream/vertex-backend.ts'
 import { errorReply, geminiResponse, streamReply } from '../support/fake-upstream.ts'
 import { SERVICE_ACCOUNT_EMAIL, startFakeVertex } from '../support/fake-vertex.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
@@ -179,4 +179,7 @@ t.test('Vertex is chosen only when asked for, and needs a project or an express-
   t.equal(OPTION_RULES.chooseBackend({ hasOAuth: false, hasKey: true, hasProject: true }), 'gemini-api')
   t.equal(OPTION_RULES.chooseBackend({ backend: 'vertex', hasOAuth: true, hasKey: false }), 'vertex')
   t.throws(() => createBackend({ backend: 'vertex' }), { code: 'UPSTREAM_NOT_CONFIGURED', message: /neither GOOGLE_CLOUD_PROJECT .* nor GEMINI_API_KEY/ })
+  const bare = createVertexBackend({})
+  t.teardown(() => bare.close())
+  t.match(await bare.ready(), { ok: false, reason: /GOOGLE_CLOUD_PROJECT .* or GEMINI_API_KEY/ }, 'built directly without either, it is never ready')
 })

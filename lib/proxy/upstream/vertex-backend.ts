@@ -137,7 +137,9 @@ export function vertexTarget (options: VertexBackendOptions): VertexTarget & { r
     return {
       url: (model, action) => `${base}/v1/publishers/google/models/${encodeURIComponent(model)}:${action}`,
       auth: { headers: async () => ({ 'x-goog-api-key': apiKey }) },
-      ready: async () => {},
+      ready: async () => {
+        if (apiKey === '') throw new Error('Vertex AI needs GOOGLE_CLOUD_PROJECT (application-default credentials) or GEMINI_API_KEY (express mode)')
+      },
     }
   }
   const base = (options.vertexEndpoint ?? vertexHost(location)).replace(/\/+$/, '')
