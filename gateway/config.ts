@@ -66,7 +66,11 @@ export interface GatewayConfig {
   readonly geminiApiKey?: string
   /** Public Gemini API base URL. Default unset: the library's `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
   readonly geminiApiEndpoint?: string
-  /** Which upstream the proxy uses. Default `code-assist` with OAuth credentials, else `gemini-api` with a key, else unset (GEMINI_BACKEND). */
+  /** Vertex AI location, `global` or a region. Default unset: the library's `global` (GOOGLE_CLOUD_LOCATION). */
+  readonly vertexLocation?: string
+  /** Vertex AI base URL replacing the location's host. Default unset: the location's host (VERTEX_ENDPOINT). */
+  readonly vertexEndpoint?: string
+  /** Which upstream the proxy uses. Default `code-assist` with OAuth credentials, else `gemini-api` with a key, else unset; `vertex` only when set (GEMINI_BACKEND). */
   readonly geminiBackend?: GeminiBackend
   /** Model catalogue override, comma-separated ids. Default unset: the built-in catalogue (GEMINI_MODELS). */
   readonly geminiModels?: readonly string[]
@@ -103,7 +107,7 @@ export class ConfigError extends ConfigurationError {
   }
 }
 
-const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, isPort, checkModelAccess, parseLimits } = OPTION_RULES
+const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, vertexLocationPattern, isPort, checkModelAccess, parseLimits } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const str = Joi.string().trim()
 const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
@@ -155,6 +159,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_CREDENTIALS_DIR: str,
   GEMINI_API_ENDPOINT: url,
   GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
+  GOOGLE_CLOUD_LOCATION: str.pattern(vertexLocationPattern, "'global' or a region such as us-central1"),
+  VERTEX_ENDPOINT: url,
   GEMINI_MODELS_FILE: str,
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   GEMINI_LIMITS: Joi.string(),
@@ -249,7 +255,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const credentialsDir: string | undefined = v.GEMINI_CREDENTIALS_DIR
   const hasOAuth = geminiCredentials !== undefined || credentialsFile !== undefined || credentialsDir !== undefined
   // The library's backend selection, checked here so a missing credential stops start-up with the variable's name.
-  const backendInputs = { backend: v.GEMINI_BACKEND as GeminiBackend | undefined, hasOAuth, hasKey: geminiApiKey !== undefined }
+  const projectId: string | undefined = first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID')
+  const backendInputs = { backend: v.GEMINI_BACKEND as GeminiBackend | undefined, hasOAuth, hasKey: geminiApiKey !== undefined, hasProject: projectId !== undefined }
   const geminiBackend = chooseBackend(backendInputs)
   const problem = backendProblem(backendInputs)
   if (problem !== undefined) throw new ConfigError('GEMINI_BACKEND', `Invalid configuration: ${problem}`)
@@ -288,12 +295,14 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiCredentials,
     credentialsFile,
     credentialsDir,
-    projectId: first(v, 'GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'),
+    projectId,
     oauthClientId: v.GEMINI_OAUTH_CLIENT_ID,
     oauthClientSecret: v.GEMINI_OAUTH_CLIENT_SECRET,
     codeAssistEndpoint: v.CODE_ASSIST_ENDPOINT?.replace(/\/+$/, ''),
     geminiApiKey,
     geminiApiEndpoint: v.GEMINI_API_ENDPOINT?.replace(/\/+$/, ''),
+    vertexLocation: v.GOOGLE_CLOUD_LOCATION,
+    vertexEndpoint: v.VERTEX_ENDPOINT?.replace(/\/+$/, ''),
     geminiBackend,
     geminiModelsFile: v.GEMINI_MODELS_FILE,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
@@ -337,6 +346,8 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   codeAssistEndpoint: ['CODE_ASSIST_ENDPOINT'],
   apiKey: ['GEMINI_API_KEY'],
   geminiApiEndpoint: ['GEMINI_API_ENDPOINT'],
+  vertexLocation: ['GOOGLE_CLOUD_LOCATION'],
+  vertexEndpoint: ['VERTEX_ENDPOINT'],
   models: ['GEMINI_MODELS'],
   limits: ['GEMINI_LIMITS'],
   'imageFetch.allowPrivateNetworks': ['IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS'],

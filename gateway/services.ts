@@ -43,6 +43,8 @@ function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
     codeAssistEndpoint: config.codeAssistEndpoint,
     apiKey: config.geminiApiKey,
     geminiApiEndpoint: config.geminiApiEndpoint,
+    vertexLocation: config.vertexLocation,
+    vertexEndpoint: config.vertexEndpoint,
   }
 }
 

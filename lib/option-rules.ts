@@ -30,17 +30,29 @@ export const DEFAULT_CODE_ASSIST_ENDPOINT = 'https://cloudcode-pa.googleapis.com
 /** createBackend's geminiApiEndpoint default. */
 export const DEFAULT_GEMINI_API_ENDPOINT = 'https://generativelanguage.googleapis.com'
 
-export type BackendKind = 'code-assist' | 'gemini-api'
-export const BACKEND_KINDS: readonly BackendKind[] = Object.freeze(['code-assist', 'gemini-api'])
+/** createBackend's vertexLocation default: Vertex AI's global endpoint. */
+export const DEFAULT_VERTEX_LOCATION = 'global'
+/** A Vertex AI location: `global` or a region such as `us-central1` (it becomes part of a host name). */
+export const VERTEX_LOCATION_PATTERN = /^[a-z][a-z0-9-]{0,62}$/
 
-/** What the backend choice depends on: an explicit choice, OAuth credentials (value or file), an API key. */
+/** The Vertex AI host of a location: `aiplatform.googleapis.com` for `global`, `R-aiplatform.googleapis.com` for region R. */
+export function vertexHost (location: string): string {
+  return location === DEFAULT_VERTEX_LOCATION ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`
+}
+
+export type BackendKind = 'code-assist' | 'gemini-api' | 'vertex'
+export const BACKEND_KINDS: readonly BackendKind[] = Object.freeze(['code-assist', 'gemini-api', 'vertex'])
+
+/** What the backend choice depends on: an explicit choice, OAuth credentials (value or file), an API key, a project. */
 export interface BackendInputs {
   backend?: BackendKind
   hasOAuth: boolean
   hasKey: boolean
+  /** A Google Cloud project is set (Vertex with application-default credentials; without one Vertex runs in express mode). */
+  hasProject?: boolean
 }
 
-/** Backend selection: the explicit choice, else Code Assist with OAuth credentials, else the Gemini API with a key, else none. */
+/** Backend selection: the explicit choice (Vertex is never guessed), else Code Assist with OAuth credentials, else the Gemini API with a key, else none. */
 export function chooseBackend ({ backend, hasOAuth, hasKey }: BackendInputs): BackendKind | undefined {
   return backend ?? (hasOAuth ? 'code-assist' : hasKey ? 'gemini-api' : undefined)
 }
@@ -50,6 +62,9 @@ export function backendProblem (inputs: BackendInputs): string | undefined {
   const kind = chooseBackend(inputs)
   if (kind === 'code-assist' && !inputs.hasOAuth) return 'GEMINI_BACKEND is code-assist but neither GEMINI_CREDENTIALS nor GOOGLE_APPLICATION_CREDENTIALS (nor GEMINI_CREDENTIALS_DIR) is set'
   if (kind === 'gemini-api' && !inputs.hasKey) return 'GEMINI_BACKEND is gemini-api but GEMINI_API_KEY is not set'
+  if (kind === 'vertex' && inputs.hasProject !== true && !inputs.hasKey) {
+    return 'GEMINI_BACKEND is vertex but neither GOOGLE_CLOUD_PROJECT (application-default credentials) nor GEMINI_API_KEY (express mode) is set'
+  }
   return undefined
 }
 
@@ -83,6 +98,8 @@ export const OPTION_RULES = Object.freeze({
   backendKinds: BACKEND_KINDS,
   chooseBackend,
   backendProblem,
+  /** The rule of createBackend's vertexLocation (GOOGLE_CLOUD_LOCATION). */
+  vertexLocationPattern: VERTEX_LOCATION_PATTERN,
   isPort,
   /** Throws createProxy's ConfigurationError (option `modelAccess...` or `minAccessLevel`) for options it would refuse. */
   checkModelAccess (modelAccess: unknown, minAccessLevel?: AccessLevel): void {

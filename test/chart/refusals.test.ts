@@ -70,6 +70,8 @@ t.test('values.schema.json rejects unknown keys, wrong types and values the gate
     ['root user', { securityContext: { runAsUser: 0 } }, /runAsUser/],
     ['negative shutdown timeout', { shutdown: { timeoutSeconds: -1 } }, /timeoutSeconds/],
     ['credentials neither env nor file', { credentials: { mountAs: 'volume' } }, /mountAs/],
+    ['a Vertex location that is no region name', { config: { vertexLocation: 'evil.example/x' } }, /vertexLocation/],
+    ['a Vertex endpoint that is no URL', { config: { vertexEndpoint: 'aiplatform.googleapis.com' } }, /vertexEndpoint/],
   ]
   await Promise.all(cases.map(async ([name, values, message]) => {
     const result = await template(values)
@@ -86,4 +88,11 @@ t.test('config.limits outside GEMINI_LIMITS\' rule is refused by the schema (unk
     t.not(result.code, 0, JSON.stringify(limits))
     t.equal(result.stdout, '', 'nothing is rendered')
   }
+})
+
+t.test('a service-account key file together with a Code Assist credentials file is refused: both would set GOOGLE_APPLICATION_CREDENTIALS', async t => {
+  const result = await template({ serviceAccountKey: { secretName: 'vertex-key' }, credentials: { mountAs: 'file' }, secrets: { credentials: '{"refresh_token":"x"}' } })
+  t.not(result.code, 0)
+  t.match(result.stderr, 'serviceAccountKey.secretName and credentials.mountAs=file both set GOOGLE_APPLICATION_CREDENTIALS')
+  t.equal(result.stdout, '', 'nothing is rendered')
 })

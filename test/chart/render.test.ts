@@ -14,6 +14,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
   'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'GEMINI_LIMITS',
+  'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -383,4 +384,17 @@ t.test('the model policy values reach the ConfigMap as GEMINI_MODEL_ACCESS and P
   const defaults = configData(await renderSet('defaults'))
   t.equal(configData(await render({ config: { proxyMinAccessLevel: 'dev' } })).PROXY_MIN_ACCESS_LEVEL, 'dev')
   t.notOk('GEMINI_MODEL_ACCESS' in defaults || 'PROXY_MIN_ACCESS_LEVEL' in defaults, 'unset: the library defaults apply')
+})
+
+t.test('Vertex AI: Workload Identity annotations on the ServiceAccount, the key file from a Secret, GOOGLE_CLOUD_LOCATION and VERTEX_ENDPOINT', async t => {
+  const objects = await renderSet('Vertex AI with Workload Identity and a mounted service-account key')
+  t.equal(only(objects, 'ServiceAccount').metadata.annotations?.['iam.gke.io/gcp-service-account'], 'gatehouse@my-project.iam.gserviceaccount.com')
+  const data = configData(objects)
+  t.match(data, { GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'my-project', GOOGLE_CLOUD_LOCATION: 'europe-west4', VERTEX_ENDPOINT: 'https://europe-west4-aiplatform.googleapis.com', GOOGLE_APPLICATION_CREDENTIALS: '/etc/vertex/sa.json' })
+  const pod = podSpecOf(only(objects, 'Deployment'))
+  t.same(gateway(objects).volumeMounts.find((m: any) => m.name === 'service-account-key'), { name: 'service-account-key', mountPath: '/etc/vertex', readOnly: true })
+  t.same(pod.volumes.find((v: any) => v.name === 'service-account-key').secret, { secretName: 'vertex-key', defaultMode: 288, items: [{ key: 'sa.json', path: 'sa.json' }] })
+  t.equal(loadConfig(data).geminiBackend, 'vertex', 'the gateway accepts what the chart renders')
+  const defaults = configData(await renderSet('defaults'))
+  t.notOk('GOOGLE_CLOUD_LOCATION' in defaults || 'VERTEX_ENDPOINT' in defaults || 'GOOGLE_APPLICATION_CREDENTIALS' in defaults, 'unset by default')
 })

@@ -53,6 +53,15 @@ export const VALUE_SETS: ValueSet[] = [
     },
   },
   {
+    name: 'Vertex AI with Workload Identity and a mounted service-account key',
+    values: {
+      serviceAccount: { annotations: { 'iam.gke.io/gcp-service-account': 'gatehouse@my-project.iam.gserviceaccount.com' } },
+      serviceAccountKey: { secretName: 'vertex-key', key: 'sa.json', mountPath: '/etc/vertex' },
+      config: { backend: 'vertex', projectId: 'my-project', vertexLocation: 'europe-west4', vertexEndpoint: 'https://europe-west4-aiplatform.googleapis.com' },
+      secrets: { proxyPassword: 'proxy-password-value' },
+    },
+  },
+  {
     name: 'embedded store with persistence',
     values: {
       secrets: { proxyPassword: 'proxy-password-value', apiKey: 'api-key' },

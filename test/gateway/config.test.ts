@@ -116,6 +116,10 @@ t.test('derived defaults: backend from the credentials given, debug mode saves t
   t.equal(loadConfig({ GOOGLE_APPLICATION_CREDENTIALS: '/x' }).geminiBackend, 'code-assist')
   t.equal(loadConfig({ GEMINI_API_KEY: 'k' }).geminiBackend, 'gemini-api')
   t.equal(loadConfig({ GEMINI_API_KEY: 'k', GEMINI_CREDENTIALS: '{}' }).geminiBackend, 'code-assist')
+  t.equal(loadConfig({ GEMINI_API_KEY: 'k', GOOGLE_CLOUD_PROJECT: 'p' }).geminiBackend, 'gemini-api', 'Vertex only when GEMINI_BACKEND says so')
+  t.match(loadConfig({ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1', VERTEX_ENDPOINT: 'https://v.example/' }),
+    { geminiBackend: 'vertex', projectId: 'p', vertexLocation: 'us-central1', vertexEndpoint: 'https://v.example' })
+  t.equal(loadConfig({ GEMINI_BACKEND: 'vertex', GEMINI_API_KEY: 'k' }).geminiBackend, 'vertex', 'express mode: a key and no project')
   t.match(loadConfig({ DEBUG: 'true' }), { authDataFile: './data/auth-db.json', logLevel: 'debug' })
   t.match(loadConfig({ DEBUG: '1', LOG_LEVEL: 'info' }), { logLevel: 'info' })
   t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).tracingEnabled, true)
@@ -155,6 +159,9 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ GEMINI_BACKEND: 'openai' }, 'GEMINI_BACKEND'],
   [{ GEMINI_BACKEND: 'gemini-api' }, 'GEMINI_BACKEND'],
   [{ GEMINI_BACKEND: 'code-assist', GEMINI_API_KEY: 'k' }, 'GEMINI_BACKEND'],
+  [{ GEMINI_BACKEND: 'vertex', GOOGLE_APPLICATION_CREDENTIALS: '/key.json' }, 'GEMINI_BACKEND'],
+  [{ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'evil.example/x' }, 'GOOGLE_CLOUD_LOCATION'],
+  [{ VERTEX_ENDPOINT: 'aiplatform.googleapis.com' }, 'VERTEX_ENDPOINT'],
   [{ GEMINI_MODELS: 'a b' }, 'GEMINI_MODELS'],
   [{ GEMINI_MODEL_ACCESS: '{member: ["*"]}' }, 'GEMINI_MODEL_ACCESS'],
   [{ GEMINI_MODEL_ACCESS: '["gemini-*"]' }, 'GEMINI_MODEL_ACCESS'],

@@ -3,6 +3,8 @@
 //   Code Assist   POST /v1internal:generateContent, :streamGenerateContent?alt=sse, :countTokens,
 //                 :loadCodeAssist, :onboardUser;  GET /v1internal/operations/...
 //   Gemini API    POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse, :countTokens
+//   Vertex AI     POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:{same calls}, and express
+//                 mode's /v1/publishers/google/models/{model}:{same calls} (test/support/fake-vertex.ts)
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
 //
 // Usage:
@@ -22,6 +24,9 @@
 //   fake.acceptedTokens = new Set(['x'])   when set, Code Assist calls with any other bearer token get 401 (issued tokens are added)
 //   fake.apiKey = 'k'                  when set, Gemini API calls with another x-goog-api-key get 400 API_KEY_INVALID
 //   fake.keyReplies.set('k', reply)    every Gemini API call with that x-goog-api-key gets this answer (a pool's key that is rate limited, disabled, ...)
+//                                      (Vertex: with acceptedTokens, project paths need one of those bearer tokens,
+//                                      express paths this key)
+//   fake.tokenGate = form => reply     when set, a token request it answers with a reply is refused with that reply
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
@@ -44,7 +49,7 @@ import type { Socket } from 'node:net'
 export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'token' | 'other'
 
 export interface FakeRequest {
-  api: 'code-assist' | 'gemini-api' | 'oauth' | 'unknown'
+  api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
   call: FakeCall
   method: string
   /** Path without the query string. */
@@ -53,8 +58,11 @@ export interface FakeRequest {
   headers: IncomingHttpHeaders
   /** Parsed JSON, the form fields of a token request, or the raw text. */
   body: any
-  /** Code Assist: the envelope's model; Gemini API: the model in the path. */
+  /** Code Assist: the envelope's model; Gemini API and Vertex: the model in the path. */
   model?: string
+  /** Vertex: the project and location in the path (both unset in express mode). */
+  project?: string
+  location?: string
   closed: Promise<'finished' | 'aborted'>
 }
 
@@ -84,6 +92,7 @@ export interface FakeUpstream {
   apiKey: string | undefined
   keyReplies: Map<string, FakeReply>
   tokenExpiresIn: number
+  tokenGate: ((form: Record<string, string>) => FakeReply | undefined) | undefined
   /** Access tokens issued by /token, in order. */
   issuedTokens: string[]
   calls (call: FakeCall): FakeRequest[]
@@ -229,7 +238,9 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
   }
 }
 
-function route (method: string, path: string): { api: FakeRequest['api'], call: FakeCall, model?: string } {
+const VERTEX_PATH = /^\/v1\/(?:projects\/([^/]+)\/locations\/([^/]+)\/)?publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
+
+function route (method: string, path: string): { api: FakeRequest['api'], call: FakeCall, model?: string, project?: string, location?: string } {
   if (path === '/token') return { api: 'oauth', call: 'token' }
   const ca = /^\/v1internal:(\w+)$/.exec(path)
   if (ca !== null && method === 'POST') {
@@ -239,6 +250,11 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   if (method === 'GET' && path.startsWith('/v1internal/operations/')) return { api: 'code-assist', call: 'getOperation' }
   const api = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path)
   if (api !== null && method === 'POST') return { api: 'gemini-api', call: api[2] as FakeCall, model: decodeURIComponent(api[1]) }
+  const vertex = VERTEX_PATH.exec(path)
+  if (vertex !== null && method === 'POST') {
+    const [, project, location, model, call] = vertex
+    return { api: 'vertex', call: call as FakeCall, model: decodeURIComponent(model), project, location }
+  }
   return { api: 'unknown', call: 'other' }
 }
 
@@ -280,6 +296,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     apiKey: undefined,
     keyReplies: new Map(),
     tokenExpiresIn: 3599,
+    tokenGate: undefined,
     issuedTokens: [],
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
@@ -303,6 +320,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.acceptedTokens = undefined
       fake.apiKey = undefined
       fake.keyReplies.clear()
+      fake.tokenGate = undefined
     },
     async close () {
       for (const s of sockets) s.destroy()
@@ -336,6 +354,16 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     }
     const keyReply = rec.api === 'gemini-api' ? fake.keyReplies.get(String(rec.headers['x-goog-api-key'] ?? rec.query.key)) : undefined
     if (keyReply !== undefined) return keyReply
+    if (rec.call === 'token' && fake.tokenGate !== undefined) return fake.tokenGate(rec.body)
+    if (rec.api === 'vertex' && rec.project !== undefined && fake.acceptedTokens !== undefined) {
+      const token = /^Bearer (.+)$/.exec(String(rec.headers.authorization ?? ''))?.[1]
+      if (token === undefined || !fake.acceptedTokens.has(token)) {
+        return errorReply(401, { message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.' })
+      }
+    }
+    if (rec.api === 'vertex' && rec.project === undefined && fake.apiKey !== undefined && rec.headers['x-goog-api-key'] !== fake.apiKey) {
+      return errorReply(400, { message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID' })
+    }
     if (rec.api === 'gemini-api' && fake.apiKey !== undefined) {
       const key = rec.headers['x-goog-api-key'] ?? rec.query.key
       if (key !== fake.apiKey) return errorReply(400, { message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID' })
@@ -430,6 +458,8 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
         headers: req.headers,
         body,
         model: where.model ?? (typeof body?.model === 'string' ? body.model : undefined),
+        project: where.project,
+        location: where.location,
         closed,
       }
       if (record) fake.requests.push(rec)

@@ -143,6 +143,9 @@ Secret and the Deployment's checksum of it, rendered separately, see one value.
 {{- fail "gatehouse: secrets.credentials must be the OAuth credentials as a JSON object (e.g. --set-file secrets.credentials=oauth_creds.json)." }}
 {{- end }}
 {{- end }}
+{{- if and $v.serviceAccountKey.secretName (include "gatehouse.credentialsAsFile" .) }}
+{{- fail "gatehouse: serviceAccountKey.secretName and credentials.mountAs=file both set GOOGLE_APPLICATION_CREDENTIALS; the Vertex AI key file and the Code Assist credentials file are for different backends, so keep one." }}
+{{- end }}
 {{- if and $v.persistence.enabled (include "gatehouse.usesMongodb" .) }}
 {{- fail "gatehouse: persistence.enabled keeps the embedded store on a volume, but MongoDB is configured so the embedded store is not used; set persistence.enabled=false." }}
 {{- end }}

@@ -1,16 +1,18 @@
-// Picks the upstream backend from configuration: Code Assist when OAuth credentials are given, else the
-// public Gemini API when a key is, else a backend whose calls answer 503 saying what to configure.
+// Picks the upstream backend from configuration: Vertex AI when asked for, else Code Assist when OAuth credentials
+// are given, else the public Gemini API when a key is, else a backend whose calls answer 503 saying what to configure.
 import { ConfigurationError, fail } from '../../errors.ts'
-import { BACKEND_KINDS, backendProblem, chooseBackend, isHttpUrl } from '../../option-rules.ts'
+import { BACKEND_KINDS, VERTEX_LOCATION_PATTERN, backendProblem, chooseBackend, isHttpUrl } from '../../option-rules.ts'
 import type { Backend } from './backend.ts'
 import { createCodeAssistBackend } from './code-assist-backend.ts'
 import type { CodeAssistBackendOptions } from './code-assist-backend.ts'
 import { apiKeyList, createGeminiApiBackend } from './gemini-api-backend.ts'
 import type { GeminiApiBackendOptions } from './gemini-api-backend.ts'
+import { createVertexBackend } from './vertex-backend.ts'
+import type { VertexBackendOptions } from './vertex-backend.ts'
 
-export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBackendOptions {
-  /** Which upstream (GEMINI_BACKEND). Default `code-assist` with OAuth credentials, else `gemini-api` with an API key, else none. */
-  backend?: 'code-assist' | 'gemini-api'
+export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBackendOptions, VertexBackendOptions {
+  /** Which upstream (GEMINI_BACKEND). Default `code-assist` with OAuth credentials, else `gemini-api` with an API key, else none; `vertex` only when chosen. */
+  backend?: 'code-assist' | 'gemini-api' | 'vertex'
 }
 
 const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS (Code Assist; GEMINI_CREDENTIALS_DIR for a pool), or GEMINI_API_KEY (Gemini API)'
@@ -41,12 +43,15 @@ export function checkBackendOptions (options: BackendOptions, prefix = ''): void
   if (options === null || typeof options !== 'object') refuse('options', 'an object', undefined, prefix)
   const o = options as Record<string, unknown>
   if (o.backend !== undefined && !(BACKEND_KINDS as readonly unknown[]).includes(o.backend)) refuse('backend', BACKEND_KINDS.map(k => `'${k}'`).join(' or '), o.backend, prefix)
-  for (const name of ['codeAssistEndpoint', 'geminiApiEndpoint']) {
+  for (const name of ['codeAssistEndpoint', 'geminiApiEndpoint', 'vertexEndpoint']) {
     if (o[name] !== undefined && !isHttpUrl(o[name])) refuse(name, 'an http(s) URL', o[name], prefix)
   }
   for (const name of ['apiKey', 'oauthClientSecret']) if (o[name] !== undefined && typeof o[name] !== 'string') refuse(name, 'a string', undefined, prefix)
   for (const name of ['credentialsFile', 'credentialsDir', 'oauthClientId', 'projectId', 'userAgentVersion']) {
     if (o[name] !== undefined && (typeof o[name] !== 'string' || o[name] === '')) refuse(name, 'a non-empty string', o[name], prefix)
+  }
+  if (o.vertexLocation !== undefined && !(typeof o.vertexLocation === 'string' && VERTEX_LOCATION_PATTERN.test(o.vertexLocation))) {
+    refuse('vertexLocation', "'global' or a region name such as 'us-central1' (lower-case letters, digits and '-')", o.vertexLocation, prefix)
   }
   if (o.credentials !== undefined && typeof o.credentials !== 'string' && (o.credentials === null || typeof o.credentials !== 'object' || Array.isArray(o.credentials))) {
     refuse('credentials', 'OAuth credentials as a JSON string or object', undefined, prefix)
@@ -74,12 +79,14 @@ export function createBackend (options: BackendOptions): Backend {
     backend: options.backend,
     hasOAuth: options.credentials !== undefined || options.credentialsFile !== undefined || options.credentialsDir !== undefined,
     hasKey: apiKeyList(options.apiKey).length > 0,
+    hasProject: options.projectId !== undefined,
   }
   const problem = backendProblem(inputs)
   if (problem !== undefined) throw new ConfigurationError('backend', problem, { code: 'UPSTREAM_NOT_CONFIGURED' })
   const kind = chooseBackend(inputs)
   if (kind === 'code-assist') return createCodeAssistBackend(options)
   if (kind === 'gemini-api') return createGeminiApiBackend(options)
+  if (kind === 'vertex') return createVertexBackend(options)
   options.logger?.warn(NOT_CONFIGURED)
   return createUnconfiguredBackend()
 }

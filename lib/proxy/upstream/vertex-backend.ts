@@ -1,0 +1,196 @@
+// The Vertex AI backend: the Gemini API's request and response JSON on Google Cloud's own endpoint, with
+// application-default credentials (a service-account key file, GKE Workload Identity) or, in express mode, an API
+// key. Hosts, paths and sources: docs/upstream-protocol.md, "Vertex AI backend".
+import { readFileSync } from 'node:fs'
+import type { AuthClient } from 'google-auth-library'
+import { fail } from '../../errors.ts'
+import type { GatehouseError } from '../../errors.ts'
+import { geminiEventStream } from './backend.ts'
+import type { Backend, GeminiRequest, GeminiResponse } from './backend.ts'
+import { createUpstreamClient } from './client.ts'
+import type { UpstreamAuth } from './client.ts'
+import { contentsToCount } from './count-tokens.ts'
+import type { UpstreamClientOptions } from './options.ts'
+import { DEFAULT_VERTEX_LOCATION, vertexHost } from '../../option-rules.ts'
+import { SILENT_LOGGER } from '../../logger.ts'
+
+export interface VertexBackendOptions extends UpstreamClientOptions {
+  /** Google Cloud project (GOOGLE_CLOUD_PROJECT). Default unset: express mode with `apiKey`. */
+  projectId?: string
+  /** Vertex AI location (GOOGLE_CLOUD_LOCATION): `global` or a region such as `us-central1`. Default `global`. */
+  vertexLocation?: string
+  /** Base URL replacing the location's host (VERTEX_ENDPOINT). Default `https://aiplatform.googleapis.com` for `global`, `https://R-aiplatform.googleapis.com` for region R. */
+  vertexEndpoint?: string
+  /** Service-account key file (GOOGLE_APPLICATION_CREDENTIALS). Default unset: google-auth-library's application-default credentials (the metadata server on GKE). */
+  credentialsFile?: string
+  /** Express mode API key (GEMINI_API_KEY), used when no projectId is set; sent as x-goog-api-key. */
+  apiKey?: string
+}
+
+/** Where one Vertex call goes and how it authenticates: what a pool of credentials or locations varies per call. */
+export interface VertexTarget {
+  url (model: string, action: string): string
+  auth: UpstreamAuth
+}
+
+/** Google's OAuth 2.0 token endpoint: the one google-auth-library calls for a service account's JWT grant. */
+const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token'
+const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform'
+
+function asResponse (value: unknown): GeminiResponse {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as GeminiResponse : { candidates: [] }
+}
+
+/**
+ * Vertex requires `role` on every content where the Gemini API defaults it to `user` (a single-turn native request
+ * often leaves it out); the request is copied only when one is missing.
+ */
+export function withRoles (request: GeminiRequest): GeminiRequest {
+  const contents = request.contents
+  if (!Array.isArray(contents) || contents.every(c => c === null || typeof c !== 'object' || typeof (c as { role?: unknown }).role === 'string')) return request
+  return {
+    ...request,
+    contents: contents.map(c => c !== null && typeof c === 'object' && typeof (c as { role?: unknown }).role !== 'string' ? { ...c, role: 'user' } : c),
+  }
+}
+
+interface KeyFile { type?: unknown, client_email?: unknown, private_key?: unknown, private_key_id?: unknown, token_uri?: unknown }
+
+function readKeyFile (file: string): KeyFile {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as KeyFile
+  } catch (err) {
+    throw new Error(`the key file ${file} (GOOGLE_APPLICATION_CREDENTIALS) cannot be read as JSON: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+/** Application-default credentials as UpstreamAuth: a bearer token, refreshed by google-auth-library, loaded on first use. */
+function adcAuth (options: VertexBackendOptions): UpstreamAuth & { check (): Promise<void> } {
+  const logger = options.logger ?? SILENT_LOGGER
+  let client: Promise<AuthClient> | undefined
+  // google-auth-library (about 20 MB with its HTTP stack) loads on the first call, so a process that never calls
+  // Vertex never loads it.
+  async function load (): Promise<AuthClient> {
+    const { GoogleAuth, JWT } = await import('google-auth-library')
+    const file = options.credentialsFile
+    const key = file === undefined ? undefined : readKeyFile(file)
+    if (file === undefined || key?.type !== 'service_account') {
+      // The metadata server (GKE Workload Identity), or a key file of another kind (external account, gcloud's user
+      // credentials), which google-auth-library reads itself.
+      return await new GoogleAuth({ keyFile: file, scopes: [CLOUD_PLATFORM_SCOPE] }).getClient()
+    }
+    // A service-account key, given to the JWT client as google-auth-library recommends for a file named by the operator.
+    const jwt: AuthClient = new JWT({ email: String(key.client_email), key: String(key.private_key), keyId: typeof key.private_key_id === 'string' ? key.private_key_id : undefined, scopes: [CLOUD_PLATFORM_SCOPE] })
+    const tokenUri = typeof key.token_uri === 'string' && key.token_uri !== GOOGLE_TOKEN_URL ? key.token_uri : undefined
+    if (tokenUri !== undefined) {
+      // google-auth-library always posts the JWT grant to Google's endpoint; the key file's own token_uri is
+      // honoured here, as the key file is the operator's configuration.
+      jwt.transporter.interceptors.request.add({
+        resolved: async request => {
+          if (String(request.url) === GOOGLE_TOKEN_URL) request.url = new URL(tokenUri)
+          return request
+        },
+      })
+    }
+    return jwt
+  }
+  function credentialError (err: unknown): GatehouseError {
+    const message = err instanceof Error ? err.message : String(err)
+    logger.warn({ reason: message }, 'Could not get a Vertex AI access token from the application-default credentials')
+    return fail('UPSTREAM_UNAVAILABLE', `Could not get a Vertex AI access token from the application-default credentials: ${message}`, { cause: err })
+  }
+  async function token (): Promise<string> {
+    try {
+      client ??= load()
+      const { token } = await (await client).getAccessToken()
+      if (typeof token !== 'string' || token === '') throw new Error('no access token')
+      return token
+    } catch (err) {
+      client = undefined // a later call tries again (the metadata server may not be up yet)
+      throw credentialError(err)
+    }
+  }
+  let rejected: string | undefined
+  return {
+    async headers () {
+      return { authorization: `Bearer ${await token()}` }
+    },
+    async rejected (used) {
+      // The token was refused: mark it expired so google-auth-library fetches a new one (once per refused token).
+      if (rejected === used.authorization) return
+      rejected = used.authorization
+      const loaded = await client
+      if (loaded !== undefined) loaded.credentials = { ...loaded.credentials, expiry_date: 1 }
+    },
+    async check () { await token() },
+  }
+}
+
+/** The single-location, single-credential target of these options (a pool varies them per call). */
+export function vertexTarget (options: VertexBackendOptions): VertexTarget & { ready (): Promise<void> } {
+  const location = options.vertexLocation ?? DEFAULT_VERTEX_LOCATION
+  const project = options.projectId
+  if (project === undefined) {
+    // Express mode: the global endpoint, no project or location in the path.
+    const base = (options.vertexEndpoint ?? vertexHost(DEFAULT_VERTEX_LOCATION)).replace(/\/+$/, '')
+    const apiKey = options.apiKey ?? ''
+    return {
+      url: (model, action) => `${base}/v1/publishers/google/models/${encodeURIComponent(model)}:${action}`,
+      auth: { headers: async () => ({ 'x-goog-api-key': apiKey }) },
+      ready: async () => {
+        if (apiKey === '') throw new Error('Vertex AI needs GOOGLE_CLOUD_PROJECT (application-default credentials) or GEMINI_API_KEY (express mode)')
+      },
+    }
+  }
+  const base = (options.vertexEndpoint ?? vertexHost(location)).replace(/\/+$/, '')
+  const prefix = `${base}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/publishers/google/models/`
+  const auth = adcAuth(options)
+  return {
+    url: (model, action) => `${prefix}${encodeURIComponent(model)}:${action}`,
+    auth,
+    ready: () => auth.check(),
+  }
+}
+
+/** A Vertex backend on `target()`, asked once per call (so a pool can hand out another credential or location each time). */
+export function createVertexBackendOn (target: () => VertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void> }): Backend {
+  const client = createUpstreamClient(options)
+  return {
+    async generate (call) {
+      const { url, auth } = target()
+      return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true }))
+    },
+    async stream (call) {
+      const { url, auth } = target()
+      return geminiEventStream(await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: withRoles(call.request), model: call.model, auth, signal: call.signal }, events => events.map(asResponse)))
+    },
+    async countTokens (call) {
+      const { url, auth } = target()
+      // Vertex's CountTokensRequest has no generateContentRequest: its contents, system instruction and tools sit at the top.
+      const nested = call.request.generateContentRequest as GeminiRequest | undefined
+      const from = nested !== null && typeof nested === 'object' ? nested : call.request
+      const body: GeminiRequest = withRoles({ contents: contentsToCount(call.request) })
+      if (from.systemInstruction !== undefined) body.systemInstruction = from.systemInstruction
+      if (from.tools !== undefined) body.tools = from.tools
+      const answer = await client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
+    },
+    async ready () {
+      try {
+        await options.ready?.()
+        return { ok: true }
+      } catch (err) {
+        return { ok: false, reason: (err as Error).message }
+      }
+    },
+    async close () {
+      await client.close()
+    },
+  }
+}
+
+/** The Vertex AI backend for one location and one credential. Credentials load on the first call. */
+export function createVertexBackend (options: VertexBackendOptions): Backend {
+  const target = vertexTarget(options)
+  return createVertexBackendOn(() => target, { ...options, ready: target.ready })
+}

@@ -1,0 +1,74 @@
+// The gateway configured for Vertex AI from the environment (GEMINI_BACKEND=vertex), driven by both official SDKs
+// with the fake Vertex endpoint and token endpoint behind it.
+import t from 'tap'
+import OpenAI from 'openai'
+import { GoogleGenAI } from '@google/genai'
+import { startGateway } from '../support/gateway.ts'
+import { geminiResponse, streamReply } from '../support/fake-upstream.ts'
+import { startFakeVertex } from '../support/fake-vertex.ts'
+
+const PASSWORD = 'gateway-proxy-password'
+
+t.test('openai SDK through the gateway on Vertex with a service-account key: chat, stream with usage, tool calls', async t => {
+  const vertex = await startFakeVertex(t)
+  const gateway = await startGateway({
+    GEMINI_AUTH_PASSWORD: PASSWORD,
+    GEMINI_BACKEND: 'vertex',
+    GOOGLE_CLOUD_PROJECT: 'proj-1',
+    GOOGLE_CLOUD_LOCATION: 'europe-west4',
+    GOOGLE_APPLICATION_CREDENTIALS: vertex.keyFile,
+    VERTEX_ENDPOINT: vertex.url,
+    LOG_LEVEL: 'silent',
+  })
+  t.teardown(() => gateway.close())
+  const openai = new OpenAI({ apiKey: PASSWORD, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10000 })
+
+  const completion = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }] })
+  t.equal(completion.choices[0].message.content, 'Hello from the fake upstream.')
+  const call = vertex.fake.last('generateContent')!
+  t.equal(call.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent')
+  t.equal(call.headers.authorization, `Bearer ${vertex.fake.issuedTokens[0]}`)
+
+  const stream = await openai.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } })
+  let text = ''
+  let total: number | undefined
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? ''
+    total = chunk.usage?.total_tokens ?? total
+  }
+  t.equal(text, 'Hello from the fake upstream.')
+  t.equal(total, 12)
+  t.equal(vertex.fake.last('streamGenerateContent')!.query.alt, 'sse')
+
+  vertex.fake.reply('streamGenerateContent', streamReply([geminiResponse({ functionCalls: [{ name: 'lookup', args: { q: 'x' }, thoughtSignature: 'sig-1' }], finishReason: 'STOP' })]))
+  const toolStream = await openai.chat.completions.create({
+    model: 'gemini-2.5-pro', stream: true, messages: [{ role: 'user', content: 'look it up' }],
+    tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }],
+  })
+  const names: string[] = []
+  for await (const chunk of toolStream) for (const c of chunk.choices[0]?.delta.tool_calls ?? []) names.push(c.function?.name ?? '')
+  t.same(names, ['lookup'])
+  t.equal(vertex.fake.calls('token').length, 1, 'one token serves every call')
+})
+
+t.test('@google/genai through the gateway on Vertex express mode: generate, stream, countTokens', async t => {
+  const vertex = await startFakeVertex(t)
+  const gateway = await startGateway({
+    GEMINI_AUTH_PASSWORD: PASSWORD,
+    GEMINI_BACKEND: 'vertex',
+    GEMINI_API_KEY: vertex.apiKey,
+    VERTEX_ENDPOINT: vertex.url,
+    LOG_LEVEL: 'silent',
+  })
+  t.teardown(() => gateway.close())
+  const ai = new GoogleGenAI({ apiKey: PASSWORD, httpOptions: { baseUrl: gateway.url, apiVersion: 'v1beta', timeout: 10000 } })
+  const response = await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'hi' })
+  t.equal(response.text, 'Hello from the fake upstream.')
+  const call = vertex.fake.last('generateContent')!
+  t.equal(call.path, '/v1/publishers/google/models/gemini-2.5-pro:generateContent')
+  t.equal(call.headers['x-goog-api-key'], vertex.apiKey, 'the gateway\'s own key goes upstream, never the client\'s')
+  let streamed = ''
+  for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) streamed += chunk.text ?? ''
+  t.equal(streamed, 'Hello from the fake upstream.')
+  t.equal((await ai.models.countTokens({ model: 'gemini-2.5-flash', contents: 'one two' })).totalTokens, 2)
+})
