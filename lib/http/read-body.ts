@@ -119,3 +119,32 @@ export function readBody (payload: unknown, maxBytes: number, expectedBytes?: nu
     if (payload.destroyed) cutOff()
   })
 }
+
+/**
+ * The body as it arrives, never held whole: chunks as the stream gives them, with the limits readBody keeps
+ * (PAYLOAD_TOO_LARGE past `maxBytes`, REQUEST_TIMEOUT past `limits`), thrown from the iteration so whoever
+ * forwards the body stops there. For routes that pass a body through (Route.streamBody).
+ */
+export async function * streamBody (payload: Readable, maxBytes: number, limits: BodyReadLimits = DEFAULT_BODY_READ_LIMITS): AsyncGenerator<Buffer> {
+  let expired = false
+  const watch = watchBodyRead(limits, () => {
+    expired = true
+    payload.destroy(fail('REQUEST_TIMEOUT'))
+  })
+  let size = 0
+  try {
+    for await (const chunk of payload) {
+      const bytes = chunk as Buffer
+      size += bytes.length
+      watch.received(bytes.length)
+      if (size > maxBytes) throw fail('PAYLOAD_TOO_LARGE')
+      yield bytes
+    }
+  } catch (err) {
+    if (expired) throw fail('REQUEST_TIMEOUT')
+    if (isGatehouseError(err)) throw err
+    throw fail('INVALID_INPUT', 'The request body was cut off')
+  } finally {
+    watch.stop()
+  }
+}

@@ -77,6 +77,7 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
   }
 
   return {
+    name: 'code-assist',
     async generate (call) {
       const body = await envelope(call)
       const answer = await client.json({ url: generateUrl, body, model: call.model, auth, signal: call.signal, expectObject: true })

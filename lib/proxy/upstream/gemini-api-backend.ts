@@ -1,7 +1,8 @@
 // The public Gemini API backend: an API key, no envelope, no onboarding. A sanctioned path to the same
 // models with the same client-facing features as the Code Assist backend.
 import { geminiEventStream } from './backend.ts'
-import type { Backend, GeminiResponse } from './backend.ts'
+import type { Backend, EmbedResult, GeminiResponse } from './backend.ts'
+import { fail } from '../../errors.ts'
 import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
@@ -21,6 +22,18 @@ function asResponse (value: unknown): GeminiResponse {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as GeminiResponse : { candidates: [] }
 }
 
+/** A batchEmbedContents answer (https://ai.google.dev/api/embeddings#method:-models.batchembedcontents): `{embeddings:[{values}]}`, one per request. */
+function embedResult (answer: Record<string, unknown>, expected: number): EmbedResult {
+  const list = Array.isArray(answer.embeddings) ? answer.embeddings as unknown[] : []
+  const embeddings = list.map(e => {
+    const values = (e as { values?: unknown } | null)?.values
+    return { values: Array.isArray(values) ? values.filter((v): v is number => typeof v === 'number') : [] }
+  })
+  if (embeddings.length !== expected) throw fail('UPSTREAM_ERROR', `The upstream answered ${embeddings.length} embeddings for ${expected} inputs`)
+  const usage = answer.usageMetadata as { promptTokenCount?: unknown } | undefined
+  return { embeddings, promptTokens: typeof usage?.promptTokenCount === 'number' ? usage.promptTokenCount : undefined }
+}
+
 export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backend {
   const base = (options.geminiApiEndpoint ?? DEFAULT_GEMINI_API_ENDPOINT).replace(/\/+$/, '')
   const apiKey = options.apiKey ?? ''
@@ -29,6 +42,7 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
   const url = (model: string, action: string): string => `${base}/v1beta/models/${encodeURIComponent(model)}:${action}`
 
   return {
+    name: 'gemini-api',
     async generate (call) {
       // The public API has no session_id; sending one would be an unknown field (400).
       return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: call.request, model: call.model, auth, signal: call.signal, expectObject: true }))
@@ -43,6 +57,16 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
         : { contents: contentsToCount(call.request) }
       const answer = await client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
+    },
+    // Only the base URL and the credentials are this backend's: what passes and how is lib/proxy/native/pass-through.ts's.
+    async forward (req) {
+      const answer = await client.forward({ ...req, url: new URL(base + req.path + req.query), headers: { ...req.headers, ...await auth.headers() } })
+      return { ...answer, baseUrl: base }
+    },
+    async embed (call) {
+      const requests = call.requests.map(r => ({ ...r, model: `models/${call.model}` }))
+      const answer = await client.json({ url: url(call.model, 'batchEmbedContents'), body: { requests }, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      return embedResult(answer, requests.length)
     },
     async ready () {
       return apiKey === '' ? { ok: false, reason: 'GEMINI_API_KEY is not set' } : { ok: true }
