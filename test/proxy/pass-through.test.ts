@@ -13,7 +13,7 @@ const UPSTREAM_KEY = 'proxy-own-key'
 
 interface Teardown { teardown (fn: () => unknown): void }
 
-export async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}): Promise<{ url: string, fake: FakePassThrough }> {
+async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}): Promise<{ url: string, fake: FakePassThrough }> {
   const fake = await startFakePassThrough()
   const proxy = createProxy({
     password: PASSWORD,
