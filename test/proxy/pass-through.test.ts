@@ -3,7 +3,8 @@ import http from 'node:http'
 import { createHash } from 'node:crypto'
 import type { AddressInfo, Socket } from 'node:net'
 import type { KeyCaller, ProxyOptions } from '../../lib/index.ts'
-import { createNodeListener, createProxy } from '../../lib/index.ts'
+import Hapi from '@hapi/hapi'
+import { createNodeListener, createProxy, hapiPlugin } from '../../lib/index.ts'
 import { forwardedPath } from '../../lib/proxy/native/pass-through.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
 import type { FakePassThrough } from '../support/fake-pass-through.ts'
@@ -13,7 +14,7 @@ const UPSTREAM_KEY = 'proxy-own-key'
 
 interface Teardown { teardown (fn: () => unknown): void }
 
-async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}): Promise<{ url: string, fake: FakePassThrough }> {
+async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}, host: 'node' | 'hapi' = 'node'): Promise<{ url: string, fake: FakePassThrough }> {
   const fake = await startFakePassThrough()
   const proxy = createProxy({
     password: PASSWORD,
@@ -21,6 +22,17 @@ async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}): 
     maxBodyBytes: 32 * 1024 * 1024,
     ...options,
   })
+  if (host === 'hapi') {
+    const hapi = Hapi.server({ host: '127.0.0.1', port: 0, compression: false })
+    await hapi.register({ plugin: hapiPlugin, options: { tables: [proxy.routeTable] } })
+    await hapi.start()
+    t.teardown(async () => {
+      await hapi.stop({ timeout: 100 })
+      await proxy.close()
+      await fake.close()
+    })
+    return { url: hapi.info.uri, fake }
+  }
   const sockets = new Set<Socket>()
   const server = http.createServer(createNodeListener(proxy.routeTable))
   server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
@@ -48,8 +60,8 @@ async function raw (url: string, path: string, headers: Record<string, string> =
   })
 }
 
-t.test('an embedContent and a multi-megabyte upload go through unchanged and unbuffered', async t => {
-  const { url, fake } = await startGateway(t)
+for (const host of ['node', 'hapi'] as const) t.test(`an embedContent and a multi-megabyte upload go through unchanged and unbuffered (${host})`, async t => {
+  const { url, fake } = await startGateway(t, {}, host)
   const body = JSON.stringify({ content: { parts: [{ text: 'héllo' }] }, taskType: 'RETRIEVAL_QUERY', outputDimensionality: 3 })
   const res = await fetch(`${url}/v1beta/models/gemini-embedding-001:embedContent?alt=json`, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD, 'content-type': 'application/json' }, body })
   t.equal(res.status, 200)
@@ -174,4 +186,22 @@ t.test('code-assist answers 404 naming the backend', async t => {
     t.equal(res.status, 404, path)
     t.match(await res.json(), { error: { status: 'NOT_FOUND', message: /code-assist backend has no/ } }, path)
   }
+})
+
+t.test('a passed-through body keeps the body limit: 413 for a declared or an arriving size over maxBodyBytes', async t => {
+  const { url, fake } = await startGateway(t, { maxBodyBytes: 1024 * 1024 })
+  const declared = await fetch(`${url}/upload/v1beta/files`, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body: Buffer.alloc(2 * 1024 * 1024) })
+  t.equal(declared.status, 413)
+  t.same(fake.seen, [], 'refused before anything went upstream')
+  const { hostname, port } = new URL(url)
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = http.request({ host: hostname, port, method: 'POST', path: '/upload/v1beta/files', headers: { 'x-goog-api-key': PASSWORD, 'transfer-encoding': 'chunked' } }, res => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', reject)
+    for (let i = 0; i < 8; i++) req.write(Buffer.alloc(256 * 1024))
+    req.end()
+  })
+  t.equal(status, 413)
 })
