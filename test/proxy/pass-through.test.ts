@@ -205,3 +205,21 @@ t.test('a passed-through body keeps the body limit: 413 for a declared or an arr
   })
   t.equal(status, 413)
 })
+
+t.test('a passed-through body keeps the read deadlines: too slow is a 408 in the native shape', async t => {
+  const { url } = await startGateway(t, { bodyRead: { timeoutMs: 5000, minBytesPerSecond: 1024, graceMs: 150 } })
+  const { hostname, port } = new URL(url)
+  const started = Date.now()
+  const answer = await new Promise<{ status: number, body: string }>((resolve, reject) => {
+    const req = http.request({ host: hostname, port, method: 'POST', path: '/upload/v1beta/files', headers: { 'x-goog-api-key': PASSWORD, 'content-length': String(2 * 1024 * 1024) } }, res => {
+      let body = ''
+      res.on('data', c => { body += String(c) })
+      res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, body }) })
+    })
+    req.on('error', reject)
+    req.write('x'.repeat(100))
+  })
+  t.equal(answer.status, 408)
+  t.match(JSON.parse(answer.body), { error: { code: 408, status: 'DEADLINE_EXCEEDED' } })
+  t.ok(Date.now() - started < 4000, 'after the grace period at too low a rate, not at the deadline')
+})
