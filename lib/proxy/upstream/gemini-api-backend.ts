@@ -6,6 +6,7 @@ import { fail } from '../../errors.ts'
 import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
+import { forwardTo } from './forward.ts'
 import type { UpstreamClientOptions } from './options.ts'
 
 import { DEFAULT_GEMINI_API_ENDPOINT } from '../../option-rules.ts'
@@ -58,11 +59,7 @@ export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backe
       const answer = await client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
-    // Only the base URL and the credentials are this backend's: what passes and how is lib/proxy/native/pass-through.ts's.
-    async forward (req) {
-      const answer = await client.forward({ ...req, url: new URL(base + req.path + req.query), headers: { ...req.headers, ...await auth.headers() } })
-      return { ...answer, baseUrl: base }
-    },
+    forward: forwardTo(client, base, auth),
     async embed (call) {
       const requests = call.requests.map(r => ({ ...r, model: `models/${call.model}` }))
       const answer = await client.json({ url: url(call.model, 'batchEmbedContents'), body: { requests }, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
