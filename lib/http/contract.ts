@@ -62,6 +62,12 @@ export interface Route {
    * same request object. Default none.
    */
   authenticate?: (req: HandlerRequest) => HandlerResponse | undefined | Promise<HandlerResponse | undefined>
+  /**
+   * Whether the handler gets this request's body as a StreamBody of bytes as they arrive (within maxBytes and
+   * bodyRead, which its iteration throws past) instead of read whole: for bodies passed through unbuffered.
+   * Asked after authenticate, before the body is touched. Default never.
+   */
+  streamBody?: (req: HandlerRequest) => boolean
   /** How long the host waits for the body (deadline, minimum rate: 408 past them). Default DEFAULT_BODY_READ_LIMITS (lib/http/read-body.ts). */
   bodyRead?: BodyReadLimits
   /**

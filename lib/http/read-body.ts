@@ -119,3 +119,40 @@ export function readBody (payload: unknown, maxBytes: number, expectedBytes?: nu
     if (payload.destroyed) cutOff()
   })
 }
+
+/**
+ * The body as it arrives, never held whole: chunks as the stream gives them, with the limits readBody keeps
+ * (PAYLOAD_TOO_LARGE past `maxBytes`, the rest read and dropped; REQUEST_TIMEOUT past `limits`, the rest left
+ * unread and the socket kept for the 408), thrown from the iteration so whoever forwards the body stops there.
+ * For routes that pass a body through (Route.streamBody).
+ */
+export async function * streamBody (payload: Readable, maxBytes: number, limits: BodyReadLimits = DEFAULT_BODY_READ_LIMITS): AsyncGenerator<Buffer> {
+  let expire: (err: Error) => void = () => {}
+  const expired = new Promise<never>((_resolve, reject) => { expire = reject })
+  expired.catch(() => {})
+  const watch = watchBodyRead(limits, () => expire(fail('REQUEST_TIMEOUT')))
+  // Not destroyed when the iteration stops early: the socket must stay to carry the answer.
+  const chunks = payload.iterator({ destroyOnReturn: false })
+  let size = 0
+  try {
+    for (;;) {
+      let next: IteratorResult<Buffer>
+      try {
+        next = await Promise.race([chunks.next(), expired])
+      } catch (err) {
+        if (isGatehouseError(err)) throw err
+        throw fail('INVALID_INPUT', 'The request body was cut off')
+      }
+      if (next.done === true) return
+      size += next.value.length
+      watch.received(next.value.length)
+      if (size > maxBytes) {
+        payload.resume()
+        throw fail('PAYLOAD_TOO_LARGE')
+      }
+      yield next.value
+    }
+  } finally {
+    watch.stop()
+  }
+}

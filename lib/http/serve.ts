@@ -9,7 +9,7 @@ import type { HandlerRequest, HandlerResponse, Route, RouteTable, StreamBody } f
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { ERRORS, fail, isGatehouseError, logFailure } from '../errors.ts'
-import { isBodyTimeout, readBody } from './read-body.ts'
+import { isBodyTimeout, readBody, streamBody } from './read-body.ts'
 import { reserveBody } from './body-budget.ts'
 import { clientAddress } from './client-address.ts'
 import type { TrustedProxies } from './client-address.ts'
@@ -133,6 +133,26 @@ async function readRequestBody (source: Readable | ReadableStream<Uint8Array>, h
   }
 }
 
+/** The body as it arrives (Route.streamBody): 413 at once for a declared length over maxBytes, else as readRequestBody's limits while it is read. */
+function streamRequestBody (source: Readable | ReadableStream<Uint8Array>, headers: Record<string, string | undefined>, route: Route): { body: StreamBody, dropUnread: () => void } {
+  // Dropped unread, a Node body leaves its connection usable for the answer; a web stream has none to keep.
+  const drop = (): void => {
+    if (source instanceof Readable) { if (!source.readableEnded && !source.destroyed) source.resume() } else source.cancel().catch(() => {})
+  }
+  const declared = Number(headers['content-length'])
+  if (Number.isFinite(declared) && declared > route.maxBytes) {
+    drop()
+    throw fail('PAYLOAD_TOO_LARGE')
+  }
+  const stream = source instanceof Readable ? source : Readable.fromWeb(source as import('node:stream/web').ReadableStream<Uint8Array>)
+  let read = false
+  return {
+    body: { [Symbol.asyncIterator]: () => { read = true; return streamBody(stream, route.maxBytes, route.bodyRead) } },
+    // A body the handler never read (a refusal) is drained when it has answered.
+    dropUnread: () => { if (!read) drop() },
+  }
+}
+
 /**
  * Serves one request on a matched route and resolves with the response to write; never rejects. Credentials
  * first (a request without them is refused with its body unread), then the body budget, then the body, then the
@@ -160,7 +180,17 @@ export async function serveRoute (route: Route, host: HostRequest, options: Serv
       request.body = host.parsedBody
     } else if (host.body != null) {
       release = await reserveBody(route, headers, host.signal, request.remoteAddress)
-      request.body = await readRequestBody(host.body, headers, route)
+      if (route.streamBody?.(request) === true) {
+        const streamed = streamRequestBody(host.body, headers, route)
+        request.body = streamed.body
+        const releaseBudget = release
+        release = () => {
+          releaseBudget?.()
+          streamed.dropUnread()
+        }
+      } else {
+        request.body = await readRequestBody(host.body, headers, route)
+      }
     }
     const response = await route.handler(request)
     // Proxies such as nginx buffer by default; a stream must reach the client chunk by chunk, every time.

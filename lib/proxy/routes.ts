@@ -12,7 +12,8 @@ import { RateLimitedError } from '../metering/rate-limiter.ts'
 import { modelFilter } from './access/model-policy.ts'
 import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
-import { createNativeHandler } from './native/handler.ts'
+import { createNativeHandler, isPassThrough } from './native/handler.ts'
+import { createEmbeddingsHandler } from './chat/embeddings.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -51,8 +52,9 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
   }
   const chat = (method: string, path: string, handler: Handler, errorResponse: Route['errorResponse'] = chatError): Route =>
     ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse })
+  // Bodies passed through (native/pass-through.ts) reach the handler as they arrive, within the same limits.
   const native = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse: nativeError })
+    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, streamBody: isPassThrough, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   const nativeHandler = createNativeHandler(ctx)
 
@@ -66,6 +68,8 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
   const routes: Route[] = [
     chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
     chat('OPTIONS', '/v1/chat/completions', preflight),
+    chat('POST', '/v1/embeddings', createEmbeddingsHandler(ctx)),
+    chat('OPTIONS', '/v1/embeddings', preflight),
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
       return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
@@ -82,6 +86,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     native('GET', '/v1beta/models', nativeHandler),
     native('GET', '/v1beta/models/{id}', nativeHandler),
     native('*', '/v1beta/{path*}', nativeHandler),
+    native('*', '/upload/v1beta/{path*}', nativeHandler),
   ]
   // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.
   return { scope: '/v1', routes, errorResponse: chatError }

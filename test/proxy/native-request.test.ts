@@ -17,8 +17,11 @@ t.test('native paths: models/{model}:{action}, URL-decoded, models/ prefix strip
   for (const [path, expected] of table) t.same(parseNativePath(path), expected, path)
 })
 
-t.test('native paths the proxy does not serve are 404', async t => {
-  for (const path of ['chat/completions', '', 'tunedModels/x:generateContent', 'models/x:embedContent', 'models/x:', 'models/:generateContent', 'models/a/b', 'models/%E0%A4%A']) {
+t.test('native paths the proxy does not serve itself are passed through; a path naming no model before its action or badly encoded is 404', async t => {
+  for (const path of ['chat/completions', '', 'tunedModels/x:generateContent', 'models/x:embedContent', 'models/x:', 'models/a/b', 'cachedContents', 'files/abc']) {
+    t.same(parseNativePath(path), { kind: 'other' }, path)
+  }
+  for (const path of ['models/:generateContent', 'models/%E0%A4%A']) {
     t.throws(() => parseNativePath(path), { code: 'NOT_FOUND', status: 404 }, path)
   }
 })

@@ -124,6 +124,8 @@ t.test('the route table: every route has a surface, a body limit and its surface
   t.same(summary, [
     'POST /v1/chat/completions chat',
     'OPTIONS /v1/chat/completions chat',
+    'POST /v1/embeddings chat',
+    'OPTIONS /v1/embeddings chat',
     'GET /v1/models chat',
     'OPTIONS /v1/models chat',
     'GET /v1/models/{id} chat',
@@ -131,6 +133,7 @@ t.test('the route table: every route has a surface, a body limit and its surface
     'GET /v1beta/models native',
     'GET /v1beta/models/{id} native',
     '* /v1beta/{path*} native',
+    '* /upload/v1beta/{path*} native',
   ])
   t.ok(proxy.routes.every(r => r.maxBytes === 1234))
   const chatErr = proxy.routes[0].errorResponse({ isBoom: true, output: { statusCode: 413 } })

@@ -1,7 +1,7 @@
 // The native routes: `/v1beta/models` and `/v1beta/models/{id}` from the catalog, and
 // `POST /v1beta/models/{model}:generateContent | :streamGenerateContent | :countTokens` to the upstream.
 // The same paths under `/v1/` too: @google/genai 3.x calls `/v1/models/...` unless told otherwise.
-// Unknown actions and paths are 404, other methods 405, all in Google's error shape.
+// Any other path is passed through to the backend (./pass-through.ts); other methods 405, all in Google's error shape.
 import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
@@ -10,6 +10,7 @@ import { modelFilter, modelNotAllowed } from '../access/model-policy.ts'
 import { parseModelName } from '../models/name.ts'
 import { nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
+import { passThrough } from './pass-through.ts'
 import { countTokensRequest, prepareNativeRequest } from './request.ts'
 import { nativeStreamTranslator } from './stream.ts'
 import { SSE_HEADERS, openUpstreamStream, sseBody } from '../routes-stream.ts'
@@ -21,12 +22,22 @@ function pathAfterVersion (req: HandlerRequest): string {
   return m?.[1] ?? ''
 }
 
+/** Whether a native request is passed through, so its body is streamed rather than read whole (Route.streamBody). */
+export function isPassThrough (req: HandlerRequest): boolean {
+  try {
+    return parseNativePath(pathAfterVersion(req)).kind === 'other'
+  } catch {
+    return false
+  }
+}
+
 export function createNativeHandler (ctx: ProxyContext): Handler {
   return async function nativeHandler (req): Promise<HandlerResponse> {
     if (req.method === 'OPTIONS') return preflightResponse(req)
     const caller = await ctx.checkAuth(req)
     const allows = modelFilter(ctx, caller)
     const target = parseNativePath(pathAfterVersion(req))
+    if (target.kind === 'other') return await passThrough(ctx, req, caller)
     if (target.kind === 'list') {
       if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', 'Only GET lists models')
       return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.nativeList(allows) }

@@ -63,7 +63,56 @@ export interface ReadyState {
   reason?: string
 }
 
+/** A native request passed through (lib/proxy/native/pass-through.ts): path and headers already checked. */
+export interface ForwardRequest {
+  method: string
+  /** The path under the backend's API (`/v1beta/cachedContents`, `/upload/v1beta/files`), as received: checked, not decoded. */
+  path: string
+  /** The query without the client's key, encoded (`?a=b`), or ''. */
+  query: string
+  /** Only headers that are safe to pass on; the backend adds its own credentials. */
+  headers: Record<string, string>
+  /** The body as it arrives, never buffered; undefined when there is none. */
+  body?: AsyncIterable<Uint8Array>
+  signal?: AbortSignal
+}
+
+/** The upstream's answer, as it arrives. */
+export interface ForwardResponse {
+  status: number
+  /** Header names lower-cased; a repeated header joined with ', '. */
+  headers: Record<string, string>
+  body: AsyncIterable<Uint8Array>
+  /** The base URL the upstream's own URLs in answers start with (resumable upload URLs), to point them at the proxy instead. */
+  baseUrl: string
+}
+
+/** One embedContent request per input, for one model (POST /v1/embeddings). */
+export interface EmbedCall {
+  model: string
+  /** EmbedContentRequests (`{content, taskType?, title?, outputDimensionality?}`), answered in order. */
+  requests: GeminiRequest[]
+  signal?: AbortSignal
+}
+
+export interface EmbedResult {
+  /** One per request, in order. */
+  embeddings: Array<{ values: number[] }>
+  /** Input tokens, when the upstream says. */
+  promptTokens?: number
+}
+
 export interface Backend {
+  /** Which upstream this is (`gemini-api`, `code-assist`, ...), for messages such as a pass-through 404. Default none. */
+  readonly name?: string
+  /**
+   * Passes any other native request through with the backend's own credentials (the Gemini API's embedContent,
+   * cachedContents, files, batches). Rejects like generate when the upstream cannot be reached; any answer,
+   * errors included, resolves as it is. Without it those paths answer 404 naming the backend.
+   */
+  forward? (req: ForwardRequest): Promise<ForwardResponse>
+  /** Embeddings for several inputs (batchEmbedContents or the backend's equivalent). Without it POST /v1/embeddings answers 404. */
+  embed? (call: EmbedCall): Promise<EmbedResult>
   /** Unary generateContent. Throws GatehouseError (UPSTREAM_*) with upstreamStatus/upstreamBody/retryAfter on upstream errors. */
   generate (call: UpstreamCall): Promise<GeminiResponse>
   /**

@@ -4,6 +4,7 @@
 import { Agent } from 'undici'
 import type { Dispatcher } from 'undici'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Readable } from 'node:stream'
 import { fail, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { createPushQueue } from './push-queue.ts'
@@ -49,7 +50,24 @@ export interface UpstreamClient {
    * dropped): done as the bytes arrive, rather than by one more generator for every group to pass through.
    */
   stream<T> (req: UpstreamRequest, toEvents: (events: unknown[]) => T[]): Promise<PushQueue<T[]>>
+  /**
+   * One call passed through as it is (lib/proxy/native/pass-through.ts): the body sent as it arrives, the answer
+   * resolved at its headers, whatever its status, its body still arriving. Same Agent and timeouts; never
+   * retried (a streamed body cannot be sent twice). Rejects with UPSTREAM_ERROR/UPSTREAM_TIMEOUT, or what the
+   * body's iteration threw (a body over its limit).
+   */
+  forward (req: ForwardCall): Promise<{ status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array> }>
   close (): Promise<void>
+}
+
+export interface ForwardCall {
+  url: URL
+  method: string
+  headers: Record<string, string>
+  body?: AsyncIterable<Uint8Array>
+  signal?: AbortSignal
+  /** Base model named in the path, for metrics. */
+  model?: string
 }
 
 /** One upstream answer: unary calls (and any non-2xx answer) read whole, a stream's 2xx events still arriving. */
@@ -293,6 +311,32 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       const { answer, started } = await send(req, true, toEvents)
       observe(req, answer.statusCode, started)
       return answer.events as PushQueue<T[]>
+    },
+    async forward (req) {
+      const started = performance.now()
+      const observed: UpstreamRequest = { url: req.url, model: req.model ?? 'pass-through', auth: { headers: async () => ({}) } }
+      let answer: Dispatcher.ResponseData
+      try {
+        answer = await agent.request({
+          origin: req.url.origin,
+          path: req.url.pathname + req.url.search,
+          method: req.method as Dispatcher.HttpMethod,
+          headers: { 'user-agent': userAgent(req.model), ...req.headers },
+          body: req.body === undefined ? undefined : Readable.from(req.body, { objectMode: false }),
+          signal: req.signal,
+        })
+      } catch (err) {
+        observe(observed, 0, started)
+        // What the body's iteration threw (413, 408) is the client's, not the upstream's.
+        const cause = (err as { cause?: unknown } | null)?.cause
+        throw isGatehouseError(cause) ? cause : transportError(err, req.signal, 'before it answered')
+      }
+      observe(observed, answer.statusCode, started)
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value
+      }
+      return { status: answer.statusCode, headers, body: answer.body }
     },
     async close () {
       // Graceful first; whatever is still open after a second (a stalled stream) is cut.

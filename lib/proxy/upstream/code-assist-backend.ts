@@ -107,6 +107,7 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
   }
 
   return {
+    name: 'code-assist',
     async generate (call) {
       const answer = await pool.run(async ({ auth, setup }) => client.json({ url: generateUrl, body: await envelope(call, setup), model: call.model, auth, signal: call.signal, expectObject: true }))
       return unwrapCodeAssistResponse(answer)

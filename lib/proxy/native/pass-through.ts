@@ -1,0 +1,150 @@
+// Native paths the proxy does not serve itself (embedContent, batchEmbedContents, cachedContents, files and
+// their uploads, batches, operations) go to the backend as they are, with the proxy's credentials: the
+// backend supplies only its base URL and credentials (Backend.forward); what passes is decided here.
+//  - only paths under an API prefix (`/v1beta`, `/v1`, `/upload/v1beta`, `/upload/v1`), with no `.`/`..` segment
+//    (plain or encoded), no empty segment (`//host`), no encoded or back slash: the target stays the
+//    backend's host and the path the client named
+//  - headers from an allow-list only: the client's key, Authorization, cookies and hop-by-hop headers never pass
+//  - the query without `key`; the body and the answer streamed, never held whole (Route.streamBody)
+//  - a model in the path (`models/{model}...`) is subject to the model policy, and its calls are metered
+import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
+import { isStreamBody } from '../../http/contract.ts'
+import { fail } from '../../errors.ts'
+import { CORS_HEADERS } from '../access/client-auth.ts'
+import { modelNotAllowed } from '../access/model-policy.ts'
+import type { ProxyCaller } from '../access/caller.ts'
+import type { MeteredCall } from '../access/metering.ts'
+import type { ProxyContext } from '../context.ts'
+
+/** The API prefixes passed through; the first one in the request path starts the forwarded path (a host may mount the routes under its own prefix). */
+const API_ROOT = /\/(?:upload\/)?v1(?:beta)?(?=\/|$)/
+
+/** Request headers that pass: content negotiation, Google's client tag and the resumable upload protocol's own. */
+const REQUEST_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'content-length', 'x-goog-api-client', 'if-match', 'if-none-match'])
+/** Answer headers that pass (plus x-goog-upload-*). */
+const RESPONSE_HEADERS = new Set(['content-type', 'content-disposition', 'etag', 'last-modified', 'retry-after'])
+const UPLOAD_HEADER = /^x-goog-upload-/
+
+/** Actions on a model that are model calls (metered); other model paths (details, operations) are only checked against the policy. */
+const MODEL_CALLS = new Set(['embedContent', 'batchEmbedContents', 'asyncBatchEmbedContent', 'batchGenerateContent', 'predict', 'predictLongRunning'])
+
+export interface ForwardedPath {
+  /** From the API prefix on, as received. */
+  path: string
+  /** What comes before the API prefix (a host's mount prefix), '' mostly. */
+  mount: string
+}
+
+function refused (path: string, why: string): Error {
+  return fail('INVALID_INPUT', `The path ${path} is not passed through: ${why}`)
+}
+
+/** The path to forward, checked; throws INVALID_INPUT (400) for any path that could reach outside the API prefix. */
+export function forwardedPath (raw: string): ForwardedPath {
+  const m = API_ROOT.exec(raw)
+  if (m === null) throw fail('NOT_FOUND', `Only paths under /v1beta, /v1 and /upload/v1beta pass through, not ${raw}`)
+  const path = raw.slice(m.index)
+  if (/%2f|%5c|\\/i.test(path)) throw refused(path, 'it holds an encoded or back slash')
+  const rest = path.slice(m[0].length)
+  if (rest === '' || rest === '/') throw fail('NOT_FOUND', `No resource named in ${path}`)
+  for (const segment of rest.slice(1).split('/')) {
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(segment)
+    } catch {
+      throw refused(path, 'it is not validly URL-encoded')
+    }
+    if (segment === '') throw refused(path, 'it has an empty segment')
+    if (decoded === '.' || decoded === '..') throw refused(path, 'it has a dot segment')
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(decoded)) throw refused(path, 'it holds control characters')
+  }
+  return { path, mount: raw.slice(0, m.index) }
+}
+
+/** The model a path names (`.../models/{model}` or `.../models/{model}:{action}`), decoded, or undefined. */
+export function modelInPath (path: string): { model: string, action?: string } | undefined {
+  const segments = path.split('/').map(s => decodeURIComponent(s))
+  const at = segments.indexOf('models')
+  const named = at < 0 ? undefined : segments[at + 1]
+  if (named === undefined || named === '') return undefined
+  const colon = named.indexOf(':')
+  return colon < 0 ? { model: named } : { model: named.slice(0, colon), action: named.slice(colon + 1) }
+}
+
+export function passThroughHeaders (headers: HandlerRequest['headers']): Record<string, string> {
+  const passed: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined && (REQUEST_HEADERS.has(name) || UPLOAD_HEADER.test(name))) passed[name] = value
+  }
+  return passed
+}
+
+function queryWithoutKey (query: Record<string, string>): string {
+  const params = new URLSearchParams()
+  for (const name in query) if (name !== 'key') params.append(name, query[name])
+  const text = params.toString()
+  return text === '' ? '' : `?${text}`
+}
+
+/** The proxy's own base URL as this client reached it, for upload URLs the upstream hands out; undefined without a Host header. */
+function proxyBase (req: HandlerRequest, mount: string): string | undefined {
+  const host = req.headers.host
+  if (host === undefined || !/^[A-Za-z0-9.:[\]-]+$/.test(host)) return undefined
+  const proto = req.headers['x-forwarded-proto']?.split(',')[0].trim() === 'https' ? 'https' : 'http'
+  return `${proto}://${host}${mount}`
+}
+
+function answerHeaders (given: Record<string, string>, upstreamBase: string, ownBase: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const name in given) {
+    if (RESPONSE_HEADERS.has(name)) headers[name] = given[name]
+    else if (UPLOAD_HEADER.test(name)) {
+      // The next upload request must come back here too: it carries no key the client may send upstream itself.
+      const value = given[name]
+      headers[name] = ownBase !== undefined && value.startsWith(upstreamBase + '/') ? ownBase + value.slice(upstreamBase.length) : value
+    }
+  }
+  return headers
+}
+
+/** The body as bytes arriving: streamed already (Route.streamBody), or one chunk for a body a host read or parsed itself. */
+function byteStream (body: unknown): AsyncIterable<Uint8Array> | undefined {
+  if (body === undefined) return undefined
+  if (isStreamBody(body)) return body as AsyncIterable<Uint8Array>
+  const bytes = body instanceof Uint8Array ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))
+  return (async function * oneChunk () { yield bytes })()
+}
+
+/** Forwards one native request the proxy does not serve itself; `caller` has passed authentication. */
+export async function passThrough (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<HandlerResponse> {
+  const backend = ctx.backend
+  if (backend.forward === undefined) {
+    throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no ${req.path}; other native paths pass through on the gemini-api backend only`)
+  }
+  const { path, mount } = forwardedPath(req.path)
+  const named = modelInPath(path)
+  let call: MeteredCall | undefined
+  if (named !== undefined) {
+    const model = ctx.catalog.resolve(named.model)
+    if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
+    if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', model.base)
+  }
+  const answer = await backend.forward({
+    method: req.method,
+    path,
+    query: queryWithoutKey(req.query),
+    headers: passThroughHeaders(req.headers),
+    body: byteStream(req.body),
+    signal: req.signal,
+  })
+  // Answered: a call ends here whatever the status (embeddings report no usage to charge).
+  if (answer.status >= 200 && answer.status < 300) call?.succeeded(undefined)
+  else call?.failed(answer.status)
+  return {
+    status: answer.status,
+    headers: { ...CORS_HEADERS, ...answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, mount)), ...call?.headers },
+    body: answer.body,
+  }
+}
