@@ -5,8 +5,9 @@
 //             POST /auth/login vs raw argon2 verifications
 //   proxy:    chat completions vs calling the fake upstream directly (concurrency 1, 16, 64);
 //             streaming (20 chunks, back to back and paced) time to first byte and streams/s; in every proxy row a
-//             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here; the gateway's
-//             peak RSS during the proxy part and overall; CPU per chat request with a user's key and limits on
+//             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here, and a bare Hapi
+//             relay (bench/bare-hapi-relay.ts), the least any Hapi gateway costs; the gateway's (and both relays')
+//             idle RSS and peak RSS during the proxy part, the gateway's overall; CPU per chat request with a user's key and limits on
 //             against the same request with the operator password
 //   hostile:  the longest event-loop block while a second gateway (bench/event-loop-delay.ts preloaded) answers the
 //             hostile requests of bench/workloads.ts one after another, against the same count of ordinary chats
@@ -14,7 +15,8 @@
 // default memory limit where a cgroup can be made (bench/memory-limit.ts). Every server and the load generator
 // run in their own processes. Prints a table, writes bench/results.json.
 import type { ChildProcess } from 'node:child_process'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { stripTypeScriptTypes } from 'node:module'
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -76,6 +78,18 @@ function ratioOf<A, B> (measured: A[], baseline: B[], pick: (r: A | B) => number
   return median(measured.map((m, i) => pick(m) / pick(baseline[i])))
 }
 const errorsOf = (results: LoadResult[]): number => results.reduce((n, r) => n + r.errors, 0)
+
+/**
+ * A bench script without its types, as dist/bench/<name>.js (it resolves its packages from the repository's
+ * node_modules): the relays' memory is compared with the built gateway's, which is JavaScript, and Node's type
+ * stripping alone adds about 17 MB of resident memory to a process (an idle `.ts` file: 60 MB, `.mjs`: 43 MB).
+ */
+async function asJavaScript (script: string): Promise<string> {
+  const out = join(root, 'dist/bench', script.replace(/^bench\//, '').replace(/\.ts$/, '.js'))
+  await mkdir(join(root, 'dist/bench'), { recursive: true })
+  await writeFile(out, stripTypeScriptTypes(await readFile(join(root, script), 'utf8')))
+  return out
+}
 
 /** The process's peak RSS so far, in MB (Linux /proc). */
 async function peakRssMb (child: ChildProcess): Promise<number> {
@@ -164,6 +178,7 @@ function row (name: string, baseline: string, figures: Record<string, number>, r
 }
 
 let memory: ReturnType<typeof benchMemoryLimit> | undefined
+let hapiRelayMemory: ReturnType<typeof benchMemoryLimit> | undefined
 try {
   log('starting the fake upstream, a bare Hapi server and the gateway')
   const fake = await startProcess([join(root, 'bench/fake-server.ts')])
@@ -178,12 +193,24 @@ try {
   const nodeOptions = process.env.GATEWAY_NODE_OPTIONS
   memory = benchMemoryLimit()
   log(memory.description)
+  const proxyPart = only === undefined || only === 'proxy'
+  // The proxy rows' references (bench/relay.ts, bench/bare-hapi-relay.ts), started before the gateway so that each
+  // has been idle at least as long as it when the idle RSS is read. Same Node flags as the gateway; the bare Hapi
+  // relay, the floor of a Hapi gateway as deployed, also in a memory cgroup of the gateway's size, the bare relay
+  // without one (as in every earlier run). Both run as JavaScript, as the built gateway does (asJavaScript).
+  hapiRelayMemory = proxyPart ? benchMemoryLimit('-hapi-relay') : undefined
+  const relay = proxyPart ? await startProcess([...GATEWAY_NODE_FLAGS, await asJavaScript('bench/relay.ts'), fakeUrl]) : undefined
+  const hapiRelay = proxyPart ? await startProcess([...GATEWAY_NODE_FLAGS, await asJavaScript('bench/bare-hapi-relay.ts'), fakeUrl], {}, root, hapiRelayMemory?.limit) : undefined
   const gateway = await startProcess([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), built],
     { ...gatewayEnv(fakeUrl, tokenUri), GEMINI_LIMITS: BENCH_LIMITS, ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) }, root, memory.limit)
   const gatewayUrl = gateway.url
   // Idle: started, no request yet; a second for start-up's garbage to be collected (what a quiet pod holds).
   await new Promise(resolve => setTimeout(resolve, 1000))
-  row('gateway idle RSS', `${memory.description}; 1 s after it listens, before any request`, { rss_mb: await rssMb(gateway.child) }, {}, { rss_mb: '< 80' })
+  const floorsIdle: Record<string, number> = relay !== undefined && hapiRelay !== undefined
+    ? { relay_rss_mb: await rssMb(relay.child), hapi_relay_rss_mb: await rssMb(hapiRelay.child) }
+    : {}
+  row('gateway idle RSS', `${memory.description}; 1 s after it listens, before any request${relay !== undefined ? '; the bare relay (no memory limit) and the bare Hapi relay (the same limit) idle as long, for reference' : ''}`,
+    { rss_mb: await rssMb(gateway.child), ...floorsIdle }, {}, { rss_mb: '< 80' })
 
   // Accounts: one user, one session.
   const accounts = await accountLoads(gatewayUrl)
@@ -211,13 +238,19 @@ try {
 
   const wholeRunPeak = await peakRssMb(gateway.child)
   // The proxy part's own peak: the accounts part's logins (argon2, 19 MiB per hash in flight) are not its doing.
-  const proxyPeakMeasurable = (only === undefined || only === 'proxy') && await resetPeakRss(gateway.child)
+  const proxyPeakMeasurable = proxyPart && await resetPeakRss(gateway.child)
+  /** Both relays' peak RSS over the proxy loads, read before they stop. */
+  let floorsPeak: Record<string, number> = {}
 
-  if (only === undefined || only === 'proxy') {
-  // The least any proxy process costs on this machine, measured beside each proxy row: see bench/relay.ts. Same
-  // Node flags as the gateway, no memory limit.
-  const relay = await startProcess([...GATEWAY_NODE_FLAGS, join(root, 'bench/relay.ts'), fakeUrl])
+  if (relay !== undefined && hapiRelay !== undefined) {
+  // The least any proxy process costs on this machine, measured beside each proxy row: see bench/relay.ts. Beside
+  // it, the least a proxy built on Hapi and undici costs: see bench/bare-hapi-relay.ts.
+  if (proxyPeakMeasurable) {
+    await resetPeakRss(relay.child)
+    await resetPeakRss(hapiRelay.child)
+  }
   const viaRelay = (load: Workload): Workload => ({ ...load, url: load.url.replace(fakeUrl, relay.url) })
+  const viaHapiRelay = (load: Workload): Workload => ({ ...load, url: load.url.replace(fakeUrl, hapiRelay.url) })
   const p50 = (r: LoadResult): number => r.p50
   const ttfb = (r: LoadResult): number => r.ttfbP50 ?? NaN
   const cpu = (r: CpuResult): number => r.cpuUs
@@ -227,27 +260,27 @@ try {
   const added = (measured: LoadResult[], direct: LoadResult[], pick: (r: LoadResult) => number): number => median(measured.map((r, i) => pick(r) - pick(direct[i])))
 
   for (const connections of [1, 16, 64]) {
-    log(`proxy: chat completions vs direct fake, concurrency ${connections} (and through a bare relay)`)
+    log(`proxy: chat completions vs direct fake, concurrency ${connections} (and through a bare relay and a bare Hapi relay)`)
     const direct = directLoad(fakeUrl, false, connections)
-    const [directs, relayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(chatLoad(gatewayUrl, false, connections), gateway))
+    const [directs, relayed, hapiRelayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(viaHapiRelay(direct), hapiRelay), cpuRunner(chatLoad(gatewayUrl, false, connections), gateway))
     // CPU per request against the relay's (issue 12 item 5): at 16 and 64, where the processes are busy enough for /proc's 10 ms ticks.
     const cpuTarget: Record<string, string> = connections === 1 ? {} : { cpu_per_request_vs_relay: '<= 2' }
     const targets: Record<string, string> = connections === 1 ? { added_p50_ms: '<= 0.5' } : connections === 64 ? { rps: '>= 0.15', p99_ms: '< 20', ...cpuTarget } : cpuTarget
-    row(`POST /v1/chat/completions c=${connections}`, 'POST fake v1internal:generateContent directly; a bare relay for reference',
-      { rps: medianOf(proxied, r => r.rps), p50_ms: medianOf(proxied, p50), p99_ms: medianOf(proxied, r => r.p99), baseline_rps: medianOf(directs, r => r.rps), baseline_p50_ms: medianOf(directs, p50), baseline_p99_ms: medianOf(directs, r => r.p99), added_p50_ms: added(proxied, directs, p50), relay_rps: medianOf(relayed, r => r.rps), relay_p99_ms: medianOf(relayed, r => r.p99), relay_added_p50_ms: added(relayed, directs, p50), cpu_us_per_request: medianOf(proxied, cpu), relay_cpu_us_per_request: medianOf(relayed, cpu), errors: errorsOf(proxied) },
-      { rps: ratioOf(proxied, directs, r => r.rps), relay_rps: ratioOf(relayed, directs, r => r.rps), cpu_per_request_vs_relay: ratioOf(proxied, relayed, cpu) }, targets)
+    row(`POST /v1/chat/completions c=${connections}`, 'POST fake v1internal:generateContent directly; a bare relay and a bare Hapi relay for reference',
+      { rps: medianOf(proxied, r => r.rps), p50_ms: medianOf(proxied, p50), p99_ms: medianOf(proxied, r => r.p99), baseline_rps: medianOf(directs, r => r.rps), baseline_p50_ms: medianOf(directs, p50), baseline_p99_ms: medianOf(directs, r => r.p99), added_p50_ms: added(proxied, directs, p50), relay_rps: medianOf(relayed, r => r.rps), relay_p99_ms: medianOf(relayed, r => r.p99), relay_added_p50_ms: added(relayed, directs, p50), hapi_relay_rps: medianOf(hapiRelayed, r => r.rps), hapi_relay_p99_ms: medianOf(hapiRelayed, r => r.p99), hapi_relay_added_p50_ms: added(hapiRelayed, directs, p50), cpu_us_per_request: medianOf(proxied, cpu), relay_cpu_us_per_request: medianOf(relayed, cpu), hapi_relay_cpu_us_per_request: medianOf(hapiRelayed, cpu), errors: errorsOf(proxied) + errorsOf(hapiRelayed) },
+      { rps: ratioOf(proxied, directs, r => r.rps), relay_rps: ratioOf(relayed, directs, r => r.rps), hapi_relay_rps: ratioOf(hapiRelayed, directs, r => r.rps), cpu_per_request_vs_relay: ratioOf(proxied, relayed, cpu), hapi_relay_cpu_per_request_vs_relay: ratioOf(hapiRelayed, relayed, cpu), cpu_per_request_vs_hapi_relay: ratioOf(proxied, hapiRelayed, cpu) }, targets)
   }
 
   for (const paced of [false, true]) {
     const model = paced ? PACED_MODEL : undefined
     const name = paced ? `chunks ${PACED_CHUNK_MS} ms apart` : 'chunks back to back'
-    log(`proxy: streaming, 20 ${name}, concurrency 64: direct, through a bare relay, through the gateway`)
+    log(`proxy: streaming, 20 ${name}, concurrency 64: direct, through a bare relay, a bare Hapi relay, the gateway`)
     const direct = directLoad(fakeUrl, true, 64, model)
-    const [directs, relayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(chatLoad(gatewayUrl, true, 64, model), gateway))
+    const [directs, relayed, hapiRelayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(viaHapiRelay(direct), hapiRelay), cpuRunner(chatLoad(gatewayUrl, true, 64, model), gateway))
     const chunkCpu = (r: CpuResult): number => r.cpuUs / STREAM_CHUNKS
-    row(`streaming chat completions c=64, ${name}`, 'streamGenerateContent on the fake directly; a bare relay for reference',
-      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), cpu_us_per_chunk: medianOf(proxied, chunkCpu), relay_cpu_us_per_chunk: medianOf(relayed, chunkCpu), errors: errorsOf(proxied) },
-      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps), cpu_per_chunk_vs_relay: ratioOf(proxied, relayed, chunkCpu) },
+    row(`streaming chat completions c=64, ${name}`, 'streamGenerateContent on the fake directly; a bare relay and a bare Hapi relay for reference',
+      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), hapi_relay_streams_per_s: medianOf(hapiRelayed, r => r.rps), hapi_relay_added_ttfb_p50_ms: added(hapiRelayed, directs, ttfb), cpu_us_per_chunk: medianOf(proxied, chunkCpu), relay_cpu_us_per_chunk: medianOf(relayed, chunkCpu), hapi_relay_cpu_us_per_chunk: medianOf(hapiRelayed, chunkCpu), errors: errorsOf(proxied) + errorsOf(hapiRelayed) },
+      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps), hapi_relay_streams_per_s: ratioOf(hapiRelayed, directs, r => r.rps), cpu_per_chunk_vs_relay: ratioOf(proxied, relayed, chunkCpu), hapi_relay_cpu_per_chunk_vs_relay: ratioOf(hapiRelayed, relayed, chunkCpu), cpu_per_chunk_vs_hapi_relay: ratioOf(proxied, hapiRelayed, chunkCpu) },
       { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1', ...(paced ? {} : { cpu_per_chunk_vs_relay: '<= 1.5' }) })
   }
 
@@ -262,15 +295,18 @@ try {
       { cpu_per_request_vs_password: ratioOf(withKey, withPassword, cpu), rps: ratioOf(withKey, withPassword, r => r.rps) }, { cpu_per_request_vs_password: '<= 1.2' })
   }
 
-  log('proxy: streaming, 20 chunks back to back, concurrency 16: time to first byte through the gateway against the bare relay')
+  log('proxy: streaming, 20 chunks back to back, concurrency 16: time to first byte through the gateway against the bare relay and the bare Hapi relay')
   {
     const direct = directLoad(fakeUrl, true, 16)
-    const [relayed, proxied] = await interleaved<[LoadResult, LoadResult]>(loadRunner(viaRelay(direct)), loadRunner(chatLoad(gatewayUrl, true, 16)))
-    row('streaming chat completions c=16, chunks back to back: time to first byte', 'the same streams through the bare relay',
-      { ttfb_p50_ms: medianOf(proxied, ttfb), relay_ttfb_p50_ms: medianOf(relayed, ttfb), streams_per_s: medianOf(proxied, r => r.rps), relay_streams_per_s: medianOf(relayed, r => r.rps), ttfb_vs_relay_ms: added(proxied, relayed, ttfb), errors: errorsOf(proxied) },
+    const [relayed, hapiRelayed, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult]>(loadRunner(viaRelay(direct)), loadRunner(viaHapiRelay(direct)), loadRunner(chatLoad(gatewayUrl, true, 16)))
+    row('streaming chat completions c=16, chunks back to back: time to first byte', 'the same streams through the bare relay; through the bare Hapi relay for reference',
+      { ttfb_p50_ms: medianOf(proxied, ttfb), relay_ttfb_p50_ms: medianOf(relayed, ttfb), hapi_relay_ttfb_p50_ms: medianOf(hapiRelayed, ttfb), streams_per_s: medianOf(proxied, r => r.rps), relay_streams_per_s: medianOf(relayed, r => r.rps), hapi_relay_streams_per_s: medianOf(hapiRelayed, r => r.rps), ttfb_vs_relay_ms: added(proxied, relayed, ttfb), hapi_relay_ttfb_vs_relay_ms: added(hapiRelayed, relayed, ttfb), ttfb_vs_hapi_relay_ms: added(proxied, hapiRelayed, ttfb), errors: errorsOf(proxied) + errorsOf(hapiRelayed) },
       {}, { ttfb_vs_relay_ms: '<= 1' })
   }
+  if (proxyPeakMeasurable) floorsPeak = { relay_peak_rss_mb: await peakRssMb(relay.child), hapi_relay_peak_rss_mb: await peakRssMb(hapiRelay.child) }
   await processes.stop(relay)
+  await processes.stop(hapiRelay)
+  hapiRelayMemory?.limit?.remove()
   }
 
   if (only === undefined || only === 'proxy' || only === 'hostile') {
@@ -290,7 +326,8 @@ try {
 
   const memoryNote = memory.limit !== undefined ? `in a ${memory.limit.mib} MiB memory cgroup, as the chart's default limit` : 'no memory limit'
   if (proxyPeakMeasurable) {
-    row('gateway peak RSS, proxy part', `${memoryNote}; counted from the start of the proxy loads`, { peak_rss_mb: await peakRssMb(gateway.child) }, {}, { peak_rss_mb: '< 150' })
+    row('gateway peak RSS, proxy part', `${memoryNote}; counted from the start of the proxy loads; the bare relay's (no memory limit) and the bare Hapi relay's (the same limit) over the same loads, for reference`,
+      { peak_rss_mb: await peakRssMb(gateway.child), ...floorsPeak }, {}, { peak_rss_mb: '< 150' })
   }
   row('gateway peak RSS, whole run', `${memoryNote}; start-up, the accounts part (four argon2 hashes of 19 MiB at once) and what came before the reset`,
     { peak_rss_mb: proxyPeakMeasurable ? Math.max(wholeRunPeak, await peakRssMb(gateway.child)) : await peakRssMb(gateway.child) }, {}, proxyPeakMeasurable ? {} : { peak_rss_mb: '< 150' })
@@ -310,4 +347,5 @@ try {
 } finally {
   await processes.stopAll()
   memory?.limit?.remove()
+  hapiRelayMemory?.limit?.remove()
 }
