@@ -69,7 +69,7 @@ t.test('createProxy without an upstream is no configuration error: its calls ans
 
 t.test('createBackend refuses a bad option at construction, naming it', async t => {
   const cases: Array<[string, BackendOptions]> = [
-    ['backend', { backend: 'vertex' as any }],
+    ['backend', { backend: 'bedrock' as any }],
     ['codeAssistEndpoint', { codeAssistEndpoint: 'cloudcode-pa.googleapis.com' }],
     ['geminiApiEndpoint', { geminiApiEndpoint: 'javascript:alert(1)' }],
     ['apiKey', { apiKey: 42 as any }],
