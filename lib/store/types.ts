@@ -175,7 +175,7 @@ export interface UsageRecord {
   keyId: string | null
   /** The model's base name. */
   model: string
-  /** The proxy surface, e.g. 'openai' or 'gemini'. */
+  /** The proxy surface: 'chat' (chat completions, embeddings) or 'native' (generate-content). */
   surface: string
   requests: number
   inputTokens: number
