@@ -21,7 +21,7 @@ t.test('unknown paths answer 404 in the error shape of the surface they fall und
   const auth = await call('/v1/api/auth/nothing')
   t.equal(auth.status, 404)
   t.same(auth.body, { detail: 'Not found' })
-  const chat = await call('/v1/embeddings', { method: 'POST', body: '{}' })
+  const chat = await call('/v1/audio/speech', { method: 'POST', body: '{}' })
   t.equal(chat.status, 404)
   t.match(chat.body, { error: { message: String, type: String } })
   const native = await call('/v1beta/nothing/here', { headers: { 'x-goog-api-key': 'gateway-proxy-password' } })
