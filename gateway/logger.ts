@@ -19,7 +19,7 @@ const QUERY_PAIR = /([?&;])([^=&#?;\s"']*)=([^&#\s"']*)/g
 const SECRET_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*):[^\s/@"']*@/gi
 const PERCENT_BYTE = /%([0-9a-f]{2})/gi
-// A user's API key (lib/auth/keys.ts: `ghk_` and 43 base64url characters) wherever it appears in a string.
+// A user's API key (`ghk_` and 43 base64url characters, the library's KEY_PREFIX) wherever it appears in a string.
 const API_KEY = /\bghk_[A-Za-z0-9_-]{8,}/g
 const MAX_DEPTH = 8
 

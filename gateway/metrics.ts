@@ -10,7 +10,7 @@ export type { ProxyObserver }
 /** What the auth service reports through its onEvent option. */
 export type AuthObserver = (event: AuthEvent) => void
 
-/** Which limit refused a call (lib/metering's RATE_LIMITED refusals). */
+/** Which limit refused a call (the library's RATE_LIMITED refusals, LimitName). */
 export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent'
 
 /** What the proxy's metering reports: each finished call, each call refused by a limit. */

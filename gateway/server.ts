@@ -209,7 +209,7 @@ function routeTemplate (request: Request): string {
 function installRequestLog (server: Server, logger: Logger, metrics: Metrics, trustedProxies: TrustedProxies | undefined): void {
   server.events.on('response', (request) => {
     const response = request.response as { statusCode?: number, output?: { statusCode: number } } | symbol | null
-    // A streamed response is written to the raw response and abandoned (lib/http/hapi-adapter.ts): its status is there.
+    // A streamed response is written to the raw response and abandoned (by the library's hapiPlugin): its status is there.
     const status = typeof response === 'symbol' ? request.raw.res.statusCode : response?.statusCode ?? response?.output?.statusCode ?? 0
     const seconds = (Date.now() - request.info.received) / 1000
     const route = routeTemplate(request)

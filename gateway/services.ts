@@ -15,7 +15,7 @@ export interface Services {
   adminPasswordFile?: string
   /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
   adminUsername: string
-  /** The usage ledger on the store (batched writes, lib/metering/usage-ledger.ts); close() flushes it. */
+  /** The usage ledger on the store (createUsageLedger: batched writes); close() flushes it. */
   usage: UsageLedger
   close (): Promise<void>
 }

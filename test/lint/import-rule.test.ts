@@ -67,3 +67,15 @@ t.test('tests take public API names from the entry; internals the entry does not
   t.same(errors.map(e => Number(e.split(':')[0])), [1, 2], 'only the public names imported from internal modules')
   t.match(errors[0], /'createEmbeddedStore' import from '..\/..\/lib\/store\/embedded-store.ts' is restricted.*import it from lib\/index.ts/)
 })
+
+t.test('gateway/ names no lib module but the entry, in imports or comments: it knows the library as its users do', async t => {
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const dir = join(root, 'gateway')
+  const found: string[] = []
+  for (const file of readdirSync(dir).filter(f => f.endsWith('.ts'))) {
+    readFileSync(join(dir, file), 'utf8').split('\n').forEach((line, i) => {
+      if (/lib\//.test(line) && !/lib\/index\.ts/.test(line)) found.push(`gateway/${file}:${i + 1}`)
+    })
+  }
+  t.same(found, [], 'the lines naming another lib path')
+})
