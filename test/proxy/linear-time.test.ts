@@ -89,9 +89,15 @@ t.test('no client input takes super-linear time: doubling a hostile request at m
     const [route, path, small] = build(n)
     const [, , large] = build(2 * n)
     t.equal(await send(route, path, small), status, `${name}: answered ${status}`)
-    const once = await msPerCall(async () => await send(route, path, small))
-    const twice = await msPerCall(async () => await send(route, path, large))
-    // Linear work gives a ratio of about 2, quadratic about 4; 3 leaves room for a noisy, shared machine.
+    // Linear work gives a ratio of about 2, quadratic about 4 every time; 3 leaves room for a noisy, shared machine,
+    // and a ratio past it is measured again (up to three times) before it counts: a collection landing in one
+    // measurement is noise, quadratic work is not.
+    let once = 0
+    let twice = Infinity
+    for (let attempt = 0; attempt < 3 && (attempt === 0 || twice / once >= 3); attempt++) {
+      once = await msPerCall(async () => await send(route, path, small))
+      twice = await msPerCall(async () => await send(route, path, large))
+    }
     t.ok(twice / once < 3, `${name}: ${once.toFixed(3)} ms at ${small.length} bytes, ${twice.toFixed(3)} ms at ${large.length} bytes (ratio ${(twice / once).toFixed(2)})`)
   }
 })
