@@ -5,6 +5,7 @@ import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
 import type { NewKeyInput } from './keys.ts'
+import { MODEL_PATTERN } from '../proxy/access/model-policy.ts'
 
 import { PASSWORD_MIN, PASSWORD_MAX, USERNAME_CHARS, USERNAME_MAX, USERNAME_MIN } from '../option-rules.ts'
 // The username and password rules live in lib/option-rules.ts (the gateway checks its environment with them).
@@ -94,7 +95,7 @@ export const keyCreateBody = Joi.object<NewKeyInput>({
     .messages({ 'string.pattern.base': '{{#label}} may contain only printable characters' }),
   expires_in_days: Joi.number().strict().integer().min(1).max(KEY_EXPIRES_DAYS_MAX),
   models: Joi.array().strict().min(1).max(KEY_MODELS_MAX).unique().items(
-    Joi.string().pattern(/^[A-Za-z0-9._*-]{1,128}$/).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
+    Joi.string().pattern(MODEL_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
   ),
 }).label('body').required()
 export const keyParams = Joi.object<{ key_id: string }>({ key_id: keyId.required() })

@@ -113,43 +113,48 @@ function joinedHeaders (given: HostRequest['headers']): Record<string, string | 
   return headers
 }
 
-/** The whole body within the route's limits: 413 past maxBytes (a declared length over it before a byte is read), 408 past bodyRead. */
-async function readRequestBody (source: Readable | ReadableStream<Uint8Array>, headers: Record<string, string | undefined>, route: Route): Promise<Buffer | undefined> {
-  const web = !(source instanceof Readable)
+/** Drops a body unread: a Node body leaves its connection usable for the answer; a web stream has none to keep. */
+function dropBody (source: Readable | ReadableStream<Uint8Array>): void {
+  if (source instanceof Readable) { if (!source.readableEnded && !source.destroyed) source.resume() } else source.cancel().catch(() => {})
+}
+
+/** The declared content-length, if any; one over the route's maxBytes is a 413 before a byte is read (the body dropped). */
+function declaredLength (source: Readable | ReadableStream<Uint8Array>, headers: Record<string, string | undefined>, route: Route): number | undefined {
   const declared = Number(headers['content-length'])
-  if (Number.isFinite(declared) && declared > route.maxBytes) {
-    // The body is dropped unread, so the connection stays usable for the 413.
-    if (web) source.cancel().catch(() => {})
-    else source.resume()
+  if (!Number.isFinite(declared)) return undefined
+  if (declared > route.maxBytes) {
+    dropBody(source)
     throw fail('PAYLOAD_TOO_LARGE')
   }
-  const stream = web ? Readable.fromWeb(source as import('node:stream/web').ReadableStream<Uint8Array>) : source
+  return declared
+}
+
+function nodeStream (source: Readable | ReadableStream<Uint8Array>): Readable {
+  return source instanceof Readable ? source : Readable.fromWeb(source as import('node:stream/web').ReadableStream<Uint8Array>)
+}
+
+/** The whole body within the route's limits: 413 past maxBytes (a declared length over it before a byte is read), 408 past bodyRead. */
+async function readRequestBody (source: Readable | ReadableStream<Uint8Array>, headers: Record<string, string | undefined>, route: Route): Promise<Buffer | undefined> {
+  const declared = declaredLength(source, headers, route)
+  const stream = nodeStream(source)
   try {
-    return await readBody(stream, route.maxBytes, Number.isFinite(declared) ? declared : undefined, route.bodyRead)
+    return await readBody(stream, route.maxBytes, declared, route.bodyRead)
   } catch (err) {
     // A web stream has no socket to keep usable: stop reading it.
-    if (web) stream.destroy()
+    if (!(source instanceof Readable)) stream.destroy()
     throw err
   }
 }
 
-/** The body as it arrives (Route.streamBody): 413 at once for a declared length over maxBytes, else as readRequestBody's limits while it is read. */
+/** The body as it arrives (Route.streamBody): the same limits as readRequestBody's, applied while it is read. */
 function streamRequestBody (source: Readable | ReadableStream<Uint8Array>, headers: Record<string, string | undefined>, route: Route): { body: StreamBody, dropUnread: () => void } {
-  // Dropped unread, a Node body leaves its connection usable for the answer; a web stream has none to keep.
-  const drop = (): void => {
-    if (source instanceof Readable) { if (!source.readableEnded && !source.destroyed) source.resume() } else source.cancel().catch(() => {})
-  }
-  const declared = Number(headers['content-length'])
-  if (Number.isFinite(declared) && declared > route.maxBytes) {
-    drop()
-    throw fail('PAYLOAD_TOO_LARGE')
-  }
-  const stream = source instanceof Readable ? source : Readable.fromWeb(source as import('node:stream/web').ReadableStream<Uint8Array>)
+  declaredLength(source, headers, route)
+  const stream = nodeStream(source)
   let read = false
   return {
     body: { [Symbol.asyncIterator]: () => { read = true; return streamBody(stream, route.maxBytes, route.bodyRead) } },
     // A body the handler never read (a refusal) is drained when it has answered.
-    dropUnread: () => { if (!read) drop() },
+    dropUnread: () => { if (!read) dropBody(source) },
   }
 }
 
