@@ -66,7 +66,7 @@ export interface GatewayConfig {
   readonly geminiApiKey?: string
   /** Public Gemini API base URL. Default unset: the library's `https://generativelanguage.googleapis.com` (GEMINI_API_ENDPOINT). */
   readonly geminiApiEndpoint?: string
-  /** Vertex AI location, `global` or a region. Default unset: the library's `global` (GOOGLE_CLOUD_LOCATION). */
+  /** Vertex AI location, `global` or a region; several, comma-separated, are a pool. Default unset: the library's `global` (GOOGLE_CLOUD_LOCATION). */
   readonly vertexLocation?: string
   /** Vertex AI base URL replacing the location's host. Default unset: the location's host (VERTEX_ENDPOINT). */
   readonly vertexEndpoint?: string
@@ -107,7 +107,7 @@ export class ConfigError extends ConfigurationError {
   }
 }
 
-const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, vertexLocationPattern, isPort, checkModelAccess, parseLimits } = OPTION_RULES
+const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, vertexLocationProblem, isPort, checkModelAccess, parseLimits } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const str = Joi.string().trim()
 const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
@@ -159,7 +159,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_CREDENTIALS_DIR: str,
   GEMINI_API_ENDPOINT: url,
   GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
-  GOOGLE_CLOUD_LOCATION: str.pattern(vertexLocationPattern, "'global' or a region such as us-central1"),
+  // Checked with the rest of the Vertex settings in loadConfig (OPTION_RULES.vertexLocationProblem).
+  GOOGLE_CLOUD_LOCATION: str,
   VERTEX_ENDPOINT: url,
   GEMINI_MODELS_FILE: str,
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
@@ -260,6 +261,12 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const geminiBackend = chooseBackend(backendInputs)
   const problem = backendProblem(backendInputs)
   if (problem !== undefined) throw new ConfigError('GEMINI_BACKEND', `Invalid configuration: ${problem}`)
+  // The library's rule of a location or a pool of them; the pool rules only when Vertex uses the locations.
+  const vertex = geminiBackend === 'vertex'
+  const locationProblem = v.GOOGLE_CLOUD_LOCATION === undefined
+    ? undefined
+    : vertexLocationProblem(v.GOOGLE_CLOUD_LOCATION, { hasProject: !vertex || projectId !== undefined, hasEndpoint: vertex && v.VERTEX_ENDPOINT !== undefined }, { project: 'GOOGLE_CLOUD_PROJECT', endpoint: 'VERTEX_ENDPOINT' })
+  if (locationProblem !== undefined) throw new ConfigError('GOOGLE_CLOUD_LOCATION', `Invalid configuration: GOOGLE_CLOUD_LOCATION ${locationProblem}`)
   const port: number = v.PORT ?? 8888
   if (v.METRICS_PORT !== undefined && v.METRICS_PORT !== 0 && v.METRICS_PORT === port) {
     throw new ConfigError('METRICS_PORT', `Invalid configuration: METRICS_PORT must differ from PORT (both ${port})`)

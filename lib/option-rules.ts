@@ -35,6 +35,29 @@ export const DEFAULT_VERTEX_LOCATION = 'global'
 /** A Vertex AI location: `global` or a region such as `us-central1` (it becomes part of a host name). */
 export const VERTEX_LOCATION_PATTERN = /^[a-z][a-z0-9-]{0,62}$/
 
+/** VERTEX_LOCATION_PATTERN in words, for error messages: one location or a comma-separated pool of them. */
+export const VERTEX_LOCATION_RULE = "'global' or a region name such as 'us-central1' (lower-case letters, digits and '-'), or several separated by commas for a pool"
+
+/** The locations of a vertexLocation value (GOOGLE_CLOUD_LOCATION): one, or several separated by commas (blanks ignored). */
+export function vertexLocationList (value: string): string[] {
+  return value.split(',').map(l => l.trim()).filter(l => l !== '')
+}
+
+/**
+ * Why a vertexLocation value cannot be used, as the end of a sentence that names it, or undefined. Several
+ * locations need a project (express mode always calls the global endpoint) and no endpoint override (it would send
+ * every location to its one host); `names` are the settings the message names for those two.
+ */
+export function vertexLocationProblem (value: unknown, context: { hasProject: boolean, hasEndpoint: boolean }, names: { project: string, endpoint: string }): string | undefined {
+  const list = typeof value === 'string' ? vertexLocationList(value) : []
+  const shown = typeof value === 'string' ? ` (got ${JSON.stringify(value)})` : ''
+  if (list.length === 0 || !list.every(l => VERTEX_LOCATION_PATTERN.test(l))) return `must be ${VERTEX_LOCATION_RULE}${shown}`
+  if (new Set(list).size !== list.length) return `names a location twice${shown}`
+  if (list.length > 1 && !context.hasProject) return `lists several locations, but express mode (no ${names.project}) always calls the global endpoint: set one location or ${names.project}${shown}`
+  if (list.length > 1 && context.hasEndpoint) return `lists several locations, but ${names.endpoint} would send them all to its one host: set one location with ${names.endpoint}${shown}`
+  return undefined
+}
+
 /** The Vertex AI host of a location: `aiplatform.googleapis.com` for `global`, `R-aiplatform.googleapis.com` for region R. */
 export function vertexHost (location: string): string {
   return location === DEFAULT_VERTEX_LOCATION ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`
@@ -98,8 +121,10 @@ export const OPTION_RULES = Object.freeze({
   backendKinds: BACKEND_KINDS,
   chooseBackend,
   backendProblem,
-  /** The rule of createBackend's vertexLocation (GOOGLE_CLOUD_LOCATION). */
+  /** The rule of one location of createBackend's vertexLocation (GOOGLE_CLOUD_LOCATION). */
   vertexLocationPattern: VERTEX_LOCATION_PATTERN,
+  /** The whole rule of vertexLocation: a location or a pool of them, and what several locations need. */
+  vertexLocationProblem,
   isPort,
   /** Throws createProxy's ConfigurationError (option `modelAccess...` or `minAccessLevel`) for options it would refuse. */
   checkModelAccess (modelAccess: unknown, minAccessLevel?: AccessLevel): void {

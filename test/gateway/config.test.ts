@@ -120,6 +120,7 @@ t.test('derived defaults: backend from the credentials given, debug mode saves t
   t.match(loadConfig({ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1', VERTEX_ENDPOINT: 'https://v.example/' }),
     { geminiBackend: 'vertex', projectId: 'p', vertexLocation: 'us-central1', vertexEndpoint: 'https://v.example' })
   t.equal(loadConfig({ GEMINI_BACKEND: 'vertex', GEMINI_API_KEY: 'k' }).geminiBackend, 'vertex', 'express mode: a key and no project')
+  t.equal(loadConfig({ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1, europe-west4' }).vertexLocation, 'us-central1, europe-west4', 'a pool of Vertex locations')
   t.match(loadConfig({ DEBUG: 'true' }), { authDataFile: './data/auth-db.json', logLevel: 'debug' })
   t.match(loadConfig({ DEBUG: '1', LOG_LEVEL: 'info' }), { logLevel: 'info' })
   t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).tracingEnabled, true)
@@ -161,6 +162,10 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ GEMINI_BACKEND: 'code-assist', GEMINI_API_KEY: 'k' }, 'GEMINI_BACKEND'],
   [{ GEMINI_BACKEND: 'vertex', GOOGLE_APPLICATION_CREDENTIALS: '/key.json' }, 'GEMINI_BACKEND'],
   [{ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'evil.example/x' }, 'GOOGLE_CLOUD_LOCATION'],
+  [{ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1,evil.example/x' }, 'GOOGLE_CLOUD_LOCATION'],
+  [{ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1,us-central1' }, 'GOOGLE_CLOUD_LOCATION'],
+  [{ GEMINI_BACKEND: 'vertex', GEMINI_API_KEY: 'k', GOOGLE_CLOUD_LOCATION: 'us-central1,europe-west4' }, 'GOOGLE_CLOUD_LOCATION'],
+  [{ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1,europe-west4', VERTEX_ENDPOINT: 'https://v.example' }, 'GOOGLE_CLOUD_LOCATION'],
   [{ VERTEX_ENDPOINT: 'aiplatform.googleapis.com' }, 'VERTEX_ENDPOINT'],
   [{ GEMINI_MODELS: 'a b' }, 'GEMINI_MODELS'],
   [{ GEMINI_MODEL_ACCESS: '{member: ["*"]}' }, 'GEMINI_MODEL_ACCESS'],
@@ -272,4 +277,14 @@ t.test('GEMINI_LIMITS is JSON from access level to limits (snake_case), unset by
   t.notOk('geminiLimits' in loadConfig({}))
   t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tokensPerDay": 5}}' }), { variable: 'GEMINI_LIMITS', message: 'Invalid configuration: GEMINI_LIMITS is refused: "GEMINI_LIMITS.member.tokensPerDay" is not a limit (use rpm, tpm, tokens_per_day, concurrent)' })
   t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tpm": 0.5}}' }), { message: /GEMINI_LIMITS\.member\.tpm must be a whole number, 0 or more, or null/ })
+})
+
+t.test('GOOGLE_CLOUD_LOCATION: several locations are refused in express mode and with VERTEX_ENDPOINT, naming what to change', async t => {
+  const message = (env: Record<string, string>): string => { try { loadConfig(env); return '' } catch (e) { return (e as Error).message } }
+  t.equal(message({ GEMINI_BACKEND: 'vertex', GEMINI_API_KEY: 'k', GOOGLE_CLOUD_LOCATION: 'us-central1,europe-west4' }),
+    'Invalid configuration: GOOGLE_CLOUD_LOCATION lists several locations, but express mode (no GOOGLE_CLOUD_PROJECT) always calls the global endpoint: set one location or GOOGLE_CLOUD_PROJECT (got "us-central1,europe-west4")')
+  t.equal(message({ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1,europe-west4', VERTEX_ENDPOINT: 'https://v.example' }),
+    'Invalid configuration: GOOGLE_CLOUD_LOCATION lists several locations, but VERTEX_ENDPOINT would send them all to its one host: set one location with VERTEX_ENDPOINT (got "us-central1,europe-west4")')
+  t.match(message({ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1,Evil.example' }), /^Invalid configuration: GOOGLE_CLOUD_LOCATION must be 'global' or a region name/)
+  t.equal(message({ GEMINI_API_KEY: 'k', GOOGLE_CLOUD_LOCATION: 'us-central1,europe-west4' }), '', 'ignored by a backend other than Vertex')
 })

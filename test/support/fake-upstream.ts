@@ -26,6 +26,9 @@
 //   fake.keyReplies.set('k', reply)    every Gemini API call with that x-goog-api-key gets this answer (a pool's key that is rate limited, disabled, ...)
 //                                      (Vertex: with acceptedTokens, project paths need one of those bearer tokens,
 //                                      express paths this key)
+//   fake.locationReplies.set('l', reply)  every Vertex call naming location l in its path gets this answer (a pool's location)
+//   fake.bearerReplies.set('t', reply)    every Code Assist generate/stream/countTokens call with bearer token t gets this answer
+//                                         (a pool's credential file; setup calls such as loadCodeAssist are answered as usual)
 //   fake.tokenGate = form => reply     when set, a token request it answers with a reply is refused with that reply
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.reset()                       forgets requests and queued replies, restores defaults
@@ -91,6 +94,8 @@ export interface FakeUpstream {
   acceptedTokens: Set<string> | undefined
   apiKey: string | undefined
   keyReplies: Map<string, FakeReply>
+  locationReplies: Map<string, FakeReply>
+  bearerReplies: Map<string, FakeReply>
   tokenExpiresIn: number
   tokenGate: ((form: Record<string, string>) => FakeReply | undefined) | undefined
   /** Access tokens issued by /token, in order. */
@@ -295,6 +300,8 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     acceptedTokens: undefined,
     apiKey: undefined,
     keyReplies: new Map(),
+    locationReplies: new Map(),
+    bearerReplies: new Map(),
     tokenExpiresIn: 3599,
     tokenGate: undefined,
     issuedTokens: [],
@@ -320,6 +327,8 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.acceptedTokens = undefined
       fake.apiKey = undefined
       fake.keyReplies.clear()
+      fake.locationReplies.clear()
+      fake.bearerReplies.clear()
       fake.tokenGate = undefined
     },
     async close () {
@@ -354,6 +363,12 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     }
     const keyReply = rec.api === 'gemini-api' ? fake.keyReplies.get(String(rec.headers['x-goog-api-key'] ?? rec.query.key)) : undefined
     if (keyReply !== undefined) return keyReply
+    const locationReply = rec.api === 'vertex' && rec.location !== undefined ? fake.locationReplies.get(rec.location) : undefined
+    if (locationReply !== undefined) return locationReply
+    const modelCall = rec.call === 'generateContent' || rec.call === 'streamGenerateContent' || rec.call === 'countTokens'
+    const bearer = rec.api === 'code-assist' && modelCall ? /^Bearer (.+)$/.exec(String(rec.headers.authorization ?? ''))?.[1] : undefined
+    const bearerReply = bearer === undefined ? undefined : fake.bearerReplies.get(bearer)
+    if (bearerReply !== undefined) return bearerReply
     if (rec.call === 'token' && fake.tokenGate !== undefined) return fake.tokenGate(rec.body)
     if (rec.api === 'vertex' && rec.project !== undefined && fake.acceptedTokens !== undefined) {
       const token = /^Bearer (.+)$/.exec(String(rec.headers.authorization ?? ''))?.[1]

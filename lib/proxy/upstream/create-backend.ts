@@ -1,7 +1,7 @@
 // Picks the upstream backend from configuration: Vertex AI when asked for, else Code Assist when OAuth credentials
 // are given, else the public Gemini API when a key is, else a backend whose calls answer 503 saying what to configure.
 import { ConfigurationError, fail } from '../../errors.ts'
-import { BACKEND_KINDS, VERTEX_LOCATION_PATTERN, backendProblem, chooseBackend, isHttpUrl } from '../../option-rules.ts'
+import { BACKEND_KINDS, backendProblem, chooseBackend, isHttpUrl, vertexLocationProblem } from '../../option-rules.ts'
 import type { Backend } from './backend.ts'
 import { createCodeAssistBackend } from './code-assist-backend.ts'
 import type { CodeAssistBackendOptions } from './code-assist-backend.ts'
@@ -50,8 +50,11 @@ export function checkBackendOptions (options: BackendOptions, prefix = ''): void
   for (const name of ['credentialsFile', 'credentialsDir', 'oauthClientId', 'projectId', 'userAgentVersion']) {
     if (o[name] !== undefined && (typeof o[name] !== 'string' || o[name] === '')) refuse(name, 'a non-empty string', o[name], prefix)
   }
-  if (o.vertexLocation !== undefined && !(typeof o.vertexLocation === 'string' && VERTEX_LOCATION_PATTERN.test(o.vertexLocation))) {
-    refuse('vertexLocation', "'global' or a region name such as 'us-central1' (lower-case letters, digits and '-')", o.vertexLocation, prefix)
+  if (o.vertexLocation !== undefined) {
+    // The pool rules (a project, no endpoint override) matter only to the backend that uses the locations.
+    const vertex = o.backend === 'vertex'
+    const problem = vertexLocationProblem(o.vertexLocation, { hasProject: !vertex || o.projectId !== undefined, hasEndpoint: vertex && o.vertexEndpoint !== undefined }, { project: 'projectId', endpoint: 'vertexEndpoint' })
+    if (problem !== undefined) throw new ConfigurationError(prefix + 'vertexLocation', `createBackend: vertexLocation ${problem}`)
   }
   if (o.credentials !== undefined && typeof o.credentials !== 'string' && (o.credentials === null || typeof o.credentials !== 'object' || Array.isArray(o.credentials))) {
     refuse('credentials', 'OAuth credentials as a JSON string or object', undefined, prefix)

@@ -11,13 +11,14 @@ import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
-import { DEFAULT_VERTEX_LOCATION, vertexHost } from '../../option-rules.ts'
+import { DEFAULT_VERTEX_LOCATION, vertexHost, vertexLocationList } from '../../option-rules.ts'
+import { createCredentialPool } from './credential-pool.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
 
 export interface VertexBackendOptions extends UpstreamClientOptions {
   /** Google Cloud project (GOOGLE_CLOUD_PROJECT). Default unset: express mode with `apiKey`. */
   projectId?: string
-  /** Vertex AI location (GOOGLE_CLOUD_LOCATION): `global` or a region such as `us-central1`. Default `global`. */
+  /** Vertex AI location (GOOGLE_CLOUD_LOCATION): `global` or a region such as `us-central1`; several separated by commas are a pool, one member per location, named by it (needs projectId, no vertexEndpoint). Default `global`. */
   vertexLocation?: string
   /** Base URL replacing the location's host (VERTEX_ENDPOINT). Default `https://aiplatform.googleapis.com` for `global`, `https://R-aiplatform.googleapis.com` for region R. */
   vertexEndpoint?: string
@@ -126,8 +127,8 @@ function adcAuth (options: VertexBackendOptions): UpstreamAuth & { check (): Pro
   }
 }
 
-/** The single-location, single-credential target of these options (a pool varies them per call). */
-export function vertexTarget (options: VertexBackendOptions): VertexTarget & { ready (): Promise<void> } {
+/** The single-location, single-credential target of these options (a pool varies them per call); `auth` shares one credential between the targets of a pool. */
+export function vertexTarget (options: VertexBackendOptions, auth = adcAuth(options)): VertexTarget & { ready (): Promise<void> } {
   const location = options.vertexLocation ?? DEFAULT_VERTEX_LOCATION
   const project = options.projectId
   if (project === undefined) {
@@ -144,7 +145,6 @@ export function vertexTarget (options: VertexBackendOptions): VertexTarget & { r
   }
   const base = (options.vertexEndpoint ?? vertexHost(location)).replace(/\/+$/, '')
   const prefix = `${base}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/publishers/google/models/`
-  const auth = adcAuth(options)
   return {
     url: (model, action) => `${prefix}${encodeURIComponent(model)}:${action}`,
     auth,
@@ -152,27 +152,32 @@ export function vertexTarget (options: VertexBackendOptions): VertexTarget & { r
   }
 }
 
-/** A Vertex backend on `target()`, asked once per call (so a pool can hand out another credential or location each time). */
-export function createVertexBackendOn (target: () => VertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void> }): Backend {
+/** Runs one upstream request on a target: a pool's `run` (the next location after a 429 or a 401/403), or once on `target()`. */
+export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>) => Promise<R>
+
+/**
+ * A Vertex backend on `target()`, asked once per call (so a pool can hand out another credential or location each
+ * time); with `run`, generate, stream and countTokens go through it instead, so a call can fail over before any byte.
+ */
+export function createVertexBackendOn (target: () => VertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void>, run?: OnVertexTarget }): Backend {
   const client = createUpstreamClient(options)
+  const run: OnVertexTarget = options.run ?? (async attempt => await attempt(target()))
   return {
     async generate (call) {
-      const { url, auth } = target()
-      return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true }))
+      return asResponse(await run(({ url, auth }) => client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true })))
     },
     async stream (call) {
-      const { url, auth } = target()
-      return geminiEventStream(await client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: withRoles(call.request), model: call.model, auth, signal: call.signal }, events => events.map(asResponse)))
+      // The pool sits around the request up to its 200, so a stream fails over before any event is sent.
+      return geminiEventStream(await run(({ url, auth }) => client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: withRoles(call.request), model: call.model, auth, signal: call.signal }, events => events.map(asResponse))))
     },
     async countTokens (call) {
-      const { url, auth } = target()
       // Vertex's CountTokensRequest has no generateContentRequest: its contents, system instruction and tools sit at the top.
       const nested = call.request.generateContentRequest as GeminiRequest | undefined
       const from = nested !== null && typeof nested === 'object' ? nested : call.request
       const body: GeminiRequest = withRoles({ contents: contentsToCount(call.request) })
       if (from.systemInstruction !== undefined) body.systemInstruction = from.systemInstruction
       if (from.tools !== undefined) body.tools = from.tools
-      const answer = await client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal }) as Record<string, unknown>
+      const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal })) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
     async ready () {
@@ -189,8 +194,31 @@ export function createVertexBackendOn (target: () => VertexTarget, options: Vert
   }
 }
 
-/** The Vertex AI backend for one location and one credential. Credentials load on the first call. */
+/**
+ * The Vertex AI backend: one credential, and its locations as a pool (one location is a pool of one, which never
+ * cools down). Credentials load on the first call. createBackend refuses several locations without a project or
+ * with vertexEndpoint (lib/option-rules.ts vertexLocationProblem).
+ */
 export function createVertexBackend (options: VertexBackendOptions): Backend {
-  const target = vertexTarget(options)
-  return createVertexBackendOn(() => target, { ...options, ready: target.ready })
+  const listed = options.projectId === undefined ? [] : vertexLocationList(options.vertexLocation ?? '')
+  const locations = listed.length > 0 ? listed : [DEFAULT_VERTEX_LOCATION]
+  const auth = adcAuth(options)
+  const pool = createCredentialPool(locations.map(location => ({ name: location, value: vertexTarget({ ...options, vertexLocation: location }, auth) })), options)
+  const first = pool.usable()[0].value
+  return createVertexBackendOn(
+    // For a method that picks its own target rather than going through `run`: the first location not cooling or set aside.
+    () => {
+      const ready = new Set(pool.statuses().filter(s => s.state === 'ready').map(s => s.name))
+      return pool.usable().find(m => ready.has(m.name))?.value ?? first
+    },
+    {
+      ...options,
+      run: attempt => pool.run(attempt),
+      ready: async () => {
+        await first.ready()
+        const state = pool.ready()
+        if (!state.ok) throw new Error(state.reason)
+      },
+    },
+  )
 }
