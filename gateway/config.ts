@@ -54,6 +54,8 @@ export interface GatewayConfig {
   readonly credentialsFile?: string
   /** A directory of Code Assist OAuth credential files, used as a pool. Default unset (GEMINI_CREDENTIALS_DIR). */
   readonly credentialsDir?: string
+  /** Refreshed tokens (and a discovered project) are written back to the credentials file(s); false keeps them in memory (a read-only Secret mount). Default unset: the library's true (GEMINI_CREDENTIALS_WRITE_BACK). */
+  readonly credentialsWriteBack?: boolean
   /** Upstream project id; discovered through onboarding when unset. Default unset (GOOGLE_CLOUD_PROJECT, PLATFORM_CLOUD_PROJECT, GOOGLE_CLOUD_PROJECT_ID, GEMINI_PROJECT_ID, LLM_PROJECT_ID). */
   readonly projectId?: string
   /** OAuth client id for credentials without their own. Default unset (GEMINI_OAUTH_CLIENT_ID). */
@@ -157,6 +159,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   CODE_ASSIST_ENDPOINT: url,
   GEMINI_API_KEY: str,
   GEMINI_CREDENTIALS_DIR: str,
+  GEMINI_CREDENTIALS_WRITE_BACK: bool,
   GEMINI_API_ENDPOINT: url,
   GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
   // Checked with the rest of the Vertex settings in loadConfig (OPTION_RULES.vertexLocationProblem).
@@ -302,6 +305,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiCredentials,
     credentialsFile,
     credentialsDir,
+    credentialsWriteBack: v.GEMINI_CREDENTIALS_WRITE_BACK,
     projectId,
     oauthClientId: v.GEMINI_OAUTH_CLIENT_ID,
     oauthClientSecret: v.GEMINI_OAUTH_CLIENT_SECRET,
@@ -347,6 +351,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   credentials: ['GEMINI_CREDENTIALS', 'LLM_CREDENTIALS'],
   credentialsFile: ['GOOGLE_APPLICATION_CREDENTIALS', 'PLATFORM_APPLICATION_CREDENTIALS'],
   credentialsDir: ['GEMINI_CREDENTIALS_DIR'],
+  writeBack: ['GEMINI_CREDENTIALS_WRITE_BACK'],
   projectId: ['GOOGLE_CLOUD_PROJECT', 'PLATFORM_CLOUD_PROJECT', 'GOOGLE_CLOUD_PROJECT_ID', 'GEMINI_PROJECT_ID', 'LLM_PROJECT_ID'],
   oauthClientId: ['GEMINI_OAUTH_CLIENT_ID'],
   oauthClientSecret: ['GEMINI_OAUTH_CLIENT_SECRET'],

@@ -37,6 +37,7 @@ function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
     credentials: config.geminiCredentials,
     credentialsFile: config.credentialsFile,
     credentialsDir: config.credentialsDir,
+    writeBack: config.credentialsWriteBack,
     oauthClientId: config.oauthClientId,
     oauthClientSecret: config.oauthClientSecret,
     projectId: config.projectId,

@@ -139,6 +139,7 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ PORT: '9000', METRICS_PORT: '9000' }, 'METRICS_PORT'],
   [{ HOST: 'not a host!' }, 'HOST'],
   [{ DEBUG: 'maybe' }, 'DEBUG'],
+  [{ GEMINI_CREDENTIALS_WRITE_BACK: 'sometimes' }, 'GEMINI_CREDENTIALS_WRITE_BACK'],
   [{ MONGODB_URL: 'http://db' }, 'MONGODB_URL'],
   [{ MONGODB_DB: 'a/b' }, 'MONGODB_DB'],
   [{ AUTH_SESSION_TTL_SECONDS: '0' }, 'AUTH_SESSION_TTL_SECONDS'],
@@ -287,4 +288,10 @@ t.test('GOOGLE_CLOUD_LOCATION: several locations are refused in express mode and
     'Invalid configuration: GOOGLE_CLOUD_LOCATION lists several locations, but VERTEX_ENDPOINT would send them all to its one host: set one location with VERTEX_ENDPOINT (got "us-central1,europe-west4")')
   t.match(message({ GEMINI_BACKEND: 'vertex', GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us-central1,Evil.example' }), /^Invalid configuration: GOOGLE_CLOUD_LOCATION must be 'global' or a region name/)
   t.equal(message({ GEMINI_API_KEY: 'k', GOOGLE_CLOUD_LOCATION: 'us-central1,europe-west4' }), '', 'ignored by a backend other than Vertex')
+})
+
+t.test('GEMINI_CREDENTIALS_WRITE_BACK turns off writing refreshed tokens back to the credentials files', async t => {
+  t.equal(loadConfig({ GEMINI_CREDENTIALS_DIR: '/etc/gatehouse/credentials.d', GEMINI_CREDENTIALS_WRITE_BACK: 'false' }).credentialsWriteBack, false)
+  t.equal(loadConfig({ GEMINI_CREDENTIALS_WRITE_BACK: 'true' }).credentialsWriteBack, true)
+  t.notOk('credentialsWriteBack' in loadConfig({ GEMINI_CREDENTIALS_DIR: '/d' }), 'unset: the library default (write back)')
 })
