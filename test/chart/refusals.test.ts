@@ -71,6 +71,8 @@ t.test('values.schema.json rejects unknown keys, wrong types and values the gate
     ['negative shutdown timeout', { shutdown: { timeoutSeconds: -1 } }, /timeoutSeconds/],
     ['credentials neither env nor file', { credentials: { mountAs: 'volume' } }, /mountAs/],
     ['a Vertex location that is no region name', { config: { vertexLocation: 'evil.example/x' } }, /vertexLocation/],
+    ['a Vertex location pool with an entry that is no region name', { config: { vertexLocation: 'us-central1,evil.example/x' } }, /vertexLocation/],
+    ['a credentials directory mounted at a relative path', { credentialsDir: { secretName: 'pool', mountPath: 'creds' } }, /mountPath/],
     ['a Vertex endpoint that is no URL', { config: { vertexEndpoint: 'aiplatform.googleapis.com' } }, /vertexEndpoint/],
   ]
   await Promise.all(cases.map(async ([name, values, message]) => {
@@ -95,4 +97,19 @@ t.test('a service-account key file together with a Code Assist credentials file 
   t.not(result.code, 0)
   t.match(result.stderr, 'serviceAccountKey.secretName and credentials.mountAs=file both set GOOGLE_APPLICATION_CREDENTIALS')
   t.equal(result.stdout, '', 'nothing is rendered')
+})
+
+t.test('a credentials directory together with the single OAuth credentials is refused: the directory would win', async t => {
+  for (const values of [
+    { credentialsDir: { secretName: 'pool' }, secrets: { credentials: '{"refresh_token":"x"}' } },
+    { credentialsDir: { secretName: 'pool' }, existingSecret: { name: 'mine', keys: { credentials: 'oauth' } } },
+  ]) {
+    const result = await template(values)
+    t.not(result.code, 0)
+    t.match(result.stderr, 'credentialsDir.secretName and the OAuth credentials (secrets.credentials or existingSecret.keys.credentials) are both set')
+    t.equal(result.stdout, '', 'nothing is rendered')
+  }
+  const clash = await template({ credentialsDir: { secretName: 'pool', mountPath: '/etc/gatehouse/service-account/' } })
+  t.not(clash.code, 0)
+  t.match(clash.stderr, 'credentialsDir.mountPath must differ from credentials.mountPath and serviceAccountKey.mountPath')
 })

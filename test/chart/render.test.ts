@@ -14,7 +14,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
   'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'GEMINI_LIMITS',
-  'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT',
+  'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT', 'GEMINI_CREDENTIALS_DIR', 'GEMINI_CREDENTIALS_WRITE_BACK',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -397,4 +397,17 @@ t.test('Vertex AI: Workload Identity annotations on the ServiceAccount, the key 
   t.equal(loadConfig(data).geminiBackend, 'vertex', 'the gateway accepts what the chart renders')
   const defaults = configData(await renderSet('defaults'))
   t.notOk('GOOGLE_CLOUD_LOCATION' in defaults || 'VERTEX_ENDPOINT' in defaults || 'GOOGLE_APPLICATION_CREDENTIALS' in defaults, 'unset by default')
+})
+
+t.test('credentialsDir: every key of the Secret a read-only file in GEMINI_CREDENTIALS_DIR, written back by nobody', async t => {
+  const objects = await renderSet('Code Assist credential pool from a Secret, Vertex locations listed')
+  const data = configData(objects)
+  t.match(data, { GEMINI_CREDENTIALS_DIR: '/etc/gatehouse/credentials.d', GEMINI_CREDENTIALS_WRITE_BACK: 'false', GOOGLE_CLOUD_LOCATION: 'us-central1, europe-west4' })
+  const pod = podSpecOf(only(objects, 'Deployment'))
+  t.same(gateway(objects).volumeMounts.find((m: any) => m.name === 'credentials-dir'), { name: 'credentials-dir', mountPath: '/etc/gatehouse/credentials.d', readOnly: true })
+  t.same(pod.volumes.find((v: any) => v.name === 'credentials-dir').secret, { secretName: 'code-assist-pool', defaultMode: 288 }, 'every key of the Secret, mode 0440')
+  t.match(loadConfig(data), { geminiBackend: 'code-assist', credentialsDir: '/etc/gatehouse/credentials.d', credentialsWriteBack: false }, 'the gateway accepts what the chart renders')
+  const defaults = await renderSet('defaults')
+  t.notOk('GEMINI_CREDENTIALS_DIR' in configData(defaults) || 'GEMINI_CREDENTIALS_WRITE_BACK' in configData(defaults), 'unset by default')
+  t.notOk(podSpecOf(only(defaults, 'Deployment')).volumes.some((v: any) => v.name === 'credentials-dir'))
 })

@@ -62,6 +62,14 @@ export const VALUE_SETS: ValueSet[] = [
     },
   },
   {
+    name: 'Code Assist credential pool from a Secret, Vertex locations listed',
+    values: {
+      credentialsDir: { secretName: 'code-assist-pool' },
+      config: { vertexLocation: 'us-central1, europe-west4' },
+      secrets: { proxyPassword: 'proxy-password-value' },
+    },
+  },
+  {
     name: 'embedded store with persistence',
     values: {
       secrets: { proxyPassword: 'proxy-password-value', apiKey: 'api-key' },

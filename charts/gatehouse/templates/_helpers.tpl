@@ -146,6 +146,15 @@ Secret and the Deployment's checksum of it, rendered separately, see one value.
 {{- if and $v.serviceAccountKey.secretName (include "gatehouse.credentialsAsFile" .) }}
 {{- fail "gatehouse: serviceAccountKey.secretName and credentials.mountAs=file both set GOOGLE_APPLICATION_CREDENTIALS; the Vertex AI key file and the Code Assist credentials file are for different backends, so keep one." }}
 {{- end }}
+{{- if and $v.credentialsDir.secretName (include "gatehouse.secretKey" (dict "root" . "field" "credentials")) }}
+{{- fail "gatehouse: credentialsDir.secretName and the OAuth credentials (secrets.credentials or existingSecret.keys.credentials) are both set; the gateway would use only the directory (GEMINI_CREDENTIALS_DIR), so keep one (a single file can go in the directory's Secret)." }}
+{{- end }}
+{{- if $v.credentialsDir.secretName }}
+{{- $dir := $v.credentialsDir.mountPath | trimSuffix "/" }}
+{{- if or (eq $dir ($v.credentials.mountPath | trimSuffix "/")) (eq $dir ($v.serviceAccountKey.mountPath | trimSuffix "/")) }}
+{{- fail "gatehouse: credentialsDir.mountPath must differ from credentials.mountPath and serviceAccountKey.mountPath." }}
+{{- end }}
+{{- end }}
 {{- if and $v.persistence.enabled (include "gatehouse.usesMongodb" .) }}
 {{- fail "gatehouse: persistence.enabled keeps the embedded store on a volume, but MongoDB is configured so the embedded store is not used; set persistence.enabled=false." }}
 {{- end }}
