@@ -313,6 +313,7 @@ describe('errors', () => {
     expect(OPTION_RULES.chooseBackend({ hasOAuth: false, hasKey: true })).type.toBe<BackendKind | undefined>()
     expect(OPTION_RULES.backendProblem({ hasOAuth: true, hasKey: false })).type.toBe<string | undefined>()
     expect(OPTION_RULES.isPort(443)).type.toBe<boolean>()
+    expect(OPTION_RULES.vertexLocationProblem('us-central1,europe-west4', { hasProject: true, hasEndpoint: false }, { project: 'GOOGLE_CLOUD_PROJECT', endpoint: 'VERTEX_ENDPOINT' })).type.toBe<string | undefined>()
     expect<BackendOptions['backend']>().type.toBe<BackendKind | undefined>()
   })
 
