@@ -11,6 +11,8 @@ import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
+import { createVertexEmbed } from './vertex-embed.ts'
+import { createVertexForward } from './vertex-forward.ts'
 import { DEFAULT_VERTEX_LOCATION, vertexHost } from '../../option-rules.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
 
@@ -155,7 +157,11 @@ export function vertexTarget (options: VertexBackendOptions): VertexTarget & { r
 /** A Vertex backend on `target()`, asked once per call (so a pool can hand out another credential or location each time). */
 export function createVertexBackendOn (target: () => VertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void> }): Backend {
   const client = createUpstreamClient(options)
+  const embed = createVertexEmbed(client, target)
   return {
+    name: 'vertex',
+    embed,
+    forward: createVertexForward(embed),
     async generate (call) {
       const { url, auth } = target()
       return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true }))
