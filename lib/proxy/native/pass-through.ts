@@ -1,6 +1,7 @@
 // Native paths the proxy does not serve itself (embedContent, batchEmbedContents, cachedContents, files and
 // their uploads, batches, operations) go to the backend as they are, with the proxy's credentials: the
-// backend supplies only its base URL and credentials (Backend.forward); what passes is decided here.
+// backend supplies only its base URL and credentials (Backend.forward); what passes is decided here. (The Vertex
+// backend's forward sends nothing raw: lib/proxy/upstream/vertex-forward.ts.)
 //  - only paths under an API prefix (`/v1beta`, `/v1`, `/upload/v1beta`, `/upload/v1`), with no `.`/`..` segment
 //    (plain or encoded), no empty segment (`//host`), no encoded or back slash: the target stays the
 //    backend's host and the path the client named

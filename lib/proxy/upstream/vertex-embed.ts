@@ -3,8 +3,13 @@
 // `:embedContent`, one content per call. Shapes, limits and sources: docs/upstream-protocol.md, "Embeddings on Vertex AI".
 import { fail } from '../../errors.ts'
 import type { EmbedCall, EmbedResult, GeminiRequest } from './backend.ts'
-import type { UpstreamClient } from './client.ts'
-import type { VertexTarget } from './vertex-backend.ts'
+import type { UpstreamAuth, UpstreamClient } from './client.ts'
+
+/** Where one call goes (a VertexTarget of ./vertex-backend.ts, asked once per upstream call). */
+interface EmbedTarget {
+  url (model: string, action: string): string
+  auth: UpstreamAuth
+}
 
 /** Upstream calls of one embed call in flight at once (an embedContent or one-instance predict per input). */
 export const VERTEX_EMBED_CONCURRENCY = 4
@@ -58,7 +63,7 @@ function predictGroups (requests: GeminiRequest[], size: number): GeminiRequest[
   return groups
 }
 
-export function createVertexEmbed (client: UpstreamClient, target: () => VertexTarget): (call: EmbedCall) => Promise<EmbedResult> {
+export function createVertexEmbed (client: UpstreamClient, target: () => EmbedTarget): (call: EmbedCall) => Promise<EmbedResult> {
   async function predict (call: EmbedCall, group: GeminiRequest[]): Promise<{ values: number[][], tokens?: number }> {
     const instances = group.map(r => ({
       content: textOf(r),
