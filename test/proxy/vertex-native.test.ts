@@ -132,7 +132,7 @@ t.test('Vertex embedding errors map like the other calls: 429 with Retry-After o
   t.same(native.body, { error: { code: 400, message: 'Invalid content for embedding', status: 'INVALID_ARGUMENT' } })
 })
 
-t.test('native embedContent and batchEmbedContents on Vertex answer in the Gemini API shape, through the model policy and metering', async t => {
+t.test('native embedContent and batchEmbedContents on Vertex answer in the Gemini API shape, and are metered', async t => {
   const KEY = 'ghk_member' + 'V'.repeat(37)
   const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
   const calls: Array<[string, string, number]> = []
@@ -153,9 +153,6 @@ t.test('native embedContent and batchEmbedContents on Vertex answer in the Gemin
   t.equal(batch.status, 200)
   t.same(batch.body, { embeddings: [{ values: [1, 0, 0.5] }, { values: [4, 0, 0.5] }] })
 
-  const refused = await post(url, '/v1beta/models/gemini-embedding-001:batchEmbedContents', { requests: [{ content: { parts: [{ text: 'a' }] } }] }, auth)
-  t.equal(refused.status, 403)
-  t.equal(vertex.fake.calls('predict').length, 0, 'a model the policy refuses never reaches Vertex')
   t.same(calls, [['gemini-embedding-2', 'native', 200], ['gemini-embedding-2', 'native', 200]])
 
   for (const [body, message] of [
@@ -174,6 +171,29 @@ t.test('native embedContent and batchEmbedContents on Vertex answer in the Gemin
   t.equal(vertex.fake.calls('embedContent').length, 3, 'refused requests reach nothing upstream')
 })
 
+t.test('a model the key may not use is refused on Vertex\'s native embedContent and batchEmbedContents before anything reaches Vertex', async t => {
+  const KEY = 'ghk_member' + 'W'.repeat(37)
+  const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
+  const { url, vertex } = await start(t, serviceAccount, {
+    keys: { resolveKey: async secret => secret === KEY ? member : undefined },
+    modelAccess: { member: ['gemini-embedding-2'] },
+  })
+  for (const action of ['embedContent', 'batchEmbedContents']) {
+    const body = action === 'embedContent' ? { content: { parts: [{ text: 'a' }] } } : { requests: [{ content: { parts: [{ text: 'a' }] } }] }
+    const refused = await post(url, `/v1beta/models/gemini-embedding-001:${action}`, body, { 'x-goog-api-key': KEY })
+    t.equal(refused.status, 403, action)
+    t.match(refused.body, { error: { status: 'PERMISSION_DENIED', message: /gemini-embedding-001/ } }, action)
+  }
+  t.same(vertex.fake.requests.filter(r => r.call !== 'token'), [])
+})
+
+t.test('an embedContent body over the body limit is refused (413) on Vertex before anything reaches it', async t => {
+  const { url, vertex } = await start(t, express, { maxBodyBytes: 1024 })
+  const res = await post(url, '/v1beta/models/gemini-embedding-2:embedContent', { content: { parts: [{ text: 'x'.repeat(4096) }] } })
+  t.equal(res.status, 413)
+  t.same(vertex.fake.requests, [])
+})
+
 t.test('other native paths on Vertex answer 404 naming the vertex backend and what it lacks, and reach nothing upstream', async t => {
   const { url, vertex } = await start(t, express)
   const cases: Array<[string, string, RegExp]> = [
@@ -189,6 +209,8 @@ t.test('other native paths on Vertex answer 404 naming the vertex backend and wh
     t.equal(res.status, 404, path)
     t.match(await res.json(), { error: { code: 404, status: 'NOT_FOUND', message } }, path)
   }
+  const dotted = await fetch(`${url}/v1beta/models%2Fgemini-embedding-2:embedContent`, { headers: { authorization: `Bearer ${PASSWORD}` } })
+  t.equal(dotted.status, 400, 'the pass-through path rules hold on Vertex too')
   t.same(vertex.fake.requests, [])
 })
 
