@@ -9,7 +9,7 @@ import { startFakeVertex } from '../support/fake-vertex.ts'
 
 const PASSWORD = 'gateway-proxy-password'
 
-t.test('openai SDK through the gateway on Vertex with a service-account key: chat, stream with usage, tool calls', async t => {
+t.test('openai SDK through the gateway on Vertex with a service-account key: chat, stream with usage, tool calls, embeddings', async t => {
   const vertex = await startFakeVertex(t)
   const gateway = await startGateway({
     GEMINI_AUTH_PASSWORD: PASSWORD,
@@ -48,10 +48,15 @@ t.test('openai SDK through the gateway on Vertex with a service-account key: cha
   const names: string[] = []
   for await (const chunk of toolStream) for (const c of chunk.choices[0]?.delta.tool_calls ?? []) names.push(c.function?.name ?? '')
   t.same(names, ['lookup'])
+
+  const embedded = await openai.embeddings.create({ model: 'gemini-embedding-001', input: ['one', 'three'], dimensions: 2, encoding_format: 'float' })
+  t.same(embedded.data.map(d => d.embedding), [[3, 0], [5, 0]])
+  t.same(embedded.usage, { prompt_tokens: 2, total_tokens: 2 })
+  t.equal(vertex.fake.last('predict')!.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-embedding-001:predict')
   t.equal(vertex.fake.calls('token').length, 1, 'one token serves every call')
 })
 
-t.test('@google/genai through the gateway on Vertex express mode: generate, stream, countTokens', async t => {
+t.test('@google/genai through the gateway on Vertex express mode: generate, stream, countTokens, embedContent', async t => {
   const vertex = await startFakeVertex(t)
   const gateway = await startGateway({
     GEMINI_AUTH_PASSWORD: PASSWORD,
@@ -71,4 +76,12 @@ t.test('@google/genai through the gateway on Vertex express mode: generate, stre
   for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) streamed += chunk.text ?? ''
   t.equal(streamed, 'Hello from the fake upstream.')
   t.equal((await ai.models.countTokens({ model: 'gemini-2.5-flash', contents: 'one two' })).totalTokens, 2)
+  // The SDK calls batchEmbedContents in the Gemini API's shape; Vertex answers it through :predict (one instance per
+  // call for gemini-embedding-001) or :embedContent (gemini-embedding-2, whose strings the SDK sends as one content).
+  const embedded = await ai.models.embedContent({ model: 'gemini-embedding-001', contents: ['one', 'three'], config: { outputDimensionality: 2 } })
+  t.same(embedded.embeddings?.map(e => e.values), [[3, 0], [5, 0]])
+  t.same(vertex.fake.calls('predict').map(c => c.path), Array(2).fill('/v1/publishers/google/models/gemini-embedding-001:predict'))
+  const multimodal = await ai.models.embedContent({ model: 'gemini-embedding-2', contents: ['one', 'three'], config: { outputDimensionality: 2 } })
+  t.same(multimodal.embeddings?.map(e => e.values), [[8, 0]])
+  t.same(vertex.fake.last('embedContent')!.body, { content: { role: 'user', parts: [{ text: 'one' }, { text: 'three' }] }, embedContentConfig: { outputDimensionality: 2 } })
 })

@@ -4,7 +4,10 @@
 //                 :loadCodeAssist, :onboardUser;  GET /v1internal/operations/...
 //   Gemini API    POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse, :countTokens
 //   Vertex AI     POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:{same calls}, and express
-//                 mode's /v1/publishers/google/models/{model}:{same calls} (test/support/fake-vertex.ts)
+//                 mode's /v1/publishers/google/models/{model}:{same calls} (test/support/fake-vertex.ts); also :predict
+//                 (embeddings: values [content length, instance index, 0.5], statistics.token_count the words) and
+//                 :embedContent (values [text length, 0, 0.5] cut to embedContentConfig.outputDimensionality,
+//                 usageMetadata.promptTokenCount the words)
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
 //
 // Usage:
@@ -49,7 +52,7 @@ import http from 'node:http'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -235,6 +238,8 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
       ],
     },
     countTokens: {},
+    predict: {},
+    embedContent: {},
     loadCodeAssist: currentTier(),
     onboardUser: operation({ done: true, project: 'fake-project' }),
     getOperation: operation({ done: true, project: 'fake-project' }),
@@ -243,7 +248,7 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
   }
 }
 
-const VERTEX_PATH = /^\/v1\/(?:projects\/([^/]+)\/locations\/([^/]+)\/)?publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
+const VERTEX_PATH = /^\/v1\/(?:projects\/([^/]+)\/locations\/([^/]+)\/)?publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|predict|embedContent)$/
 
 function route (method: string, path: string): { api: FakeRequest['api'], call: FakeCall, model?: string, project?: string, location?: string } {
   if (path === '/token') return { api: 'oauth', call: 'token' }
@@ -390,6 +395,20 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     if (rec.call === 'countTokens') {
       const contents = rec.api === 'code-assist' ? rec.body?.request?.contents : rec.body?.contents ?? rec.body?.generateContentRequest?.contents
       return { totalTokens: wordCount(contents) }
+    }
+    if (rec.call === 'predict') {
+      const instances: Array<{ content?: unknown }> = Array.isArray(rec.body?.instances) ? rec.body.instances : []
+      const dimensions = rec.body?.parameters?.outputDimensionality
+      return {
+        predictions: instances.map((instance, i) => {
+          const text = typeof instance.content === 'string' ? instance.content : ''
+          return { embeddings: { values: [text.length, i, 0.5].slice(0, dimensions ?? 3), statistics: { token_count: wordCount({ text }), truncated: false } } }
+        }),
+      }
+    }
+    if (rec.call === 'embedContent') {
+      const text = (rec.body?.content?.parts ?? []).map((p: { text?: string }) => p.text ?? '').join('')
+      return { embedding: { values: [text.length, 0, 0.5].slice(0, rec.body?.embedContentConfig?.outputDimensionality ?? 3) }, usageMetadata: { promptTokenCount: wordCount(rec.body?.content) } }
     }
     if (rec.call === 'token') {
       const token = `fake-access-${fake.issuedTokens.length + 1}`

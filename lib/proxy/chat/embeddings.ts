@@ -57,7 +57,7 @@ export function createEmbeddingsHandler (ctx: ProxyContext): Handler {
     }
     if (!ctx.modelPolicy.allows(caller, model.base)) throw withParam(modelNotAllowed(model.requested), 'model')
     const backend = ctx.backend
-    if (backend.embed === undefined) throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no embeddings; POST /v1/embeddings needs the gemini-api backend`)
+    if (backend.embed === undefined) throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no embeddings; POST /v1/embeddings needs the gemini-api or vertex backend`)
     const call = await ctx.metering.begin(req, caller, 'chat', model.base)
     const requests = request.input.map(text => ({
       content: { parts: [{ text }] },

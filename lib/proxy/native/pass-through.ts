@@ -1,6 +1,7 @@
 // Native paths the proxy does not serve itself (embedContent, batchEmbedContents, cachedContents, files and
 // their uploads, batches, operations) go to the backend as they are, with the proxy's credentials: the
-// backend supplies only its base URL and credentials (Backend.forward); what passes is decided here.
+// backend supplies only its base URL and credentials (Backend.forward); what passes is decided here. (The Vertex
+// backend's forward sends nothing raw: lib/proxy/upstream/vertex-forward.ts.)
 //  - only paths under an API prefix (`/v1beta`, `/v1`, `/upload/v1beta`, `/upload/v1`), with no `.`/`..` segment
 //    (plain or encoded), no empty segment (`//host`), no encoded or back slash: the target stays the
 //    backend's host and the path the client named
@@ -15,6 +16,7 @@ import { modelNotAllowed } from '../access/model-policy.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import type { MeteredCall } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
+import { notPassedThrough } from '../upstream/forward.ts'
 
 /** The API prefixes passed through; the first one in the request path starts the forwarded path (a host may mount the routes under its own prefix). */
 const API_ROOT = /\/(?:upload\/)?v1(?:beta)?(?=\/|$)/
@@ -121,7 +123,7 @@ function byteStream (body: unknown): AsyncIterable<Uint8Array> | undefined {
 export async function passThrough (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<HandlerResponse> {
   const backend = ctx.backend
   if (backend.forward === undefined) {
-    throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no ${req.path}; other native paths pass through on the gemini-api backend only`)
+    throw notPassedThrough(backend.name, req.path, 'other native paths pass through on the gemini-api and vertex backends only')
   }
   const { path, mount } = forwardedPath(req.path)
   const named = modelInPath(path)

@@ -107,7 +107,7 @@ export interface Backend {
   readonly name?: string
   /**
    * Passes any other native request through with the backend's own credentials (the Gemini API's embedContent,
-   * cachedContents, files, batches). Rejects like generate when the upstream cannot be reached; any answer,
+   * cachedContents, files, batches; Vertex answers embedContent and batchEmbedContents through embed). Rejects like generate when the upstream cannot be reached; any answer,
    * errors included, resolves as it is. Without it those paths answer 404 naming the backend.
    */
   forward? (req: ForwardRequest): Promise<ForwardResponse>

@@ -11,6 +11,8 @@ import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
+import { createVertexEmbed } from './vertex-embed.ts'
+import { createVertexForward } from './vertex-forward.ts'
 import { DEFAULT_VERTEX_LOCATION, vertexHost, vertexLocationList } from '../../option-rules.ts'
 import { createCredentialPool } from './credential-pool.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
@@ -152,17 +154,20 @@ export function vertexTarget (options: VertexBackendOptions, auth = adcAuth(opti
   }
 }
 
-/** Runs one upstream request on a target: a pool's `run` (the next location after a 429 or a 401/403), or once on `target()`. */
+/** Runs one upstream request on a target: a pool's `run` (the next location after a 429 or a 401/403). */
 export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>) => Promise<R>
 
 /**
- * A Vertex backend on `target()`, asked once per call (so a pool can hand out another credential or location each
- * time); with `run`, generate, stream and countTokens go through it instead, so a call can fail over before any byte.
+ * A Vertex backend whose every upstream request goes through `run`, which hands it a target (so a pool can hand out
+ * another location each time, and a call fails over before any byte reached the client).
  */
-export function createVertexBackendOn (target: () => VertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void>, run?: OnVertexTarget }): Backend {
+export function createVertexBackendOn (run: OnVertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void> }): Backend {
   const client = createUpstreamClient(options)
-  const run: OnVertexTarget = options.run ?? (async attempt => await attempt(target()))
+  const embed = createVertexEmbed(client, run)
   return {
+    name: 'vertex',
+    embed,
+    forward: createVertexForward(embed),
     async generate (call) {
       return asResponse(await run(({ url, auth }) => client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true })))
     },
@@ -206,14 +211,9 @@ export function createVertexBackend (options: VertexBackendOptions): Backend {
   const pool = createCredentialPool(locations.map(location => ({ name: location, value: vertexTarget({ ...options, vertexLocation: location }, auth) })), options)
   const first = pool.usable()[0].value
   return createVertexBackendOn(
-    // For a method that picks its own target rather than going through `run`: the first location not cooling or set aside.
-    () => {
-      const ready = new Set(pool.statuses().filter(s => s.state === 'ready').map(s => s.name))
-      return pool.usable().find(m => ready.has(m.name))?.value ?? first
-    },
+    attempt => pool.run(attempt),
     {
       ...options,
-      run: attempt => pool.run(attempt),
       ready: async () => {
         await first.ready()
         const state = pool.ready()

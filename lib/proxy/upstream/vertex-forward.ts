@@ -1,0 +1,80 @@
+// Backend.forward on Vertex AI. Vertex has none of the Gemini API's other native paths under the same names, so
+// nothing is forwarded raw: `models/{model}:embedContent` and `:batchEmbedContents` are answered in the Gemini API's
+// shape through the backend's embed (./vertex-embed.ts); every other path is a 404 naming the backend and why
+// (docs/upstream-protocol.md, "Pass-through on Vertex AI"). Which paths get here, their policy and metering are
+// lib/proxy/native/pass-through.ts's.
+import { fail } from '../../errors.ts'
+import { MAX_EMBEDDING_INPUTS } from '../chat/embeddings.ts'
+import type { EmbedCall, EmbedResult, ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
+import { notPassedThrough } from './forward.ts'
+
+const BACKEND = 'vertex'
+const API_PREFIX = /^\/(upload\/)?v1(?:beta)?\//
+/** The EmbedContentRequest fields Vertex takes (the path names the model). */
+const REQUEST_FIELDS = ['content', 'taskType', 'title', 'outputDimensionality', 'autoTruncate']
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+async function jsonBody (body: AsyncIterable<Uint8Array> | undefined): Promise<Record<string, unknown>> {
+  const chunks: Uint8Array[] = []
+  // The route bounds the body (size, read deadline) as it arrives.
+  if (body !== undefined) for await (const chunk of body) chunks.push(chunk)
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    throw fail('INVALID_INPUT', 'The request body must be JSON')
+  }
+  if (!isObject(value)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
+  return value
+}
+
+/** One EmbedContentRequest of the Gemini API as embed takes it: its content and settings, without `model`. */
+function embedRequest (value: unknown, where: string): GeminiRequest {
+  if (!isObject(value) || !isObject(value.content)) throw fail('INVALID_INPUT', `${where} needs a \`content\` object`)
+  const request: GeminiRequest = {}
+  for (const name of REQUEST_FIELDS) if (value[name] !== undefined) request[name] = value[name]
+  return request
+}
+
+function jsonAnswer (value: unknown): ForwardResponse {
+  const bytes = Buffer.from(JSON.stringify(value))
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=UTF-8' },
+    body: (async function * oneChunk () { yield bytes })(),
+    baseUrl: '',
+  }
+}
+
+/** Why a path that is not an embedding call is not served on Vertex. */
+function unavailable (path: string, upload: boolean): Error {
+  const first = path.replace(API_PREFIX, '').split('/')[0]
+  if (first === 'cachedContents') {
+    return notPassedThrough(BACKEND, path, 'Vertex AI keeps cached contents under the project and location (projects/{p}/locations/{l}/cachedContents), which generateContent must name in full; the proxy does not translate them, use the gemini-api backend')
+  }
+  const what = upload ? 'file uploads' : first === '' ? 'this path' : `\`${decodeURIComponent(first.split(':')[0])}\``
+  return notPassedThrough(BACKEND, path, `Vertex AI has no ${what} under the Gemini API's paths; only embedContent and batchEmbedContents are served there (files, uploads, batches and operations need the gemini-api backend)`)
+}
+
+export function createVertexForward (embed: (call: EmbedCall) => Promise<EmbedResult>): (req: ForwardRequest) => Promise<ForwardResponse> {
+  return async function forward (req) {
+    const prefix = API_PREFIX.exec(req.path)
+    const segments = prefix === null ? [] : req.path.slice(prefix[0].length).split('/')
+    const named = segments.length === 2 && segments[0] === 'models' ? /^([^:]+):(embedContent|batchEmbedContents)$/.exec(decodeURIComponent(segments[1])) : null
+    if (prefix === null || prefix[1] !== undefined || named === null) throw unavailable(req.path, prefix?.[1] !== undefined)
+    const [, model, action] = named
+    if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${action} takes POST`)
+    const body = await jsonBody(req.body)
+    if (action === 'embedContent') {
+      const result = await embed({ model, requests: [embedRequest(body, 'An embedContent request')], signal: req.signal })
+      return jsonAnswer({ embedding: { values: result.embeddings[0].values } })
+    }
+    const list = body.requests
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_EMBEDDING_INPUTS) {
+      throw fail('INVALID_INPUT', `\`requests\` must be a list of 1 to ${MAX_EMBEDDING_INPUTS} EmbedContentRequests`)
+    }
+    const result = await embed({ model, requests: list.map((r, i) => embedRequest(r, `requests[${i}]`)), signal: req.signal })
+    return jsonAnswer({ embeddings: result.embeddings.map(e => ({ values: e.values })) })
+  }
+}
