@@ -156,6 +156,7 @@ export function vertexTarget (options: VertexBackendOptions): VertexTarget & { r
 export function createVertexBackendOn (target: () => VertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void> }): Backend {
   const client = createUpstreamClient(options)
   return {
+    name: 'vertex',
     async generate (call) {
       const { url, auth } = target()
       return asResponse(await client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true }))
