@@ -96,4 +96,8 @@ t.test('another model file\'s backends decide what each backend lists', async t 
   t.same(createModelCatalog(undefined, specs, 'gemini-api').ids, ['gemini-9-pro', 'gemini-9-pro-search'])
   t.same(createModelCatalog(undefined, specs, 'vertex').ids, ['gemini-9-flash', 'gemini-9-flash-search', 'gemini-9-pro', 'gemini-9-pro-search'])
   t.throws(() => createModelCatalog(undefined, specs, 'gemini-api').resolve('gemini-9-flash-search'), { code: 'MODEL_NOT_FOUND', message: /not served by the gemini-api backend \(the model file lists it for vertex\)/ })
+  const api = createModelCatalog(undefined, specs, 'gemini-api')
+  t.throws(() => api.get('models/gemini-9-flash'), { code: 'MODEL_NOT_FOUND', message: /gemini-9-flash.*gemini-api backend/ }, 'details say why')
+  t.equal(api.get('gemini-9-ultra'), undefined, 'a model the file does not know is simply not listed')
+  t.equal(api.get('not a/name'), undefined, 'nor is a name no model can have')
 })

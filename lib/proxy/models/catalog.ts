@@ -111,21 +111,6 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   }
   const filtering = backend !== undefined && (MODEL_BACKENDS as readonly string[]).includes(backend)
   const serves = (spec: ModelSpec | undefined): boolean => !filtering || spec === undefined || spec.backends.includes(backend as string)
-  const notServed = (name: string, requestedBase: string, base: string, spec: ModelSpec): Error => fail('MODEL_NOT_FOUND',
-    `The model \`${name}\`${requestedBase === base ? '' : ` (now ${base})`} is not served by the ${String(backend)} backend ` +
-    `(the model file lists it for ${spec.backends.join(', ')}); GET /v1/models lists the available ones`)
-  // Detail routes: a listed-elsewhere model says why it is missing here.
-  const refuseUnserved = (id: string): void => {
-    let model: ModelName
-    try {
-      model = parseModelName(id)
-    } catch {
-      return
-    }
-    const base = byId.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
-    const spec = byId.get(base)
-    if (spec !== undefined && !serves(spec)) throw notServed(model.requested, model.base, base, spec)
-  }
   const explicit = models !== undefined
   models ??= specs.map(s => s.id)
   const entries = new Map<string, NativeModel>()
@@ -151,6 +136,27 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   const ids = [...entries.keys()].sort()
   const sorted = ids.map(id => entries.get(id) as NativeModel)
   const bases = new Set([...baseOf.values()])
+  // The file's entry a parsed name stands for (a retired id the catalog does not list itself goes to the model that
+  // replaced it); throws when the backend does not serve it.
+  const specOf = (model: ModelName): [string, ModelSpec | undefined] => {
+    const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
+    const spec = byId.get(base)
+    if (spec !== undefined && !serves(spec)) {
+      throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not served by the ` +
+        `${String(backend)} backend (the model file lists it for ${spec.backends.join(', ')}); GET /v1/models lists the available ones`)
+    }
+    return [base, spec]
+  }
+  // Detail routes: a model the backend does not serve says so; other unlisted names stay the route's own 404.
+  const refuseUnserved = (id: string): void => {
+    let model: ModelName
+    try {
+      model = parseModelName(id)
+    } catch {
+      return
+    }
+    specOf(model)
+  }
 
   return {
     ids,
@@ -165,12 +171,8 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       if (!bases.has(model.base) && !/^gemini-[a-z0-9]/.test(model.base)) {
         throw fail('MODEL_NOT_FOUND', `The model \`${name}\` does not exist; GET /v1/models lists the available ones`)
       }
-      // A retired id the catalog does not list itself goes to the model that replaced it.
-      const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
-      const spec = byId.get(base)
-      if (spec === undefined) return model
-      if (!serves(spec)) throw notServed(model.requested, model.base, base, spec)
-      return { ...model, base, family: spec.family, spec }
+      const [base, spec] = specOf(model)
+      return spec === undefined ? model : { ...model, base, family: spec.family, spec }
     },
     openaiList (allows) {
       return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(openaiEntry) }
