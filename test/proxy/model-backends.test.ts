@@ -4,7 +4,7 @@ import t from 'tap'
 import { mkdtemp, writeFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createModelCatalog, createProxy, ConfigurationError } from '../../lib/index.ts'
+import { createBackend, createModelCatalog, createProxy, ConfigurationError } from '../../lib/index.ts'
 import { loadModelFile } from '../../lib/proxy/models/data.ts'
 import { PASSWORD, startProxy } from './harness.ts'
 
@@ -100,4 +100,22 @@ t.test('another model file\'s backends decide what each backend lists', async t 
   t.throws(() => api.get('models/gemini-9-flash'), { code: 'MODEL_NOT_FOUND', message: /gemini-9-flash.*gemini-api backend/ }, 'details say why')
   t.equal(api.get('gemini-9-ultra'), undefined, 'a model the file does not know is simply not listed')
   t.equal(api.get('not a/name'), undefined, 'nor is a name no model can have')
+})
+
+t.test('the Vertex backend is named vertex, so the model file\'s vertex entries decide what it lists and sends', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'gatehouse-backends-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'models.json')
+  const model = (id: string, backends: string[]): Record<string, unknown> => ({ id, family: 'gemini-3', aliases: [], thinking: null, sampling: [], input: ['text'], output: ['text'], backends, limits: { input: 1000, output: 100 }, sources: [] })
+  await writeFile(file, JSON.stringify({ models: [model('gemini-9-flash', ['gemini-api']), model('gemini-9-pro', ['vertex'])] }))
+  // Express mode: nothing is fetched until a call, and no call reaches it here.
+  const backend = createBackend({ backend: 'vertex', apiKey: 'express-key', vertexEndpoint: 'http://127.0.0.1:9' })
+  t.teardown(() => backend.close())
+  t.equal(backend.name, 'vertex')
+  const h = await startProxy(t, { backend, modelsFile: file })
+  const list = await (await fetch(`${h.url}/v1beta/models`, { headers: GOOG })).json() as { models: Array<{ name: string }> }
+  t.same(list.models.map(m => m.name), ['models/gemini-9-pro', 'models/gemini-9-pro-search'])
+  const res = await fetch(`${h.url}/v1beta/models/gemini-9-flash:generateContent`, { method: 'POST', headers: GOOG, body: JSON.stringify(CONTENTS) })
+  t.equal(res.status, 404)
+  t.match(await res.json(), { error: { status: 'NOT_FOUND', message: /gemini-9-flash.*not served by the vertex backend \(the model file lists it for gemini-api\)/ } })
 })
