@@ -56,7 +56,7 @@ export interface ProxyOptions {
   backend?: Backend
   /** Options for createBackend (credentials, API key, endpoints, timeouts), used when `backend` is not given. */
   upstream?: BackendOptions
-  /** Base model ids of the catalog (variants are generated). Default every model of the model file. */
+  /** Base model ids of the catalog (variants are generated); a model the file says the backend does not serve is a ConfigurationError. Default every model of the model file that the backend serves. */
   models?: readonly string[]
   /** Path of a model file replacing the shipped one (lib/proxy/models/models.json, docs/model-proxy.md). Default the shipped file. */
   modelsFile?: string
@@ -199,7 +199,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
-    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)),
+    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name),
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,

@@ -108,6 +108,9 @@ t.test('another model file replaces the shipped one; a bad one is refused naming
     ['an unknown sampling field', { models: [{ ...good.models[0], sampling: ['seed'] }] }, /models\[0\]\.sampling/],
     ['an alias that is another id', { models: [good.models[0], { ...good.models[0], id: 'gemini-8-flash', aliases: [] }] }, /models\[1\]\.id must be unique/],
     ['a source that is not an address', { models: [{ ...good.models[0], sources: ['the docs'] }] }, /models\[0\]\.sources/],
+    ['no backends', { models: [{ ...good.models[0], backends: undefined }] }, /models\[0\]\.backends must be a non-empty array of "gemini-api", "vertex", "code-assist"/],
+    ['an empty backends list', { models: [{ ...good.models[0], backends: [] }] }, /models\[0\]\.backends must be a non-empty array/],
+    ['an unknown backend', { models: [{ ...good.models[0], backends: ['openai'] }] }, /models\[0\]\.backends must be/],
   ]
   for (const [name, content, message] of cases) {
     await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content))

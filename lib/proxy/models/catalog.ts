@@ -4,11 +4,14 @@
 // -maxthinking and the -search combinations for models that think).
 // Requests may also name models outside the catalog as long as the base starts with `gemini-`
 // (the upstream knows models we don't, and decides); anything else is a 404 model_not_found.
+// A model of the file whose `backends` leave out the configured backend is neither listed nor sent: the file
+// knows that upstream does not serve it, so it is a 404 naming the backend (after aliases resolve, for every
+// variant and spelling), the same on every surface because every route resolves names here.
 import { ConfigurationError, fail } from '../../errors.ts'
 import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
 import type { ModelSpec } from './data.ts'
-import { loadModelFile } from './data.ts'
+import { MODEL_BACKENDS, loadModelFile } from './data.ts'
 
 const SHIPPED: readonly ModelSpec[] = loadModelFile()
 
@@ -40,13 +43,13 @@ export interface NativeModel {
 export interface ModelCatalog {
   /** Every listed id (variants included), sorted. */
   readonly ids: readonly string[]
-  /** The native entry for a listed id (`lm-` and `models/` accepted), or undefined. */
+  /** The native entry for a listed id (`lm-` and `models/` accepted), or undefined; throws MODEL_NOT_FOUND naming the backend for a model it does not serve. */
   get (id: string): NativeModel | undefined
   /** Parses a requested name; throws MODEL_NOT_FOUND for names the proxy will not send upstream. */
   resolve (name: string): ModelName
   /** `GET /v1/models` body: every listed id, or those whose base name `allows` accepts. */
   openaiList (allows?: (base: string) => boolean): { object: 'list', data: Array<Record<string, unknown>> }
-  /** `GET /v1/models/{id}` body for a listed id, or undefined. */
+  /** `GET /v1/models/{id}` body for a listed id, or undefined; throws like get. */
   openaiModel (id: string): Record<string, unknown> | undefined
   /** `GET /v1beta/models` body: every listed model, or those whose base name `allows` accepts. */
   nativeList (allows?: (base: string) => boolean): { models: NativeModel[] }
@@ -96,14 +99,19 @@ function entry (base: string, suffixes: string[], spec: ModelSpec | undefined): 
 /**
  * Builds the catalog from base ids (default: every model of the file); variants are generated. `specs` is the
  * parsed model file (default the shipped one, lib/proxy/models/models.json); ids it does not know go by family.
+ * `backend` is the configured Backend's name: models whose file entry leaves it out of `backends` are not listed
+ * and answer 404 naming it. Default none (as any name the file does not know): no model is left out.
  */
-export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED): ModelCatalog {
+export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string): ModelCatalog {
   const byId = new Map<string, ModelSpec>()
   const replacement = new Map<string, string>()
   for (const spec of specs) {
     byId.set(spec.id, spec)
     for (const alias of spec.aliases) replacement.set(alias, spec.id)
   }
+  const filtering = backend !== undefined && (MODEL_BACKENDS as readonly string[]).includes(backend)
+  const serves = (spec: ModelSpec | undefined): boolean => !filtering || spec === undefined || spec.backends.includes(backend as string)
+  const explicit = models !== undefined
   models ??= specs.map(s => s.id)
   const entries = new Map<string, NativeModel>()
   const baseOf = new Map<string, string>()
@@ -115,6 +123,10 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     }
     const base = parseModelName(raw).base
     const spec = byId.get(base)
+    if (!serves(spec)) {
+      if (!explicit) continue
+      throw new ConfigurationError('models', `createProxy: models: ${JSON.stringify(raw)} is not served by the ${String(backend)} backend (the model file lists it for ${(spec as ModelSpec).backends.join(', ')})`)
+    }
     for (const suffixes of variantSuffixes(base, spec)) {
       const model = entry(base, suffixes, spec)
       entries.set(model.name.slice('models/'.length), model)
@@ -123,12 +135,35 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   }
   const ids = [...entries.keys()].sort()
   const sorted = ids.map(id => entries.get(id) as NativeModel)
-  const bases = new Set(models.map(m => parseModelName(m).base))
+  const bases = new Set([...baseOf.values()])
+  // The file's entry a parsed name stands for (a retired id the catalog does not list itself goes to the model that
+  // replaced it); throws when the backend does not serve it.
+  const specOf = (model: ModelName): [string, ModelSpec | undefined] => {
+    const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
+    const spec = byId.get(base)
+    if (spec !== undefined && !serves(spec)) {
+      throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not served by the ` +
+        `${String(backend)} backend (the model file lists it for ${spec.backends.join(', ')}); GET /v1/models lists the available ones`)
+    }
+    return [base, spec]
+  }
+  // Detail routes: a model the backend does not serve says so; other unlisted names stay the route's own 404.
+  const refuseUnserved = (id: string): void => {
+    let model: ModelName
+    try {
+      model = parseModelName(id)
+    } catch {
+      return
+    }
+    specOf(model)
+  }
 
   return {
     ids,
     get (id) {
-      return entries.get(normaliseModelId(id))
+      const entry = entries.get(normaliseModelId(id))
+      if (entry === undefined) refuseUnserved(id)
+      return entry
     },
     resolve (name) {
       const model = parseModelName(name)
@@ -136,9 +171,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       if (!bases.has(model.base) && !/^gemini-[a-z0-9]/.test(model.base)) {
         throw fail('MODEL_NOT_FOUND', `The model \`${name}\` does not exist; GET /v1/models lists the available ones`)
       }
-      // A retired id the catalog does not list itself goes to the model that replaced it.
-      const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
-      const spec = byId.get(base)
+      const [base, spec] = specOf(model)
       return spec === undefined ? model : { ...model, base, family: spec.family, spec }
     },
     openaiList (allows) {
@@ -146,7 +179,9 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     },
     openaiModel (id) {
       const name = normaliseModelId(id)
-      return entries.has(name) ? openaiEntry(name) : undefined
+      if (entries.has(name)) return openaiEntry(name)
+      refuseUnserved(id)
+      return undefined
     },
     nativeList (allows) {
       return { models: allows === undefined ? sorted : sorted.filter(m => allows(baseOf.get(m.name.slice('models/'.length)) as string)) }

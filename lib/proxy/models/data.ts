@@ -14,7 +14,8 @@ export const THINKING_LEVELS: readonly ThinkingLevel[] = ['minimal', 'low', 'med
 export const SAMPLING_FIELDS = ['temperature', 'topP', 'topK'] as const
 export type SamplingField = typeof SAMPLING_FIELDS[number]
 const FAMILIES: readonly ModelFamily[] = ['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-3', 'image', 'legacy', 'embedding', 'other']
-const BACKENDS = ['gemini-api', 'vertex', 'code-assist'] as const
+/** The backend names a model file's `backends` may hold (Backend.name of the built-in backends). */
+export const MODEL_BACKENDS = ['gemini-api', 'vertex', 'code-assist'] as const
 const MODALITIES = ['text', 'image', 'audio', 'video', 'pdf', 'embedding'] as const
 
 export type ThinkingControl =
@@ -61,10 +62,10 @@ export function parseModelFile (data: unknown, where: string): ModelSpec[] {
     const m = raw as Record<string, unknown>
     const id = m.id
     if (typeof id !== 'string' || !/^gemini-[a-z0-9][a-z0-9._-]*$/.test(id)) bad(at('id'), 'a model id starting with "gemini-" (lower case letters, digits, ".", "_", "-")')
-    const strings = (field: string, allowed?: readonly string[]): string[] => {
+    const strings = (field: string, allowed?: readonly string[], nonEmpty = false): string[] => {
       const list = m[field]
-      if (!Array.isArray(list) || !list.every(v => typeof v === 'string' && (allowed === undefined || allowed.includes(v)))) {
-        bad(at(field), allowed === undefined ? 'an array of strings' : `an array of ${allowed.map(a => JSON.stringify(a)).join(', ')}`)
+      if (!Array.isArray(list) || (nonEmpty && list.length === 0) || !list.every(v => typeof v === 'string' && (allowed === undefined || allowed.includes(v)))) {
+        bad(at(field), (nonEmpty ? 'a non-empty array' : 'an array') + (allowed === undefined ? ' of strings' : ` of ${allowed.map(a => JSON.stringify(a)).join(', ')}`))
       }
       return [...list as string[]]
     }
@@ -82,7 +83,8 @@ export function parseModelFile (data: unknown, where: string): ModelSpec[] {
       sampling: strings('sampling', SAMPLING_FIELDS) as SamplingField[],
       input: strings('input', MODALITIES),
       output: strings('output', MODALITIES),
-      backends: strings('backends', BACKENDS),
+      // Required and never empty: which upstreams serve a model is the operator's call, not a default.
+      backends: strings('backends', MODEL_BACKENDS, true),
       limits: { input: (limits as { input: number }).input, output: (limits as { output: number }).output },
       sources: strings('sources'),
     }

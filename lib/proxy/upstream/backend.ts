@@ -103,7 +103,7 @@ export interface EmbedResult {
 }
 
 export interface Backend {
-  /** Which upstream this is (`gemini-api`, `code-assist`, ...), for messages such as a pass-through 404. Default none. */
+  /** Which upstream this is (`gemini-api`, `vertex`, `code-assist`, ...), for messages such as a pass-through 404; one of those three also limits the catalog to the models the model file lists for it (`backends`). Default none. */
   readonly name?: string
   /**
    * Passes any other native request through with the backend's own credentials (the Gemini API's embedContent,
