@@ -7,7 +7,7 @@ import type { ProxyContext } from './context.ts'
 import { createChatCompletionsHandler } from './chat/handler.ts'
 import { createChatErrorResponse, withParam } from './chat/error-body.ts'
 import { CORS_HEADERS, preflightResponse } from './access/client-auth.ts'
-import { fail } from '../errors.ts'
+import { fail, isGatehouseError } from '../errors.ts'
 import { RateLimitedError } from '../metering/rate-limiter.ts'
 import { modelFilter } from './access/model-policy.ts'
 import { parseModelName } from './models/name.ts'
@@ -77,7 +77,12 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
       const caller = await ctx.checkAuth(req)
-      const entry = ctx.catalog.openaiModel(req.params.id ?? '')
+      let entry: Record<string, unknown> | undefined
+      try {
+        entry = ctx.catalog.openaiModel(req.params.id ?? '')
+      } catch (err) {
+        throw isGatehouseError(err) ? withParam(err, 'model') : err // a model the backend does not serve
+      }
       // A model the caller may not use is not listed, so it is not found either.
       if (entry === undefined || !ctx.modelPolicy.allows(caller, parseModelName(entry.id as string).base)) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
       return { status: 200, headers: { ...CORS_HEADERS }, body: entry }

@@ -26,7 +26,7 @@ t.test('a model the configured backend does not serve is not listed', async t =>
 
   const detail = await fetch(`${h.url}/v1/models/gemini-3.8-flash-search`, { headers: AUTH })
   t.equal(detail.status, 404)
-  t.match(await detail.json(), { error: { code: 'model_not_found', message: /gemini-3\.8-flash-search.*not served by the code-assist backend/ } })
+  t.match(await detail.json(), { error: { code: 'model_not_found', param: 'model', message: /gemini-3\.8-flash-search.*not served by the code-assist backend/ } })
   const nativeDetail = await fetch(`${h.url}/v1beta/models/lm-3.8-flash`, { headers: GOOG })
   t.equal(nativeDetail.status, 404)
   t.match(await nativeDetail.json(), { error: { code: 404, status: 'NOT_FOUND', message: /lm-3\.8-flash.*code-assist backend/ } })
