@@ -199,6 +199,7 @@ t.test('with existingSecret the chart makes no Secret and references only the de
   const mount = gateway(objects).volumeMounts.find((m: any) => m.name === 'credentials')
   t.equal(mount.readOnly, true)
   t.equal(configData(objects).GOOGLE_APPLICATION_CREDENTIALS, `${mount.mountPath}/credentials.json`)
+  t.equal(configData(objects).GEMINI_CREDENTIALS_WRITE_BACK, 'false', 'a read-only file is not written back: refreshed tokens stay in memory')
   t.equal(configData(objects).GEMINI_OAUTH_CLIENT_ID, 'id.apps.example.com')
   t.equal(configData(objects).GOOGLE_CLOUD_PROJECT, 'my-project')
   t.equal(configData(objects).IMAGE_FETCH_ALLOWED_PORTS, '80,443,8080', 'config.imageFetchAllowedPorts becomes IMAGE_FETCH_ALLOWED_PORTS')
