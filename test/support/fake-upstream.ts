@@ -8,6 +8,11 @@
 //                 (embeddings: values [content length, instance index, 0.5], statistics.token_count the words) and
 //                 :embedContent (values [text length, 0, 0.5] cut to embedContentConfig.outputDimensionality,
 //                 usageMetadata.promptTokenCount the words)
+//                 Context caching: /v1/projects/{p}/locations/{l}/cachedContents (POST create, GET list with pageSize /
+//                 pageToken) and .../cachedContents/{id} (GET, PATCH, DELETE), kept per location in fake.caches; a create
+//                 needs `model` as projects/{p}/locations/{l}/publishers/google/models/{m} of the same path (else 400),
+//                 and a Vertex generate/stream whose `cachedContent` is not the full name of a cache of its own
+//                 location gets 400 (call 'cachedContents')
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
 //
 // Usage:
@@ -34,6 +39,7 @@
 //                                         (a pool's credential file; setup calls such as loadCodeAssist are answered as usual)
 //   fake.tokenGate = form => reply     when set, a token request it answers with a reply is refused with that reply
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
+//   fake.caches                        Vertex cached contents by full name (projects/p/locations/l/cachedContents/id)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
@@ -52,7 +58,7 @@ import http from 'node:http'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -103,6 +109,8 @@ export interface FakeUpstream {
   tokenGate: ((form: Record<string, string>) => FakeReply | undefined) | undefined
   /** Access tokens issued by /token, in order. */
   issuedTokens: string[]
+  /** Vertex cached contents by full resource name. */
+  caches: Map<string, Record<string, unknown>>
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -243,12 +251,15 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     loadCodeAssist: currentTier(),
     onboardUser: operation({ done: true, project: 'fake-project' }),
     getOperation: operation({ done: true, project: 'fake-project' }),
+    cachedContents: {},
     token: {},
     other: errorReply(404, { message: 'Fake upstream: unknown path' }),
   }
 }
 
 const VERTEX_PATH = /^\/v1\/(?:projects\/([^/]+)\/locations\/([^/]+)\/)?publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|predict|embedContent)$/
+
+const VERTEX_CACHE_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/cachedContents(?:\/([^/]+))?$/
 
 function route (method: string, path: string): { api: FakeRequest['api'], call: FakeCall, model?: string, project?: string, location?: string } {
   if (path === '/token') return { api: 'oauth', call: 'token' }
@@ -260,6 +271,8 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   if (method === 'GET' && path.startsWith('/v1internal/operations/')) return { api: 'code-assist', call: 'getOperation' }
   const api = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path)
   if (api !== null && method === 'POST') return { api: 'gemini-api', call: api[2] as FakeCall, model: decodeURIComponent(api[1]) }
+  const cache = VERTEX_CACHE_PATH.exec(path)
+  if (cache !== null) return { api: 'vertex', call: 'cachedContents', project: cache[1], location: cache[2] }
   const vertex = VERTEX_PATH.exec(path)
   if (vertex !== null && method === 'POST') {
     const [, project, location, model, call] = vertex
@@ -310,6 +323,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     tokenExpiresIn: 3599,
     tokenGate: undefined,
     issuedTokens: [],
+    caches: new Map(),
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -334,6 +348,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.keyReplies.clear()
       fake.locationReplies.clear()
       fake.bearerReplies.clear()
+      fake.caches.clear()
       fake.tokenGate = undefined
     },
     async close () {
@@ -431,8 +446,53 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return [...prefix, ...lines.map(l => `data: ${l}`)].join(nl) + nl + nl
   }
 
+  let cacheCounter = 0
+  /** Vertex context caching, per location; undefined for a call that is not about caches. */
+  function cacheReply (rec: FakeRequest): FakeReply | undefined {
+    const parent = `projects/${rec.project ?? ''}/locations/${rec.location ?? ''}`
+    if (rec.api === 'vertex' && (rec.call === 'generateContent' || rec.call === 'streamGenerateContent') && rec.body?.cachedContent !== undefined) {
+      const name = rec.body.cachedContent
+      if (typeof name !== 'string' || !name.startsWith(`${parent}/cachedContents/`) || !fake.caches.has(name)) {
+        return errorReply(400, { message: `Fake Vertex: cachedContent ${String(name)} is not a cache of ${parent}` })
+      }
+      return undefined
+    }
+    if (rec.call !== 'cachedContents') return undefined
+    const id = VERTEX_CACHE_PATH.exec(rec.path)?.[3]
+    const now = '2026-11-24T00:00:00Z'
+    if (id === undefined && rec.method === 'POST') {
+      const model = rec.body?.model
+      if (typeof model !== 'string' || !model.startsWith(`${parent}/publishers/google/models/`)) {
+        return errorReply(400, { message: `Fake Vertex: model must be ${parent}/publishers/google/models/{model}, not ${String(model)}` })
+      }
+      const name = `${parent}/cachedContents/${1000 + ++cacheCounter}`
+      const { contents, systemInstruction, tools, toolConfig, ttl, ...kept } = rec.body
+      const cache = { ...kept, name, model, createTime: now, updateTime: now, expireTime: rec.body.expireTime ?? '2026-11-24T01:00:00Z', usageMetadata: { totalTokenCount: wordCount(contents) } }
+      fake.caches.set(name, cache)
+      return { body: cache }
+    }
+    if (id === undefined && rec.method === 'GET') {
+      const all = [...fake.caches.values()].filter(c => String(c.name).startsWith(`${parent}/`))
+      const from = Number(rec.query.pageToken ?? 0)
+      const size = Number(rec.query.pageSize ?? 100)
+      const page = all.slice(from, from + size)
+      return { body: { cachedContents: page, ...(from + size < all.length ? { nextPageToken: String(from + size) } : {}) } }
+    }
+    const name = `${parent}/cachedContents/${id ?? ''}`
+    const cache = fake.caches.get(name)
+    if (cache === undefined) return errorReply(404, { message: `Fake Vertex: no cached content ${name}` })
+    if (rec.method === 'GET') return { body: cache }
+    if (rec.method === 'DELETE') { fake.caches.delete(name); return { body: {} } }
+    if (rec.method === 'PATCH') {
+      const updated = { ...cache, ...(rec.body?.ttl !== undefined ? { expireTime: '2026-11-24T02:00:00Z' } : {}), ...(rec.body?.expireTime !== undefined ? { expireTime: rec.body.expireTime } : {}), updateTime: '2026-11-24T00:30:00Z' }
+      fake.caches.set(name, updated)
+      return { body: updated }
+    }
+    return errorReply(405)
+  }
+
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
-    const reply = authFailure(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? cacheReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

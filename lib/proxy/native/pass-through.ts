@@ -1,13 +1,14 @@
 // Native paths the proxy does not serve itself (embedContent, batchEmbedContents, cachedContents, files and
 // their uploads, batches, operations) go to the backend as they are, with the proxy's credentials: the
 // backend supplies only its base URL and credentials (Backend.forward); what passes is decided here. (The Vertex
-// backend's forward sends nothing raw: lib/proxy/upstream/vertex-forward.ts.)
+// backend's forward sends nothing raw: lib/proxy/upstream/vertex-forward.ts translates what it serves.)
 //  - only paths under an API prefix (`/v1beta`, `/v1`, `/upload/v1beta`, `/upload/v1`), with no `.`/`..` segment
 //    (plain or encoded), no empty segment (`//host`), no encoded or back slash: the target stays the
 //    backend's host and the path the client named
 //  - headers from an allow-list only: the client's key, Authorization, cookies and hop-by-hop headers never pass
 //  - the query without `key`; the body and the answer streamed, never held whole (Route.streamBody)
-//  - a model in the path (`models/{model}...`) is subject to the model policy, and its calls are metered
+//  - a model in the path (`models/{model}...`) is subject to the model policy, and its calls are metered; so is
+//    a model a backend finds in the body (ForwardRequest.allowModel: Vertex's cachedContents create)
 import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
 import { fail } from '../../errors.ts'
@@ -127,11 +128,16 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   }
   const { path, mount } = forwardedPath(req.path)
   const named = modelInPath(path)
+  /** The one model policy check of pass-through, for a model in the path or in the body: the base id when allowed. */
+  const allowModel = (name: string): string => {
+    const model = ctx.catalog.resolve(name)
+    if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
+    return model.base
+  }
   let call: MeteredCall | undefined
   if (named !== undefined) {
-    const model = ctx.catalog.resolve(named.model)
-    if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
-    if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', model.base)
+    const base = allowModel(named.model)
+    if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', base)
   }
   const answer = await backend.forward({
     method: req.method,
@@ -140,6 +146,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     headers: passThroughHeaders(req.headers),
     body: byteStream(req.body),
     signal: req.signal,
+    allowModel,
   })
   // Answered: a call ends here whatever the status (embeddings report no usage to charge).
   if (answer.status >= 200 && answer.status < 300) call?.succeeded(undefined)

@@ -26,7 +26,7 @@ export interface UpstreamRequest {
   /** A URL object for an endpoint called on every request: undici would parse a string each time. */
   url: string | URL
   /** Default POST. */
-  method?: 'GET' | 'POST'
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   /** JSON body (POST). */
   body?: unknown
   /** Base model of the call, for the User-Agent and metrics; setup calls leave it unset. */

@@ -13,6 +13,8 @@ import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
 import { createVertexEmbed } from './vertex-embed.ts'
 import { createVertexForward } from './vertex-forward.ts'
+import { createVertexCacheForward, pinnedToCache, withFullCacheName } from './vertex-cache.ts'
+import type { VertexCacheSite, VertexCacheSites } from './vertex-cache.ts'
 import { DEFAULT_VERTEX_LOCATION, vertexHost, vertexLocationList } from '../../option-rules.ts'
 import { createCredentialPool } from './credential-pool.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
@@ -34,6 +36,8 @@ export interface VertexBackendOptions extends UpstreamClientOptions {
 export interface VertexTarget {
   url (model: string, action: string): string
   auth: UpstreamAuth
+  /** The location, for cached contents; unset in express mode, which has none. */
+  cache?: VertexCacheSite
 }
 
 /** Google's OAuth 2.0 token endpoint: the one google-auth-library calls for a service account's JWT grant. */
@@ -55,6 +59,11 @@ export function withRoles (request: GeminiRequest): GeminiRequest {
     ...request,
     contents: contents.map(c => c !== null && typeof c === 'object' && typeof (c as { role?: unknown }).role !== 'string' ? { ...c, role: 'user' } : c),
   }
+}
+
+/** The one preparation of a generate/stream/countTokens body for a target: roles (withRoles) and `cachedContent` named in full for the target's location. */
+export function vertexRequest (request: GeminiRequest, target: VertexTarget): GeminiRequest {
+  return withFullCacheName(withRoles(request), target)
 }
 
 interface KeyFile { type?: unknown, client_email?: unknown, private_key?: unknown, private_key_id?: unknown, token_uri?: unknown }
@@ -146,10 +155,12 @@ export function vertexTarget (options: VertexBackendOptions, auth = adcAuth(opti
     }
   }
   const base = (options.vertexEndpoint ?? vertexHost(location)).replace(/\/+$/, '')
-  const prefix = `${base}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/publishers/google/models/`
+  const parent = `projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}`
+  const prefix = `${base}/v1/${parent}/publishers/google/models/`
   return {
     url: (model, action) => `${prefix}${encodeURIComponent(model)}:${action}`,
     auth,
+    cache: { location, parent, url: path => `${base}/v1/${parent}/${path}` },
     ready: () => auth.check(),
   }
 }
@@ -161,28 +172,33 @@ export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>) 
  * A Vertex backend whose every upstream request goes through `run`, which hands it a target (so a pool can hand out
  * another location each time, and a call fails over before any byte reached the client).
  */
-export function createVertexBackendOn (run: OnVertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void> }): Backend {
+export function createVertexBackendOn (run: OnVertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void>, sites?: VertexCacheSites<VertexTarget> }): Backend {
   const client = createUpstreamClient(options)
   const embed = createVertexEmbed(client, run)
+  /** Where a request goes: the location of the cache it names, without failing over (the cache lives there only), else the pool's run. */
+  function runFor (request: GeminiRequest): OnVertexTarget {
+    const pinned = pinnedToCache(request, options.sites)
+    return pinned === undefined ? run : async attempt => await attempt(pinned)
+  }
   return {
     name: 'vertex',
     embed,
-    forward: createVertexForward(embed),
+    forward: createVertexForward(embed, createVertexCacheForward(client, run, options.sites)),
     async generate (call) {
-      return asResponse(await run(({ url, auth }) => client.json({ url: url(call.model, 'generateContent'), body: withRoles(call.request), model: call.model, auth, signal: call.signal, expectObject: true })))
+      return asResponse(await runFor(call.request)(target => client.json({ url: target.url(call.model, 'generateContent'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal, expectObject: true })))
     },
     async stream (call) {
       // The pool sits around the request up to its 200, so a stream fails over before any event is sent.
-      return geminiEventStream(await run(({ url, auth }) => client.stream({ url: url(call.model, 'streamGenerateContent?alt=sse'), body: withRoles(call.request), model: call.model, auth, signal: call.signal }, events => events.map(asResponse))))
+      return geminiEventStream(await runFor(call.request)(target => client.stream({ url: target.url(call.model, 'streamGenerateContent?alt=sse'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal }, events => events.map(asResponse))))
     },
     async countTokens (call) {
       // Vertex's CountTokensRequest has no generateContentRequest: its contents, system instruction and tools sit at the top.
       const nested = call.request.generateContentRequest as GeminiRequest | undefined
       const from = nested !== null && typeof nested === 'object' ? nested : call.request
-      const body: GeminiRequest = withRoles({ contents: contentsToCount(call.request) })
+      const body: GeminiRequest = { contents: contentsToCount(call.request) }
       if (from.systemInstruction !== undefined) body.systemInstruction = from.systemInstruction
       if (from.tools !== undefined) body.tools = from.tools
-      const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'countTokens'), body, model: call.model, auth, signal: call.signal })) as Record<string, unknown>
+      const answer = await run(target => client.json({ url: target.url(call.model, 'countTokens'), body: vertexRequest(body, target), model: call.model, auth: target.auth, signal: call.signal })) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
     async ready () {
@@ -208,12 +224,15 @@ export function createVertexBackend (options: VertexBackendOptions): Backend {
   const listed = options.projectId === undefined ? [] : vertexLocationList(options.vertexLocation ?? '')
   const locations = listed.length > 0 ? listed : [DEFAULT_VERTEX_LOCATION]
   const auth = adcAuth(options)
-  const pool = createCredentialPool(locations.map(location => ({ name: location, value: vertexTarget({ ...options, vertexLocation: location }, auth) })), options)
+  const targets = new Map(locations.map(location => [location, vertexTarget({ ...options, vertexLocation: location }, auth)]))
+  const pool = createCredentialPool([...targets].map(([name, value]) => ({ name, value })), options)
   const first = pool.usable()[0].value
   return createVertexBackendOn(
     attempt => pool.run(attempt),
     {
       ...options,
+      // Express mode (no project) has no cached contents.
+      sites: options.projectId === undefined ? undefined : { locations, target: location => targets.get(location) },
       ready: async () => {
         await first.ready()
         const state = pool.ready()

@@ -1,6 +1,7 @@
 // Backend.forward on Vertex AI. Vertex has none of the Gemini API's other native paths under the same names, so
 // nothing is forwarded raw: `models/{model}:embedContent` and `:batchEmbedContents` are answered in the Gemini API's
-// shape through the backend's embed (./vertex-embed.ts); every other path is a 404 naming the backend and why
+// shape through the backend's embed (./vertex-embed.ts), `cachedContents` translated by ./vertex-cache.ts; every
+// other path is a 404 naming the backend and why
 // (docs/upstream-protocol.md, "Pass-through on Vertex AI"). Which paths get here, their policy and metering are
 // lib/proxy/native/pass-through.ts's.
 import { fail } from '../../errors.ts'
@@ -50,17 +51,15 @@ function jsonAnswer (value: unknown): ForwardResponse {
 /** Why a path that is not an embedding call is not served on Vertex. */
 function unavailable (path: string, upload: boolean): Error {
   const first = path.replace(API_PREFIX, '').split('/')[0]
-  if (first === 'cachedContents') {
-    return notPassedThrough(BACKEND, path, 'Vertex AI keeps cached contents under the project and location (projects/{p}/locations/{l}/cachedContents), which generateContent must name in full; the proxy does not translate them, use the gemini-api backend')
-  }
   const what = upload ? 'file uploads' : first === '' ? 'this path' : `\`${decodeURIComponent(first.split(':')[0])}\``
-  return notPassedThrough(BACKEND, path, `Vertex AI has no ${what} under the Gemini API's paths; only embedContent and batchEmbedContents are served there (files, uploads, batches and operations need the gemini-api backend)`)
+  return notPassedThrough(BACKEND, path, `Vertex AI has no ${what} under the Gemini API's paths; only embedContent, batchEmbedContents and cachedContents are served there (files, uploads, batches and operations need the gemini-api backend)`)
 }
 
-export function createVertexForward (embed: (call: EmbedCall) => Promise<EmbedResult>): (req: ForwardRequest) => Promise<ForwardResponse> {
+export function createVertexForward (embed: (call: EmbedCall) => Promise<EmbedResult>, caches: (req: ForwardRequest, segments: string[]) => Promise<ForwardResponse>): (req: ForwardRequest) => Promise<ForwardResponse> {
   return async function forward (req) {
     const prefix = API_PREFIX.exec(req.path)
     const segments = prefix === null ? [] : req.path.slice(prefix[0].length).split('/')
+    if (prefix?.[1] === undefined && segments[0] === 'cachedContents') return await caches(req, segments)
     const named = segments.length === 2 && segments[0] === 'models' ? /^([^:]+):(embedContent|batchEmbedContents)$/.exec(decodeURIComponent(segments[1])) : null
     if (prefix === null || prefix[1] !== undefined || named === null) throw unavailable(req.path, prefix?.[1] !== undefined)
     const [, model, action] = named
