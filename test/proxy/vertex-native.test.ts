@@ -201,7 +201,7 @@ t.test('other native paths on Vertex answer 404 naming the vertex backend and wh
     ['POST', '/upload/v1beta/files', /vertex backend has no \/upload\/v1beta\/files: Vertex AI has no file uploads/],
     ['GET', '/v1beta/batches/b-1', /vertex backend has no .*`batches`/],
     ['GET', '/v1beta/operations/op-1', /vertex backend has no .*`operations`/],
-    ['POST', '/v1beta/cachedContents', /vertex backend has no \/v1beta\/cachedContents: Vertex AI keeps cached contents under the project and location/],
+    ['POST', '/v1beta/cachedContents', /Vertex AI express mode has no context caching \(\/v1beta\/cachedContents\): it needs a Google Cloud project/],
     ['POST', '/v1beta/models/gemini-2.5-pro:batchGenerateContent', /vertex backend has no .*`models`/],
   ]
   for (const [method, path, message] of cases) {
