@@ -85,3 +85,35 @@ t.test('@google/genai through the gateway on Vertex express mode: generate, stre
   t.same(multimodal.embeddings?.map(e => e.values), [[8, 0]])
   t.same(vertex.fake.last('embedContent')!.body, { content: { role: 'user', parts: [{ text: 'one' }, { text: 'three' }] }, embedContentConfig: { outputDimensionality: 2 } })
 })
+
+t.test('@google/genai through the gateway on Vertex with a project: caches.create, then generateContent with config.cachedContent', async t => {
+  const vertex = await startFakeVertex(t)
+  const gateway = await startGateway({
+    GEMINI_AUTH_PASSWORD: PASSWORD,
+    GEMINI_BACKEND: 'vertex',
+    GOOGLE_CLOUD_PROJECT: 'proj-1',
+    GOOGLE_CLOUD_LOCATION: 'europe-west4',
+    GOOGLE_APPLICATION_CREDENTIALS: vertex.keyFile,
+    VERTEX_ENDPOINT: vertex.url,
+    LOG_LEVEL: 'silent',
+  })
+  t.teardown(() => gateway.close())
+  const ai = new GoogleGenAI({ apiKey: PASSWORD, httpOptions: { baseUrl: gateway.url, apiVersion: 'v1beta', timeout: 10000 } })
+  const cache = await ai.caches.create({ model: 'gemini-2.5-flash', config: { contents: 'a long document to keep', systemInstruction: 'be brief', ttl: '300s', displayName: 'doc' } })
+  t.equal(cache.name, 'cachedContents/1001')
+  t.equal(cache.model, 'models/gemini-2.5-flash')
+  t.equal(vertex.fake.last('cachedContents')!.body.model, 'projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash')
+  const response = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'question', config: { cachedContent: cache.name } })
+  t.equal(response.text, 'Hello from the fake upstream.')
+  const call = vertex.fake.last('generateContent')!
+  t.equal(call.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent')
+  t.equal(call.body.cachedContent, 'projects/proj-1/locations/europe-west4/cachedContents/1001')
+  t.equal((await ai.caches.get({ name: cache.name! })).displayName, 'doc')
+  const listed: string[] = []
+  for await (const c of await ai.caches.list()) listed.push(c.name ?? '')
+  t.same(listed, ['cachedContents/1001'])
+  t.equal((await ai.caches.update({ name: cache.name!, config: { ttl: '7200s' } })).expireTime, '2026-11-24T02:00:00Z')
+  await ai.caches.delete({ name: cache.name! })
+  t.equal(vertex.fake.caches.size, 0)
+  t.ok(vertex.fake.calls('cachedContents').every(c => c.headers['x-goog-api-key'] === undefined && c.query.key === undefined), 'the client\'s key never goes upstream')
+})
