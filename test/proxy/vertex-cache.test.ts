@@ -175,3 +175,23 @@ t.test("the client's key never reaches Vertex on cachedContents calls: the proxy
     t.notOk(JSON.stringify(c).includes(PASSWORD), 'the password nowhere in the request')
   }
 })
+
+t.test('malformed cachedContents requests on Vertex answer 4xx in the native shape and reach nothing upstream', async t => {
+  const { url, vertex } = await start(t, twoLocations)
+  const raw = async (method: string, path: string, body?: string): Promise<number> => (await fetch(url + path, { method, headers: { ...AUTH, 'content-type': 'application/json' }, body })).status
+  t.equal(await raw('POST', '/v1beta/cachedContents', 'not json'), 400, 'a body that is not JSON')
+  t.equal(await raw('POST', '/v1beta/cachedContents', '[1]'), 400, 'a body that is not an object')
+  t.equal(await raw('POST', '/v1beta/cachedContents', '{}'), 400, 'a create without model')
+  t.equal(await raw('POST', '/v1beta/cachedContents'), 400, 'a create without a body')
+  t.equal(await raw('PUT', '/v1beta/cachedContents', '{}'), 405)
+  t.equal(await raw('POST', '/v1beta/cachedContents/1.us-central1', '{}'), 405)
+  t.equal(await raw('GET', '/v1beta/cachedContents/1.us-central1/more'), 404)
+  t.equal(await raw('GET', '/v1beta/cachedContents/bad!id.us-central1'), 404)
+  t.equal(await raw('GET', '/v1beta/cachedContents?pageToken=elsewhere:abc'), 400, 'a page token the proxy did not hand out')
+  t.equal(await raw('GET', '/v1beta/cachedContents?pageToken=abc'), 400)
+  t.same(vertex.fake.requests.filter(r => r.call !== 'token'), [])
+  // A page token continuing in a location passes Vertex's own token on.
+  await raw('GET', '/v1beta/cachedContents?pageToken=europe-west4:7&pageSize=2')
+  t.same(vertex.fake.last('cachedContents')!.query, { pageSize: '2', pageToken: '7' })
+  t.equal(vertex.fake.last('cachedContents')!.location, 'europe-west4')
+})
