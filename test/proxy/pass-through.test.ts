@@ -171,6 +171,26 @@ t.test('a model in the path is subject to the model policy', async t => {
   t.same(calls, [{ model: 'gemini-embedding-001', surface: 'native', status: 200 }], 'an embedContent is a metered model call')
 })
 
+t.test('a cache cannot be created for a model the key may not use: the model in the body meets the policy too', async t => {
+  const MEMBER_KEY = 'ghk_member' + 'M'.repeat(37)
+  const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
+  const { url, fake } = await startGateway(t, {
+    keys: { resolveKey: async secret => secret === MEMBER_KEY ? member : undefined },
+    modelAccess: { member: ['gemini-2.5-flash'] },
+  })
+  const create = async (body: string): Promise<Response> =>
+    await fetch(`${url}/v1beta/cachedContents`, { method: 'POST', headers: { 'x-goog-api-key': MEMBER_KEY, 'content-type': 'application/json' }, body })
+  const refused = await create(JSON.stringify({ model: 'models/gemini-2.5-pro', contents: [{ role: 'user', parts: [{ text: 'x' }] }] }))
+  t.equal(refused.status, 403)
+  t.match(await refused.json(), { error: { code: 403, status: 'PERMISSION_DENIED', message: /may not use the model `models\/gemini-2.5-pro`|may not use the model `gemini-2.5-pro`/ } })
+  t.same(fake.seen, [], 'nothing reached the upstream')
+  const body = JSON.stringify({ model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'y'.repeat(100_000) }] }] })
+  const allowed = await create(body)
+  t.equal(allowed.status, 200)
+  t.equal(fake.seen.length, 1)
+  t.equal(fake.seen[0].text, body, 'an allowed body goes on unchanged')
+})
+
 t.test('code-assist answers 404 naming the backend', async t => {
   const proxy = createProxy({
     password: PASSWORD,

@@ -7,7 +7,8 @@
 //    backend's host and the path the client named
 //  - headers from an allow-list only: the client's key, Authorization, cookies and hop-by-hop headers never pass
 //  - the query without `key`; the body and the answer streamed, never held whole (Route.streamBody)
-//  - a model in the path (`models/{model}...`) is subject to the model policy, and its calls are metered; so is
+//  - a model in the path (`models/{model}...`), or in the body of a cache creation, is subject to the model policy,
+//    and calls on a model are metered; so is
 //    a model a backend finds in the body (ForwardRequest.allowModel: Vertex's cachedContents create)
 import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
@@ -120,6 +121,26 @@ function byteStream (body: unknown): AsyncIterable<Uint8Array> | undefined {
   return (async function * oneChunk () { yield bytes })()
 }
 
+/** Creating a cache (`POST .../cachedContents`) names its model in the body, not the path. */
+const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/
+
+/**
+ * The body of a cache creation, read whole (the route bounds its size and read time) so that its `model` meets the
+ * same policy as a model in the path; the bytes then go on unchanged. A body that is not JSON goes on as it is, for
+ * the upstream to refuse.
+ */
+async function withBodyModelAllowed (body: AsyncIterable<Uint8Array>, allowModel: (name: string) => string): Promise<AsyncIterable<Uint8Array>> {
+  const chunks: Uint8Array[] = []
+  for await (const chunk of body) chunks.push(chunk)
+  const bytes = Buffer.concat(chunks)
+  let model: unknown
+  try {
+    model = (JSON.parse(bytes.toString('utf8')) as { model?: unknown } | null)?.model
+  } catch {}
+  if (typeof model === 'string') allowModel(model)
+  return (async function * oneChunk () { yield bytes })()
+}
+
 /** Forwards one native request the proxy does not serve itself; `caller` has passed authentication. */
 export async function passThrough (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<HandlerResponse> {
   const backend = ctx.backend
@@ -139,12 +160,14 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     const base = allowModel(named.model)
     if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', base)
   }
+  let body = byteStream(req.body)
+  if (req.method === 'POST' && CACHE_CREATE.test(path) && body !== undefined) body = await withBodyModelAllowed(body, allowModel)
   const answer = await backend.forward({
     method: req.method,
     path,
     query: queryWithoutKey(req.query),
     headers: passThroughHeaders(req.headers),
-    body: byteStream(req.body),
+    body,
     signal: req.signal,
     allowModel,
   })
