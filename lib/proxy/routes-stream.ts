@@ -41,7 +41,7 @@ type Reader = { resolve: (r: IteratorResult<string>) => void, reject: (err: unkn
 /**
  * A route's SSE body, and its one batching point: the text written during one turn of the event loop goes out
  * as one chunk at the end of that turn (one socket write instead of several: a write costs more than a
- * translation), KEEPALIVE whenever `keepAliveMs` pass without text while the host waits for some, the observer
+ * translation; the first read alone takes what waits at once), KEEPALIVE whenever `keepAliveMs` pass without text while the host waits for some, the observer
  * told of each chunk, the source paused while HIGH_WATER characters wait, and cancelled (with `onStop`) when the
  * host stops reading before the end. An iterator written out rather than a generator: no promise per event, one
  * per chunk the host reads.
@@ -56,6 +56,8 @@ class SseBody implements AsyncIterableIterator<string> {
   /** The host has read the end, or stopped reading. */
   private finished = false
   private paused = false
+  /** The host has had an answer to a read. */
+  private started = false
   private reader: Reader | undefined
   /** Armed when text starts waiting, and kept until it fires: a quick source cannot postpone the write. */
   private flushing: NodeJS.Immediate | undefined
@@ -101,7 +103,9 @@ class SseBody implements AsyncIterableIterator<string> {
     if (this.finished) return { value: undefined, done: true }
     return await new Promise<IteratorResult<string>>((resolve, reject) => {
       const reader = { resolve, reject }
-      if (this.flushing === undefined) this.answer(reader)
+      // The first read takes what waits at once (a route's head, and the events that came with the upstream's
+      // headers): the first byte need not wait for the end of a turn that serves every other socket first.
+      if (this.flushing === undefined || !this.started) this.answer(reader)
       else this.reader = reader
     })
   }
@@ -125,6 +129,7 @@ class SseBody implements AsyncIterableIterator<string> {
 
   /** Gives `reader` what waits, the end or the failure; keeps it waiting when there is none yet. */
   private answer (reader: Reader): void {
+    this.started = true
     if (this.buffer !== '') {
       const value = this.buffer
       this.buffer = ''

@@ -287,6 +287,22 @@ t.test('a stream from a backend other than the built-in ones is translated event
   t.equal(out.join(''), 'head;e1;e2;end;')
 })
 
+t.test('the first read takes what waits at once (the head), without waiting for the end of the turn', async t => {
+  let stopped = false
+  // An upstream that has sent its headers and nothing else yet.
+  async function * quiet (): AsyncGenerator<Record<string, unknown>> {
+    yield await new Promise<Record<string, unknown>>(() => {})
+  }
+  const body = sseBody(quiet(), namingTranslator(() => 'e;'), { keepAliveMs: 1000, onStop: () => { stopped = true } })
+  let first: IteratorResult<string> | undefined
+  void body.next().then(r => { first = r })
+  // Only microtasks and process.nextTick callbacks run before this resolves: no turn of the event loop ends.
+  await new Promise(resolve => process.nextTick(resolve))
+  t.same(first, { value: 'head;', done: false })
+  await body.return?.()
+  t.ok(stopped, 'stopping early still cancels the source')
+})
+
 t.test('a translation that throws ends the stream with the route\'s error event, as an upstream failure does', async t => {
   async function * custom (): AsyncGenerator<Record<string, unknown>> {
     yield { n: 1 }

@@ -3,6 +3,7 @@ import type { Test } from 'tap'
 import { createServer } from 'node:net'
 import type { Backend, GeminiResponse } from '../../lib/index.ts'
 import { createCodeAssistBackend } from '../../lib/proxy/upstream/code-assist-backend.ts'
+import { eventBatches } from '../../lib/proxy/upstream/backend.ts'
 import type { CodeAssistBackendOptions } from '../../lib/proxy/upstream/code-assist-backend.ts'
 import { errorReply, geminiResponse, googleError, startFakeUpstream, streamReply } from '../support/fake-upstream.ts'
 import type { FakeReply, FakeUpstream } from '../support/fake-upstream.ts'
@@ -260,6 +261,27 @@ t.test('a transport failure is a 502 upstream error', async t => {
   t.equal(err.code, 'UPSTREAM_ERROR')
   t.equal(err.status, 502)
   t.match(err.message, /Upstream request failed before it answered/)
+})
+
+t.test('the events of one network read reach the route as one batch, though each came in an HTTP chunk of its own', async t => {
+  const { fake } = await setup(t)
+  // Google frames every event as a chunk of its own; here three of them arrive in one write, so in one read.
+  const events = [1, 2, 3].map(i => `data: ${JSON.stringify({ response: geminiResponse({ text: `t${i}` }) })}\n\n`)
+  const body = events.map(e => `${Buffer.byteLength(e).toString(16)}\r\n${e}\r\n`).join('') + '0\r\n\r\n'
+  const upstream = createServer(socket => {
+    socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n' + body))
+  })
+  await new Promise<void>(resolve => upstream.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => upstream.close(() => resolve())))
+  const { port } = upstream.address() as { port: number }
+  const backend = createCodeAssistBackend({
+    codeAssistEndpoint: `http://127.0.0.1:${port}`,
+    credentials: credentialsObject('authorized-user', { tokenUri: fake.tokenUri, projectId: 'p' }),
+  })
+  t.teardown(() => backend.close())
+  const batches: GeminiResponse[][] = []
+  for await (const batch of eventBatches(await backend.stream(CALL))) batches.push(batch)
+  t.same(batches.map(texts), [['t1', 't2', 't3']])
 })
 
 t.test('a 200 answer that is not JSON is a 502', async t => {

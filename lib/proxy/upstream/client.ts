@@ -192,6 +192,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       const failed = (err: unknown): void => {
         signal?.removeEventListener('abort', onAbort)
         if (events !== undefined) {
+          flushPending()
           events.fail(transportError(err, signal, 'during the stream'))
           return
         }
@@ -225,6 +226,15 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
           refuse(fail('UPSTREAM_ERROR', 'The upstream answered with a stream that is not server-sent events', { upstreamStatus: statusCode }))
         }
       }
+      // The data of the HTTP chunks one network read holds (Google frames each event as a chunk of its own, and
+      // undici hands each over in its own call), delivered together once that read's synchronous run ends: one
+      // batch per read, parsed, translated and written as one.
+      let pending: string[] | undefined
+      const flushPending = (): void => {
+        const data = pending
+        pending = undefined
+        if (data !== undefined) deliver(data)
+      }
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart (c) {
           controller = c
@@ -239,8 +249,19 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
           resolve({ statusCode, events })
         },
         onResponseData (_c, chunk) {
-          if (sse === undefined) chunks.push(chunk)
-          else deliver(sse.push(chunk))
+          if (sse === undefined) {
+            chunks.push(chunk)
+            return
+          }
+          const data = sse.push(chunk)
+          if (pending === undefined) {
+            pending = data
+            queueMicrotask(flushPending)
+          } else {
+            for (const d of data) pending.push(d)
+          }
+          // A stream that is not SSE is refused at the chunk that shows it, as before.
+          if (sse.invalidLine !== undefined) flushPending()
         },
         onResponseEnd () {
           signal?.removeEventListener('abort', onAbort)
@@ -248,6 +269,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
             resolve({ statusCode, text: utf8Text(chunks) })
             return
           }
+          flushPending()
           ended = true
           deliver(sse.end())
           if (!sawEvent) refuse(fail('UPSTREAM_ERROR', 'The upstream stream ended without any event', { upstreamStatus: statusCode }))
