@@ -71,6 +71,19 @@ t.test('a retired id is served by its replacement', async t => {
   t.notOk(catalog.ids.includes('gemini-3.7-flash'), 'retired ids are not listed')
 })
 
+t.test('the shipped model file follows Google\'s pages where they contradicted the earlier one', async t => {
+  // Gemini 3.6 Flash takes MINIMAL (its guide's level table); the earlier file sent low for "minimal".
+  t.same(chatThinking(catalog.resolve('gemini-3.6-flash'), 'minimal'), { thinkingLevel: 'minimal', includeThoughts: true })
+  // The image previews were shut down for their GA ids; Gatehouse serves the old names with the new models.
+  t.equal(catalog.resolve('gemini-3-pro-image-preview').base, 'gemini-3-pro-image')
+  t.equal(catalog.resolve('gemini-3.1-flash-image-preview').base, 'gemini-3.1-flash-image')
+  // Google routes gemini-3.5-flash to 3.6 Flash only on the Gemini API; Vertex and Code Assist still serve it.
+  t.equal(catalog.resolve('gemini-3.5-flash').base, 'gemini-3.5-flash')
+  const specs = loadModelFile()
+  t.same(specs.find(s => s.id === 'gemini-3.5-flash')?.backends, ['gemini-api', 'vertex', 'code-assist'])
+  t.equal(specs.find(s => s.id === 'gemini-2.5-flash-lite')?.limits.output, 65536)
+})
+
 t.test('sampling parameters a model no longer accepts are dropped on both surfaces', async t => {
   const body = { model: 'gemini-3.8-flash', messages: [{ role: 'user' as const, content: 'x' }], temperature: 0.2, top_p: 0.5, top_k: 3, max_tokens: 10 }
   const dropped = await toGeminiRequest(body as never, catalog.resolve('gemini-3.8-flash'), { safetySettings: [] } as never)
