@@ -6,6 +6,7 @@
 import { fail } from '../../errors.ts'
 import type { ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
 import type { UpstreamAuth, UpstreamClient } from './client.ts'
+import { jsonAnswer, readJsonObject } from './forward.ts'
 
 /** What a Vertex target of a project (not express mode) adds for cached contents: its location and URLs under it. */
 export interface VertexCacheSite {
@@ -86,30 +87,7 @@ export function withFullCacheName (request: GeminiRequest, target: CacheTarget):
   return { ...request, cachedContent: `${target.cache.parent}/cachedContents/${splitName(name).id}` }
 }
 
-async function jsonBody (body: AsyncIterable<Uint8Array> | undefined): Promise<Record<string, unknown>> {
-  const chunks: Uint8Array[] = []
-  // The route bounds the body (size, read deadline) as it arrives.
-  if (body !== undefined) for await (const chunk of body) chunks.push(chunk)
-  if (chunks.length === 0) return {}
-  let value: unknown
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch {
-    throw fail('INVALID_INPUT', 'The request body must be JSON')
-  }
-  if (!isObject(value)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
-  return value
-}
 
-function jsonAnswer (value: unknown): ForwardResponse {
-  const bytes = Buffer.from(JSON.stringify(value))
-  return {
-    status: 200,
-    headers: { 'content-type': 'application/json; charset=UTF-8' },
-    body: (async function * oneChunk () { yield bytes })(),
-    baseUrl: '',
-  }
-}
 
 /** Only the query parameters the cachedContents methods take (pageSize, pageToken, updateMask); never the client's key. */
 function queryOf (query: string, names: string[]): URLSearchParams {
@@ -141,7 +119,7 @@ export function createVertexCacheForward<T extends CacheTarget> (
     const signal = req.signal
     if (rest.length === 1) {
       if (req.method === 'POST') {
-        const body = await jsonBody(req.body)
+        const body = await readJsonObject(req.body)
         if (typeof body.model !== 'string' || body.model === '') throw fail('INVALID_INPUT', 'A cached content needs `model`')
         // The caller must be allowed the model the cache is made for (lib/proxy/native/pass-through.ts decides).
         const model = req.allowModel?.(body.model) ?? body.model.slice(body.model.lastIndexOf('/') + 1)
@@ -179,7 +157,7 @@ export function createVertexCacheForward<T extends CacheTarget> (
       return jsonAnswer(req.method === 'GET' ? clientCache(answer, target.cache, sites) : answer)
     }
     if (req.method !== 'PATCH') throw fail('METHOD_NOT_ALLOWED', 'A cached content takes GET, PATCH or DELETE')
-    const body = await jsonBody(req.body)
+    const body = await readJsonObject(req.body)
     // Vertex's model is immutable and named in full; the Gemini API's `models/{m}` is not sent on.
     delete body.model
     delete body.name

@@ -7,7 +7,7 @@
 import { fail } from '../../errors.ts'
 import { MAX_EMBEDDING_INPUTS } from '../chat/embeddings.ts'
 import type { EmbedCall, EmbedResult, ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
-import { notPassedThrough } from './forward.ts'
+import { jsonAnswer, notPassedThrough, readJsonObject } from './forward.ts'
 
 const BACKEND = 'vertex'
 const API_PREFIX = /^\/(upload\/)?v1(?:beta)?\//
@@ -16,19 +16,6 @@ const REQUEST_FIELDS = ['content', 'taskType', 'title', 'outputDimensionality', 
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-async function jsonBody (body: AsyncIterable<Uint8Array> | undefined): Promise<Record<string, unknown>> {
-  const chunks: Uint8Array[] = []
-  // The route bounds the body (size, read deadline) as it arrives.
-  if (body !== undefined) for await (const chunk of body) chunks.push(chunk)
-  let value: unknown
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch {
-    throw fail('INVALID_INPUT', 'The request body must be JSON')
-  }
-  if (!isObject(value)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
-  return value
-}
 
 /** One EmbedContentRequest of the Gemini API as embed takes it: its content and settings, without `model`. */
 function embedRequest (value: unknown, where: string): GeminiRequest {
@@ -38,15 +25,6 @@ function embedRequest (value: unknown, where: string): GeminiRequest {
   return request
 }
 
-function jsonAnswer (value: unknown): ForwardResponse {
-  const bytes = Buffer.from(JSON.stringify(value))
-  return {
-    status: 200,
-    headers: { 'content-type': 'application/json; charset=UTF-8' },
-    body: (async function * oneChunk () { yield bytes })(),
-    baseUrl: '',
-  }
-}
 
 /** Why a path that is not an embedding call is not served on Vertex. */
 function unavailable (path: string, upload: boolean): Error {
@@ -64,7 +42,7 @@ export function createVertexForward (embed: (call: EmbedCall) => Promise<EmbedRe
     if (prefix === null || prefix[1] !== undefined || named === null) throw unavailable(req.path, prefix?.[1] !== undefined)
     const [, model, action] = named
     if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${action} takes POST`)
-    const body = await jsonBody(req.body)
+    const body = await readJsonObject(req.body)
     if (action === 'embedContent') {
       const result = await embed({ model, requests: [embedRequest(body, 'An embedContent request')], signal: req.signal })
       return jsonAnswer({ embedding: { values: result.embeddings[0].values } })
