@@ -1,11 +1,10 @@
 import t from 'tap'
-import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import OpenAI from 'openai'
 import { GoogleGenAI } from '@google/genai'
 import type { KeyCaller, ProxyOptions } from '../../lib/index.ts'
-import { createNodeListener, createProxy } from '../../lib/index.ts'
+import { createProxy } from '../../lib/index.ts'
 import { MAX_EMBEDDING_INPUTS } from '../../lib/proxy/chat/embeddings.ts'
+import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
 import type { FakePassThrough } from '../support/fake-pass-through.ts'
 
@@ -14,16 +13,8 @@ interface Teardown { teardown (fn: () => unknown): void }
 
 async function listen (t: Teardown, options: ProxyOptions): Promise<string> {
   const proxy = createProxy(options)
-  const sockets = new Set<Socket>()
-  const server = http.createServer(createNodeListener(proxy.routeTable))
-  server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    for (const s of sockets) s.destroy()
-    await new Promise<void>(resolve => server.close(() => resolve()))
-    await proxy.close()
-  })
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const url = await serveProxy(t, proxy)
+  return url
 }
 
 async function start (t: Teardown, options: Partial<ProxyOptions> = {}): Promise<{ url: string, fake: FakePassThrough }> {

@@ -1,11 +1,12 @@
 import t from 'tap'
 import http from 'node:http'
 import { createHash } from 'node:crypto'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import type { KeyCaller, ProxyOptions } from '../../lib/index.ts'
 import Hapi from '@hapi/hapi'
 import { createNodeListener, createProxy, hapiPlugin } from '../../lib/index.ts'
 import { forwardedPath } from '../../lib/proxy/native/pass-through.ts'
+import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
 import type { FakePassThrough } from '../support/fake-pass-through.ts'
 
@@ -33,17 +34,9 @@ async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}, h
     })
     return { url: hapi.info.uri, fake }
   }
-  const sockets = new Set<Socket>()
-  const server = http.createServer(createNodeListener(proxy.routeTable))
-  server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    for (const s of sockets) s.destroy()
-    await new Promise<void>(resolve => server.close(() => resolve()))
-    await proxy.close()
-    await fake.close()
-  })
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, fake }
+  const url = await serveProxy(t, proxy)
+  t.teardown(async () => { await fake.close() })
+  return { url, fake }
 }
 
 /** A request with its path sent exactly as given (fetch would normalise it). */

@@ -3,11 +3,10 @@
 // cache's own location, the model policy on a create's model, and express mode's answer.
 import t from 'tap'
 import type { Test } from 'tap'
-import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import type { BackendOptions, KeyCaller, ProxyOptions } from '../../lib/index.ts'
-import { createNodeListener, createProxy } from '../../lib/index.ts'
+import { createProxy } from '../../lib/index.ts'
 import { createVertexBackend } from '../../lib/proxy/upstream/vertex-backend.ts'
+import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
 
@@ -26,16 +25,8 @@ async function start (t: Test, mode: (vertex: FakeVertex) => BackendOptions, opt
   const pooled = upstream.vertexLocation?.includes(',') === true ? createVertexBackend(upstream) : undefined
   if (pooled !== undefined) t.teardown(() => pooled.close())
   const proxy = createProxy({ password: PASSWORD, ...(pooled === undefined ? { upstream: { backend: 'vertex', ...upstream } } : { backend: pooled }), ...options })
-  const sockets = new Set<Socket>()
-  const server = http.createServer(createNodeListener(proxy.routeTable))
-  server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    for (const s of sockets) s.destroy()
-    await new Promise<void>(resolve => server.close(() => resolve()))
-    await proxy.close()
-  })
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, vertex }
+  const url = await serveProxy(t, proxy)
+  return { url, vertex }
 }
 
 async function call (url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = AUTH): Promise<{ status: number, body: any }> {

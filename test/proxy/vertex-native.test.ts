@@ -4,11 +4,12 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import type { BackendOptions, KeyCaller, ProxyOptions } from '../../lib/index.ts'
 import { createBackend, createNodeListener, createProxy } from '../../lib/index.ts'
 import { VERTEX_EMBED_CONCURRENCY } from '../../lib/proxy/upstream/vertex-embed.ts'
 import { errorReply } from '../support/fake-upstream.ts'
+import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
 
@@ -22,16 +23,8 @@ const express = (vertex: FakeVertex): BackendOptions => ({ apiKey: vertex.apiKey
 async function start (t: Test, mode: (vertex: FakeVertex) => BackendOptions, options: Partial<ProxyOptions> = {}): Promise<{ url: string, vertex: FakeVertex }> {
   const vertex = await startFakeVertex(t)
   const proxy = createProxy({ password: PASSWORD, upstream: { backend: 'vertex', vertexEndpoint: vertex.url, maxRetries: 0, ...mode(vertex) }, ...options })
-  const sockets = new Set<Socket>()
-  const server = http.createServer(createNodeListener(proxy.routeTable))
-  server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    for (const s of sockets) s.destroy()
-    await new Promise<void>(resolve => server.close(() => resolve()))
-    await proxy.close()
-  })
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, vertex }
+  const url = await serveProxy(t, proxy)
+  return { url, vertex }
 }
 
 async function post (url: string, path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${PASSWORD}` }): Promise<{ status: number, body: any }> {
