@@ -93,7 +93,8 @@ t.test('a stream still open at the shutdown deadline is cut, and the store is st
   await stopped
   const took = Date.now() - began
   t.notOk(complete, 'the endless stream was cut')
-  t.ok(took >= 400 && took < 3000, `stop took about the deadline (${took} ms)`)
+  // The upper bound only catches a stop that never comes: a loaded machine takes seconds to tear down.
+  t.ok(took >= 400 && took < 10_000, `stop took about the deadline (${took} ms)`)
   t.same(store.calls, ['flush', 'close'])
 })
 
@@ -127,7 +128,7 @@ t.test('npm start on SIGTERM: a proxied stream in flight completes, the data is 
   let text = new TextDecoder().decode((await reader.read()).value)
   const exited = gw.stop('SIGTERM')
 
-  const deadline = Date.now() + 3000
+  const deadline = Date.now() + 10_000
   let readyAfterSignal: number | 'refused' | undefined
   while (Date.now() < deadline) {
     try {
