@@ -67,6 +67,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
     counters: {
       add: timed('counters.add', (key, windowStart, amount, expiresAt) => counters.add(key, windowStart, amount, expiresAt)),
       get: timed('counters.get', (key, windowStart) => counters.get(key, windowStart)),
+      batch: timed('counters.batch', ops => counters.batch(ops)),
     },
     leases: {
       acquire: timed('leases.acquire', (key, leaseId, limit, now, expiresAt) => leases.acquire(key, leaseId, limit, now, expiresAt)),
