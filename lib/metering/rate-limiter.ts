@@ -188,7 +188,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       }
       if (limits.tokensPerDay != null) {
         const perDay = limits.tokensPerDay
-        const used = totals[next++]
+        const used = totals[next]
         if (used >= perDay || used + estimate > perDay) {
           await uncount()
           refuse('tokens_per_day', `Rate limit reached: ${perDay} tokens per day (UTC)`, day + DAY - at, headers)
