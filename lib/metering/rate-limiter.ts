@@ -71,6 +71,9 @@ export function resetDuration (ms: number): string {
   return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`
 }
 
+const SETTLED: Promise<void> = Promise.resolve()
+const nothing = (): void => {}
+
 const count = (n: number): number => Number.isSafeInteger(n) && n > 0 ? n : 0
 /** What a call is charged: cached tokens are part of the input, so not added again. */
 const tokensOf = (usage: TokenUsage): number => count(usage.inputTokens) + count(usage.outputTokens) + count(usage.thinkingTokens)
@@ -102,20 +105,29 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   interface UserKeys { rpm: string, tpm: string, day: string, leases: string }
   const overrides = new Map<string, UserEntry>()
 
-  async function userOf (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
+  /** The user's entry: at once from the cache within its period (no await on the hot path), else read from the store. */
+  function userOf (userId: string, level: KeyCaller['accessLevel'], at: number): UserEntry | Promise<UserEntry> {
     let cached = overrides.get(userId)
-    if (cached === undefined || cached.until <= at) {
-      const override = await store.limits.get(userId)
-      cached = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(byLevel[level], override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
-      if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
-      overrides.set(userId, cached)
-    } else if (cached.level !== level) {
+    if (cached === undefined || cached.until <= at) return readUser(userId, level, at)
+    if (cached.level !== level) {
       // The caller's level changed within the period (a promotion): the override stays, the level's limits follow.
       cached = { ...cached, level, limits: effectiveLimits(byLevel[level], cached.override) }
       overrides.set(userId, cached)
     }
     return cached
   }
+
+  async function readUser (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
+    const override = await store.limits.get(userId)
+    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(byLevel[level], override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
+    if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
+    overrides.set(userId, entry)
+    return entry
+  }
+
+  // Lease ids: unique across replicas by this limiter's random part, within it by a sequence (no UUID per call).
+  const leasePrefix = `${randomUUID()}:`
+  let leaseSeq = 0
 
   // Live concurrency leases (id → store key), renewed together by one repeating task while any is held, rather than
   // a timer per call: well before expiry while the call runs; a crashed process stops renewing and its slots free.
@@ -149,7 +161,8 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
     async admit (caller, estimatedInputTokens) {
       const { userId } = caller
       const at = now().getTime()
-      const { limits, keys } = await userOf(userId, caller.accessLevel, at)
+      const user = userOf(userId, caller.accessLevel, at)
+      const { limits, keys } = user instanceof Promise ? await user : user
       const minute = at - (at % MINUTE)
       const day = at - (at % DAY)
       const minuteLeft = minute + MINUTE - at
@@ -195,7 +208,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
         }
       }
       const concurrent = limits.concurrent
-      const leaseId = concurrent != null ? randomUUID() : ''
+      const leaseId = concurrent != null ? leasePrefix + (leaseSeq++).toString(36) : ''
       if (concurrent != null) {
         const taken = await store.leases.acquire(keys.leases, leaseId, concurrent, new Date(at), new Date(at + leaseMs))
         if (!taken) {
@@ -209,14 +222,16 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       return {
         headers,
         settle (usage) {
-          settled ??= (async () => {
+          if (settled !== undefined) return settled
+          // Plain promises rather than an async closure: this runs once per call on the hot path.
+          try {
             const tasks: Array<Promise<unknown>> = []
             if (concurrent != null) {
               drop(leaseId)
               tasks.push(store.leases.release(keys.leases, leaseId))
             }
             const tokens = usage === undefined ? 0 : tokensOf(usage)
-            if (tokens > 0) {
+            if (tokens > 0 && (limits.tpm != null || limits.tokensPerDay != null)) {
               // Charged in the window the tokens were spent in: the one the call ends in; both windows in one store call.
               const t = now().getTime()
               const m = t - (t % MINUTE)
@@ -224,10 +239,12 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
               const charges: CounterOp[] = []
               if (limits.tpm != null) charges.push({ key: keys.tpm, windowStart: new Date(m), amount: tokens, expiresAt: new Date(m + 2 * MINUTE) })
               if (limits.tokensPerDay != null) charges.push({ key: keys.day, windowStart: new Date(d), amount: tokens, expiresAt: new Date(d + DAY + 3_600_000) })
-              if (charges.length > 0) tasks.push(store.counters.batch(charges))
+              tasks.push(store.counters.batch(charges))
             }
-            await Promise.all(tasks)
-          })()
+            settled = tasks.length === 0 ? SETTLED : (tasks.length === 1 ? tasks[0] : Promise.all(tasks)).then(nothing)
+          } catch (err) {
+            settled = Promise.reject(err)
+          }
           return settled
         },
       }
