@@ -193,7 +193,6 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     return saver === undefined ? Promise.resolve() : saver.save()
   }
 
-  /** Every mutation starts here: refuse once closed, and sweep old records along the way. */
   /** Adds to a counter window (arguments checked, beginChange done); returns its new total. */
   function addTo (key: string, start: number, add: number, end: number): number {
     let windows = counters.get(key)
@@ -208,6 +207,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     return w.total
   }
 
+  /** Every mutation starts here: refuse once closed, and sweep old records along the way. */
   function beginChange (): void {
     if (closed) throw new Error('The embedded store is closed')
     sweep()
