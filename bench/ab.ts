@@ -1,6 +1,7 @@
-// npm run bench:ab -- <git ref> [validate|login|chat|stream|paced] : the gateway of this working tree (B) against the
+// npm run bench:ab -- <git ref> [validate|login|chat|key|stream|paced] : the gateway of this working tree (B) against the
 // one at <ref> (A), under the same load, in alternating short rounds, so drifts of the host's speed hit both
 // alike. Prints the medians of each side (requests/s, gateway CPU per request, p50/p99) and B/A.
+// key: chat with a user's key and GEMINI_LIMITS on (bench/run.ts's row "user key with limits on"), 16 connections.
 // Both run from source (.ts) as `npm start` runs them; A from a temporary git worktree of <ref>.
 // Environment: AB_ROUNDS (default 7), BENCH_SECONDS per round (default 2), AB_CONNECTIONS (chat/stream, default 64),
 // AB_ENV_A / AB_ENV_B: extra environment of each side, as NAME=value pairs separated by spaces (LOG_LEVEL=warn, say).
@@ -16,18 +17,18 @@ import type { LoadResult } from './load.ts'
 import { createProcessGroup, root } from './processes.ts'
 import type { Started } from './processes.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
-import { GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
+import { BENCH_LIMITS, GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv, userKey } from './workloads.ts'
 import type { Workload } from './workloads.ts'
 
 const [ref, mode = 'validate'] = process.argv.slice(2)
-const MODES = ['validate', 'login', 'chat', 'stream', 'paced']
+const MODES = ['validate', 'login', 'chat', 'key', 'stream', 'paced']
 if (ref === undefined || !MODES.includes(mode)) {
   console.error(`usage: npm run bench:ab -- <git ref> [${MODES.join('|')}]`)
   process.exit(2)
 }
 const rounds = Number(process.env.AB_ROUNDS ?? 7)
 const durationMs = Number(process.env.BENCH_SECONDS ?? 2) * 1000
-const connections = Number(process.env.AB_CONNECTIONS ?? 64)
+const connections = Number(process.env.AB_CONNECTIONS ?? (mode === 'key' ? 16 : 64))
 
 /** User plus system CPU time of a process so far, in microseconds (Linux /proc; clock ticks of 10 ms). */
 function cpuMicros (pid: number): number {
@@ -43,7 +44,7 @@ const processes = createProcessGroup()
 const cleanups: Array<() => void> = []
 try {
   const fake = await processes.start([join(root, 'bench/fake-server.ts')])
-  const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)
+  const env = { ...gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string), ...(mode === 'key' ? { GEMINI_LIMITS: BENCH_LIMITS } : {}) }
   const flags = (side: 'A' | 'B'): string[] => process.env[`AB_FLAGS_${side}`]?.split(' ').filter(f => f !== '') ?? GATEWAY_NODE_FLAGS
   const limits = { A: benchMemoryLimit('A'), B: benchMemoryLimit('B') }
   cleanups.push(() => { limits.A.limit?.remove(); limits.B.limit?.remove() })
@@ -54,7 +55,9 @@ try {
   const sides: Record<'A' | 'B', Started> = { A: await start(worktree, 'A'), B: await start(root, 'B') }
   const workload = async (url: string): Promise<Workload> => mode === 'validate' || mode === 'login'
     ? (await accountLoads(url))[mode]
-    : chatLoad(url, mode !== 'chat', connections, mode === 'paced' ? PACED_MODEL : undefined)
+    : mode === 'key'
+      ? chatLoad(url, false, connections, undefined, await userKey(url))
+      : chatLoad(url, mode !== 'chat', connections, mode === 'paced' ? PACED_MODEL : undefined)
   const loads = { A: await workload(sides.A.url), B: await workload(sides.B.url) }
   const figures = { A: [] as Array<LoadResult & { cpu: number }>, B: [] as Array<LoadResult & { cpu: number }> }
   for (const side of ['A', 'B'] as const) await processes.load({ ...loads[side], durationMs: 1500, warmupMs: 0 })

@@ -1,14 +1,15 @@
-// node bench/profile.ts [validate|chat|stream|paced] [connections]: the built gateway (npm run build first) under one load
+// node bench/profile.ts [validate|chat|key|stream|paced] [connections]: the built gateway (npm run build first) under one load
 // of `npm run bench` with the CPU profiler on, then its profile summed per request by bench/profile-summary.ts.
-// Defaults: validate with 16 connections; chat and streams (back to back, or paced) with 64, against the fake upstream.
+// Defaults: validate with 16 connections; chat and streams (back to back, or paced) with 64, against the fake upstream;
+// key: chat at 16 with a user's key and GEMINI_LIMITS on, as bench/run.ts's row "user key with limits on".
 // BENCH_SECONDS sets the load's duration (default 5); the profile is left in /tmp/gatehouse-profile.
 import { execFileSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createProcessGroup, root } from './processes.ts'
-import { GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv } from './workloads.ts'
+import { BENCH_LIMITS, GATEWAY_NODE_FLAGS, PACED_MODEL, accountLoads, chatLoad, gatewayEnv, userKey } from './workloads.ts'
 
-const MODES = ['validate', 'chat', 'stream', 'paced']
+const MODES = ['validate', 'chat', 'key', 'stream', 'paced']
 const [mode = 'validate', connectionsArg] = process.argv.slice(2)
 if (!MODES.includes(mode)) {
   console.error(`usage: node bench/profile.ts [${MODES.join('|')}] [connections]`)
@@ -20,12 +21,14 @@ const processes = createProcessGroup()
 let requests: number
 try {
   const fake = await processes.start([join(root, 'bench/fake-server.ts')])
-  const env = gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string)
+  const env = { ...gatewayEnv(fake.url, /token (\S+)/.exec(fake.line)?.[1] as string), ...(mode === 'key' ? { GEMINI_LIMITS: BENCH_LIMITS } : {}) }
   const gateway = await processes.start([...GATEWAY_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(root, 'dist/gateway/main.js')], env)
-  const connections = Number(connectionsArg ?? (mode === 'validate' ? 16 : 64))
+  const connections = Number(connectionsArg ?? (mode === 'validate' || mode === 'key' ? 16 : 64))
   const load = mode === 'validate'
     ? { ...(await accountLoads(gateway.url)).validate, connections }
-    : chatLoad(gateway.url, mode !== 'chat', connections, mode === 'paced' ? PACED_MODEL : undefined)
+    : mode === 'key'
+      ? chatLoad(gateway.url, false, connections, undefined, await userKey(gateway.url))
+      : chatLoad(gateway.url, mode !== 'chat' && mode !== 'key', connections, mode === 'paced' ? PACED_MODEL : undefined)
   const result = await processes.load({ ...load, durationMs: Number(process.env.BENCH_SECONDS ?? 5) * 1000, warmupMs: 1000 })
   requests = result.allRequests
   console.log(`${mode}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms; ${requests} requests in the profile`)

@@ -53,6 +53,8 @@ const TOKEN_KINDS = [['input', 'inputTokens'], ['output', 'outputTokens'], ['thi
 const ACCESS_LABELS = new Set<string>([...ACCESS_LEVELS, 'operator'])
 const LIMITS = new Set<string>(['requests', 'tokens', 'tokens_per_day', 'concurrent'] satisfies LimitName[])
 const CREDENTIAL_STATES = ['ready', 'cooling', 'set_aside'] as const
+/** Store observations handed to the histogram at once, at most (see storeDuration). */
+const STORE_BATCH = 256
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
 function statusClass (status: number): string {
@@ -117,12 +119,21 @@ export function createMetrics (options: MetricsOptions): Metrics {
     labelNames: ['result'] as const,
     registers: [registry],
   })
+  // A proxied call with limits makes several store operations (the rate limiter's counters and leases), and
+  // prom-client's observe, run between other work, costs more than an in-memory operation itself: observations are
+  // kept and handed over in batches, on every scrape (so a scrape sees each one) and every STORE_BATCH of them.
+  const pendingStore: Array<{ adapter: string, operation: string, outcome: string, seconds: number }> = []
+  const flushStore = (): void => {
+    for (const { adapter, operation, outcome, seconds } of pendingStore) storeDuration.observe({ adapter, operation, outcome }, seconds)
+    pendingStore.length = 0
+  }
   const storeDuration = new Histogram({
     name: 'gatehouse_store_operation_duration_seconds',
     help: 'Store operation duration, by adapter, operation and outcome',
     labelNames: ['adapter', 'operation', 'outcome'] as const,
     buckets: STORE_BUCKETS,
     registers: [registry],
+    collect: flushStore,
   })
 
   const modelTokens = new Counter({
@@ -234,7 +245,8 @@ export function createMetrics (options: MetricsOptions): Metrics {
     },
     auth: event => AUTH_EVENTS[event]?.(),
     store (adapter, operation, seconds, ok) {
-      storeDuration.observe({ adapter, operation, outcome: ok ? 'ok' : 'error' }, seconds)
+      pendingStore.push({ adapter, operation, outcome: ok ? 'ok' : 'error', seconds })
+      if (pendingStore.length >= STORE_BATCH) flushStore()
     },
     metering: {
       onCall (entry, accessLevel) {

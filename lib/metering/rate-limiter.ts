@@ -2,7 +2,7 @@
 // so two processes on one store refuse the same user at the same threshold. The limits are the caller's access
 // level's (option byLevel, GEMINI_LIMITS) with the user's override (store.limits) laid over them field by field.
 import { randomUUID } from 'node:crypto'
-import type { CounterStore, LeaseStore, LimitStore } from '../store/types.ts'
+import type { CounterOp, CounterStore, LeaseStore, LimitStore } from '../store/types.ts'
 import { ConfigurationError, GatehouseError } from '../errors.ts'
 import type { KeyCaller } from '../proxy/access/caller.ts'
 import { effectiveLimits, resolveLimitsOption } from './limits-rule.ts'
@@ -71,6 +71,9 @@ export function resetDuration (ms: number): string {
   return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`
 }
 
+const SETTLED: Promise<void> = Promise.resolve()
+const nothing = (): void => {}
+
 const count = (n: number): number => Number.isSafeInteger(n) && n > 0 ? n : 0
 /** What a call is charged: cached tokens are part of the input, so not added again. */
 const tokensOf = (usage: TokenUsage): number => count(usage.inputTokens) + count(usage.outputTokens) + count(usage.thinkingTokens)
@@ -97,16 +100,53 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   const leaseMs = nonNegativeInteger(options.leaseSeconds ?? 60, 'leaseSeconds') * 1000
   if (leaseMs === 0) throw new ConfigurationError('leaseSeconds', 'createRateLimiter: leaseSeconds must be at least 1')
   const repeat = options.repeat ?? defaultRepeat
-  const overrides = new Map<string, { limits: RateLimits | null, until: number }>()
+  /** Per user, for one cache period: the override as read, and the limits and store keys worked out from it. */
+  interface UserEntry { override: RateLimits | null, until: number, level: KeyCaller['accessLevel'], limits: RateLimits, keys: UserKeys }
+  interface UserKeys { rpm: string, tpm: string, day: string, leases: string }
+  const overrides = new Map<string, UserEntry>()
 
-  async function limitsOf (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<RateLimits> {
+  /** The user's entry: at once from the cache within its period (no await on the hot path), else read from the store. */
+  function userOf (userId: string, level: KeyCaller['accessLevel'], at: number): UserEntry | Promise<UserEntry> {
     let cached = overrides.get(userId)
-    if (cached === undefined || cached.until <= at) {
-      cached = { limits: await store.limits.get(userId), until: at + overridesCacheMs }
-      if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
+    if (cached === undefined || cached.until <= at) return readUser(userId, level, at)
+    if (cached.level !== level) {
+      // The caller's level changed within the period (a promotion): the override stays, the level's limits follow.
+      cached = { ...cached, level, limits: effectiveLimits(byLevel[level], cached.override) }
       overrides.set(userId, cached)
     }
-    return effectiveLimits(byLevel[level], cached.limits)
+    return cached
+  }
+
+  async function readUser (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
+    const override = await store.limits.get(userId)
+    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(byLevel[level], override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
+    if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
+    overrides.set(userId, entry)
+    return entry
+  }
+
+  // Lease ids: unique across replicas by this limiter's random part, within it by a sequence (no UUID per call).
+  const leasePrefix = `${randomUUID()}:`
+  let leaseSeq = 0
+
+  // Live concurrency leases (id → store key), renewed together by one repeating task while any is held, rather than
+  // a timer per call: well before expiry while the call runs; a crashed process stops renewing and its slots free.
+  const held = new Map<string, string>()
+  let stopRenewing: (() => void) | undefined
+  const renewAll = (): void => {
+    const t = now().getTime()
+    for (const [leaseId, key] of held) store.leases.renew(key, leaseId, new Date(t), new Date(t + leaseMs)).catch(() => {})
+  }
+  function hold (leaseId: string, key: string): void {
+    held.set(leaseId, key)
+    stopRenewing ??= repeat(renewAll, Math.max(1000, Math.floor(leaseMs / 3)))
+  }
+  function drop (leaseId: string): void {
+    held.delete(leaseId)
+    if (held.size === 0 && stopRenewing !== undefined) {
+      stopRenewing()
+      stopRenewing = undefined
+    }
   }
 
   function refuse (limit: LimitName, message: string, retryAfterMs: number, headers: Record<string, string>): never {
@@ -121,19 +161,27 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
     async admit (caller, estimatedInputTokens) {
       const { userId } = caller
       const at = now().getTime()
-      const limits = await limitsOf(userId, caller.accessLevel, at)
+      const user = userOf(userId, caller.accessLevel, at)
+      const { limits, keys } = user instanceof Promise ? await user : user
       const minute = at - (at % MINUTE)
       const day = at - (at % DAY)
       const minuteLeft = minute + MINUTE - at
       const headers: Record<string, string> = {}
       const estimate = Math.max(0, Math.ceil(Number.isFinite(estimatedInputTokens) ? estimatedInputTokens : 0))
-      const keys = { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` }
       // Undoes this call's request count when a later limit refuses it: a refused call is no request served.
       let uncount = async (): Promise<void> => {}
 
+      // One store call counts the request and reads the token windows, for the limits that are set.
+      const ops: CounterOp[] = []
+      if (limits.rpm != null) ops.push({ key: keys.rpm, windowStart: new Date(minute), amount: 1, expiresAt: new Date(minute + 2 * MINUTE) })
+      if (limits.tpm != null) ops.push({ key: keys.tpm, windowStart: new Date(minute) })
+      if (limits.tokensPerDay != null) ops.push({ key: keys.day, windowStart: new Date(day) })
+      const totals: number[] = ops.length === 0 ? [] : await store.counters.batch(ops)
+      let next = 0
+
       if (limits.rpm != null) {
         const rpm = limits.rpm
-        const count = await store.counters.add(keys.rpm, new Date(minute), 1, new Date(minute + 2 * MINUTE))
+        const count = totals[next++]
         headers['x-ratelimit-limit-requests'] = String(rpm)
         headers['x-ratelimit-remaining-requests'] = String(Math.max(0, rpm - count))
         headers['x-ratelimit-reset-requests'] = resetDuration(minuteLeft)
@@ -142,7 +190,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       }
       if (limits.tpm != null) {
         const tpm = limits.tpm
-        const used = await store.counters.get(keys.tpm, new Date(minute))
+        const used = totals[next++]
         headers['x-ratelimit-limit-tokens'] = String(tpm)
         headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, tpm - used))
         headers['x-ratelimit-reset-tokens'] = resetDuration(minuteLeft)
@@ -153,47 +201,50 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       }
       if (limits.tokensPerDay != null) {
         const perDay = limits.tokensPerDay
-        const used = await store.counters.get(keys.day, new Date(day))
+        const used = totals[next]
         if (used >= perDay || used + estimate > perDay) {
           await uncount()
           refuse('tokens_per_day', `Rate limit reached: ${perDay} tokens per day (UTC)`, day + DAY - at, headers)
         }
       }
-      let stopRenewing = (): void => {}
-      const leaseId = randomUUID()
       const concurrent = limits.concurrent
+      const leaseId = concurrent != null ? leasePrefix + (leaseSeq++).toString(36) : ''
       if (concurrent != null) {
-        const held = await store.leases.acquire(keys.leases, leaseId, concurrent, new Date(at), new Date(at + leaseMs))
-        if (!held) {
+        const taken = await store.leases.acquire(keys.leases, leaseId, concurrent, new Date(at), new Date(at + leaseMs))
+        if (!taken) {
           await uncount()
           refuse('concurrent', `Rate limit reached: ${concurrent} calls at once`, CONCURRENT_RETRY_SECONDS * 1000, headers)
         }
-        // Renewed well before expiry while the call runs; a crashed process stops renewing and its slot frees.
-        stopRenewing = repeat(() => {
-          const t = now().getTime()
-          store.leases.renew(keys.leases, leaseId, new Date(t), new Date(t + leaseMs)).catch(() => {})
-        }, Math.max(1000, Math.floor(leaseMs / 3)))
+        hold(leaseId, keys.leases)
       }
 
       let settled: Promise<void> | undefined
       return {
         headers,
         settle (usage) {
-          settled ??= (async () => {
-            stopRenewing()
+          if (settled !== undefined) return settled
+          // Plain promises rather than an async closure: this runs once per call on the hot path.
+          try {
             const tasks: Array<Promise<unknown>> = []
-            if (concurrent != null) tasks.push(store.leases.release(keys.leases, leaseId))
+            if (concurrent != null) {
+              drop(leaseId)
+              tasks.push(store.leases.release(keys.leases, leaseId))
+            }
             const tokens = usage === undefined ? 0 : tokensOf(usage)
-            if (tokens > 0) {
-              // Charged in the window the tokens were spent in: the one the call ends in.
+            if (tokens > 0 && (limits.tpm != null || limits.tokensPerDay != null)) {
+              // Charged in the window the tokens were spent in: the one the call ends in; both windows in one store call.
               const t = now().getTime()
               const m = t - (t % MINUTE)
               const d = t - (t % DAY)
-              if (limits.tpm != null) tasks.push(store.counters.add(keys.tpm, new Date(m), tokens, new Date(m + 2 * MINUTE)))
-              if (limits.tokensPerDay != null) tasks.push(store.counters.add(keys.day, new Date(d), tokens, new Date(d + DAY + 3_600_000)))
+              const charges: CounterOp[] = []
+              if (limits.tpm != null) charges.push({ key: keys.tpm, windowStart: new Date(m), amount: tokens, expiresAt: new Date(m + 2 * MINUTE) })
+              if (limits.tokensPerDay != null) charges.push({ key: keys.day, windowStart: new Date(d), amount: tokens, expiresAt: new Date(d + DAY + 3_600_000) })
+              tasks.push(store.counters.batch(charges))
             }
-            await Promise.all(tasks)
-          })()
+            settled = tasks.length === 0 ? SETTLED : (tasks.length === 1 ? tasks[0] : Promise.all(tasks)).then(nothing)
+          } catch (err) {
+            settled = Promise.reject(err)
+          }
           return settled
         },
       }

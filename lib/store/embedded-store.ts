@@ -193,6 +193,20 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     return saver === undefined ? Promise.resolve() : saver.save()
   }
 
+  /** Adds to a counter window (arguments checked, beginChange done); returns its new total. */
+  function addTo (key: string, start: number, add: number, end: number): number {
+    let windows = counters.get(key)
+    if (windows === undefined) {
+      windows = new Map()
+      counters.set(key, windows)
+    }
+    const w = windows.get(start) ?? { total: 0, expiresAt: end }
+    w.total += add
+    w.expiresAt = Math.max(w.expiresAt, end)
+    windows.set(start, w)
+    return w.total
+  }
+
   /** Every mutation starts here: refuse once closed, and sweep old records along the way. */
   function beginChange (): void {
     if (closed) throw new Error('The embedded store is closed')
@@ -439,21 +453,27 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         const add = checkedAmount(amount)
         const end = checkedDate(expiresAt, 'expiresAt').getTime()
         beginChange()
-        let windows = counters.get(key)
-        if (windows === undefined) {
-          windows = new Map()
-          counters.set(key, windows)
-        }
-        const w = windows.get(start) ?? { total: 0, expiresAt: end }
-        w.total += add
-        w.expiresAt = Math.max(w.expiresAt, end)
-        windows.set(start, w)
-        return w.total
+        return addTo(key, start, add, end)
       },
 
       async get (key, windowStart) {
         const start = checkedDate(windowStart, 'windowStart').getTime()
         return counters.get(text(key, 'key'))?.get(start)?.total ?? 0
+      },
+
+      async batch (ops) {
+        if (!Array.isArray(ops)) throw new TypeError('ops must be an array')
+        const checked = ops.map(op => {
+          if (op === null || typeof op !== 'object') throw new TypeError('each op must be an object')
+          return {
+            key: text(op.key, 'key'),
+            start: checkedDate(op.windowStart, 'windowStart').getTime(),
+            add: op.amount === undefined ? undefined : checkedAmount(op.amount),
+            end: op.amount === undefined ? 0 : checkedDate(op.expiresAt, 'expiresAt').getTime(),
+          }
+        })
+        if (checked.some(op => op.add !== undefined)) beginChange()
+        return checked.map(op => op.add === undefined ? counters.get(op.key)?.get(op.start)?.total ?? 0 : addTo(op.key, op.start, op.add, op.end))
       },
     },
 

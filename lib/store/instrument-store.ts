@@ -10,17 +10,18 @@ export type StoreObserver = (adapter: string, operation: string, seconds: number
 
 export function instrumentStore (store: Store, observe: StoreObserver): Store {
   function timed<A extends unknown[], R> (operation: string, run: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-    return async (...args) => {
+    // Plain promise callbacks rather than an async wrapper: one promise less per operation on the proxy's hot path.
+    return (...args) => {
       const started = performance.now()
-      let ok = true
+      const done = (ok: boolean): void => { observe(store.kind, operation, (performance.now() - started) / 1000, ok) }
+      let result: Promise<R>
       try {
-        return await run(...args)
+        result = run(...args)
       } catch (err) {
-        ok = isGatehouseError(err)
-        throw err
-      } finally {
-        observe(store.kind, operation, (performance.now() - started) / 1000, ok)
+        done(isGatehouseError(err))
+        return Promise.reject(err)
       }
+      return result.then(value => { done(true); return value }, (err: unknown) => { done(isGatehouseError(err)); throw err })
     }
   }
   const { users, sessions, attempts, keys, limits, counters, leases, usage } = store
@@ -67,6 +68,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
     counters: {
       add: timed('counters.add', (key, windowStart, amount, expiresAt) => counters.add(key, windowStart, amount, expiresAt)),
       get: timed('counters.get', (key, windowStart) => counters.get(key, windowStart)),
+      batch: timed('counters.batch', ops => counters.batch(ops)),
     },
     leases: {
       acquire: timed('leases.acquire', (key, leaseId, limit, now, expiresAt) => leases.acquire(key, leaseId, limit, now, expiresAt)),

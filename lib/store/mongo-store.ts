@@ -235,6 +235,17 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
   const usage = db.collection<UsageDoc>('usage')
   let closed = false
 
+  /** One counter window's add: a single atomic upsert that returns the new total (no read-modify-write). */
+  async function addCounter (_id: string, inc: number, end: Date): Promise<number> {
+    const doc = await retryDuplicateUpsert(() => counters.findOneAndUpdate(
+      { _id },
+      { $inc: { total: inc }, $max: { expiresAt: end } },
+      { upsert: true, returnDocument: 'after' },
+    ))
+    if (doc === null) throw new Error('rate_counters upsert returned no document')
+    return doc.total
+  }
+
   return {
     kind: 'mongodb',
 
@@ -430,21 +441,25 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
 
     counters: {
       async add (key, windowStart, amount, expiresAt) {
-        const _id = counterId(key, windowStart)
-        const inc = checkedAmount(amount)
-        const end = checkedDate(expiresAt, 'expiresAt')
-        const doc = await retryDuplicateUpsert(() => counters.findOneAndUpdate(
-          { _id },
-          { $inc: { total: inc }, $max: { expiresAt: end } },
-          { upsert: true, returnDocument: 'after' },
-        ))
-        if (doc === null) throw new Error('rate_counters upsert returned no document')
-        return doc.total
+        return await addCounter(counterId(key, windowStart), checkedAmount(amount), checkedDate(expiresAt, 'expiresAt'))
       },
 
       async get (key, windowStart) {
         const doc = await counters.findOne({ _id: counterId(key, windowStart) })
         return doc?.total ?? 0
+      },
+
+      async batch (ops) {
+        if (!Array.isArray(ops)) throw new TypeError('ops must be an array')
+        // Checked before any is sent; then each window is its own atomic operation, all sent at once.
+        const checked = ops.map((op): { _id: string, add?: { inc: number, end: Date } } => {
+          if (op === null || typeof op !== 'object') throw new TypeError('each op must be an object')
+          const _id = counterId(op.key, op.windowStart)
+          return op.amount === undefined ? { _id } : { _id, add: { inc: checkedAmount(op.amount), end: checkedDate(op.expiresAt, 'expiresAt') } }
+        })
+        return await Promise.all(checked.map(async ({ _id, add }) => add !== undefined
+          ? await addCounter(_id, add.inc, add.end)
+          : (await counters.findOne({ _id }))?.total ?? 0))
       },
     },
 

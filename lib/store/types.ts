@@ -141,6 +141,16 @@ export interface LimitStore {
   clear (userId: string): Promise<boolean>
 }
 
+/** One counter window of a CounterStore.batch: an add when `amount` is given (with `expiresAt`), a read otherwise. */
+export interface CounterOp {
+  key: string
+  windowStart: Date
+  /** A safe integer to add, as add() adds it; absent: the window is only read, as get() reads it. */
+  amount?: number
+  /** With `amount`: as add()'s expiresAt. */
+  expiresAt?: Date
+}
+
 export interface CounterStore {
   /**
    * Adds `amount` (a safe integer) to the fixed window of `key` starting at `windowStart` and returns the
@@ -150,6 +160,13 @@ export interface CounterStore {
   add (key: string, windowStart: Date, amount: number, expiresAt: Date): Promise<number>
   /** The window's total; 0 when none. */
   get (key: string, windowStart: Date): Promise<number>
+  /**
+   * Several add()s and get()s in one call (the rate limiter's one store call per admission and per settlement):
+   * each window's total in the order given, after its add for an add. Each add is atomic as add()'s is; reads are
+   * not ordered with the adds of other windows. Every op is checked first: a malformed one throws TypeError and
+   * nothing of the batch is written.
+   */
+  batch (ops: readonly CounterOp[]): Promise<number[]>
 }
 
 export interface LeaseStore {

@@ -228,6 +228,19 @@ t.test('rate-limit refusals are counted by limit, every limit from zero', async 
   t.equal(sample(text, 'gatehouse_rate_limited_total', { limit: 'requests' }), 0)
 })
 
+t.test('every store operation is in the next scrape, however few or many (observations handed over in batches)', async t => {
+  const metrics = createMetrics({ models: [], defaultMetrics: false })
+  const count = async (labels: Record<string, string>): Promise<number | undefined> => sample((await metrics.render()).body, 'gatehouse_store_operation_duration_seconds_count', labels)
+  metrics.store('embedded', 'counters.batch', 0.0001, true)
+  metrics.store('embedded', 'leases.acquire', 0.002, false)
+  t.equal(await count({ operation: 'counters.batch', outcome: 'ok' }), 1, 'one operation, scraped at once')
+  t.equal(await count({ operation: 'leases.acquire', outcome: 'error' }), 1)
+  for (let i = 0; i < 1000; i++) metrics.store('embedded', 'counters.batch', 0.0001, true)
+  t.equal(await count({ operation: 'counters.batch', outcome: 'ok' }), 1001, 'many: every one counted')
+  t.equal(sample((await metrics.render()).body, 'gatehouse_store_operation_duration_seconds_bucket', { operation: 'leases.acquire', le: '0.001' }), 0, 'durations land in their buckets')
+  t.equal(sample((await metrics.render()).body, 'gatehouse_store_operation_duration_seconds_bucket', { operation: 'leases.acquire', le: '0.0025' }), 1)
+})
+
 t.test('after real calls with a user key and the operator password, the three model metrics move, with no user or key id', async t => {
   const fake = await startFakeUpstream()
   t.teardown(() => fake.close())

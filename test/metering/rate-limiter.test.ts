@@ -191,3 +191,61 @@ t.test('a user over a limit on one replica is refused on the other (two MongoDB 
   t.teardown(async () => { await one.close(); await two.close() })
   await sharedLimits(t, [one, two])
 })
+
+t.test('a call costs one counter store call to admit and one to settle, and no store work for a limit that is not set', async t => {
+  const r = await rig(t, { member: { rpm: 100, tpm: 10_000, tokensPerDay: 100_000, concurrent: 5 }, admin: { rpm: 100 } })
+  const calls: string[] = []
+  const counted = <T extends object>(name: string, part: T): T => new Proxy(part, {
+    get: (target, method: string) => {
+      const fn = (target as Record<string, unknown>)[method]
+      return typeof fn === 'function' ? (...args: unknown[]) => { calls.push(`${name}.${method}`); return fn.apply(target, args) } : fn
+    },
+  })
+  const limiter = r.limiter({ store: { counters: counted('counters', r.store.counters), leases: counted('leases', r.store.leases), limits: counted('limits', r.store.limits) } })
+  const a = await limiter.admit(USER, 10)
+  t.same(calls, ['limits.get', 'counters.batch', 'leases.acquire'], 'admitted: the override, then the request count and both token windows in one call, then the slot')
+  t.same(a.headers, {
+    'x-ratelimit-limit-requests': '100', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-reset-requests': '45s',
+    'x-ratelimit-limit-tokens': '10000', 'x-ratelimit-remaining-tokens': '10000', 'x-ratelimit-reset-tokens': '45s',
+  })
+  calls.length = 0
+  await a.settle(used(30))
+  t.same(calls.sort(), ['counters.batch', 'leases.release'], 'settled: both token windows charged in one call, the slot freed')
+  calls.length = 0
+  await (await limiter.admit(USER, 10)).settle(undefined)
+  t.same(calls, ['counters.batch', 'leases.acquire', 'leases.release'], 'the override is reused within the cache period; no tokens, no charge')
+  t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-remaining-tokens'], '9970', 'the batched charge counts')
+  calls.length = 0
+  await (await limiter.admit({ ...OTHER, accessLevel: 'admin' }, 10)).settle(used(30))
+  t.same(calls, ['limits.get', 'counters.batch'], 'rpm only: no token reads, no lease, nothing to charge')
+})
+
+t.test("a caller's new access level applies at once, within the override cache period", async t => {
+  const r = await rig(t, { member: { rpm: 5 }, admin: { rpm: 50 } })
+  const limiter = r.limiter({ overridesCacheMs: 4000 })
+  t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-limit-requests'], '5')
+  t.equal((await limiter.admit({ ...USER, accessLevel: 'admin' }, 0)).headers['x-ratelimit-limit-requests'], '50', 'promoted')
+  t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-limit-requests'], '5', 'demoted')
+})
+
+t.test('one renewal task renews every running call\'s lease, and stops when no call holds one', async t => {
+  const r = await rig(t, { member: { concurrent: 3 } })
+  const tasks = new Set<() => void>()
+  let started = 0
+  const limiter = r.limiter({ leaseSeconds: 30, repeat: (fn: () => void) => { started++; tasks.add(fn); return () => tasks.delete(fn) } })
+  const a = await limiter.admit(USER, 0)
+  const b = await limiter.admit(USER, 0)
+  t.equal(started, 1, 'one task for both calls')
+  r.clock.at += 20_000
+  for (const fn of tasks) fn()
+  r.clock.at += 20_000
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(await r.store.leases.count(`rate:concurrent:${USER.userId}`, new Date(r.clock.at)), 2, 'both renewed past their first expiry')
+  await a.settle(undefined)
+  t.equal(tasks.size, 1, 'still running while a call holds a slot')
+  await b.settle(undefined)
+  t.equal(tasks.size, 0, 'stopped when none does')
+  t.equal(await r.store.leases.count(`rate:concurrent:${USER.userId}`, new Date(r.clock.at)), 0)
+  await (await limiter.admit(USER, 0)).settle(undefined)
+  t.equal(started, 2, 'started again for the next call')
+})

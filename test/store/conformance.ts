@@ -453,6 +453,36 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.equal(await store.counters.get('rpm:u1', minute), 2)
   })
 
+  t.test('a counter batch adds and reads several windows in one call, as add and get do one by one', async t => {
+    const store = await open(t)
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
+    const day = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000)
+    const expires = new Date(minute.getTime() + 120_000)
+    await store.counters.add('tpm:b1', minute, 40, expires)
+    await store.counters.add('tpd:b1', day, 900, new Date(day.getTime() + 90_000_000))
+    t.same(await store.counters.batch([
+      { key: 'rpm:b1', windowStart: minute, amount: 1, expiresAt: expires },
+      { key: 'tpm:b1', windowStart: minute },
+      { key: 'tpd:b1', windowStart: day },
+      { key: 'tpd:none', windowStart: day },
+    ]), [1, 40, 900, 0], 'the add\'s new total, then each read window\'s total, in order')
+    t.same(await store.counters.batch([
+      { key: 'rpm:b1', windowStart: minute, amount: 1, expiresAt: expires },
+      { key: 'tpm:b1', windowStart: minute, amount: 10, expiresAt: expires },
+      { key: 'tpd:b1', windowStart: day, amount: 10, expiresAt: new Date(day.getTime() + 90_000_000) },
+    ]), [2, 50, 910])
+    t.equal(await store.counters.get('rpm:b1', minute), 2, 'batched adds are the same windows add and get see')
+    t.equal(await store.counters.add('tpm:b1', minute, 5, expires), 55)
+    t.same(await store.counters.batch([]), [], 'an empty batch does nothing')
+    const totals = await Promise.all(Array.from({ length: 20 }, () => store.counters.batch([{ key: 'rpm:b2', windowStart: minute, amount: 3, expiresAt: expires }, { key: 'rpm:b1', windowStart: minute }])))
+    t.same(totals.map(([n]) => n).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => (i + 1) * 3), 'concurrent batched adds all count, each sees its own total')
+    await t.rejects(store.counters.batch([{ key: 'rpm:b1', windowStart: minute, amount: 1, expiresAt: expires }, { key: 'rpm:b1', windowStart: minute, amount: 0.5, expiresAt: expires }]), TypeError)
+    await t.rejects(store.counters.batch([{ key: 'rpm:b1', windowStart: minute, amount: 1, expiresAt: expires }, { key: { $ne: '' } as unknown as string, windowStart: minute }]), TypeError)
+    await t.rejects(store.counters.batch([{ key: 'rpm:b1', windowStart: minute, amount: 1, expiresAt: 'later' as unknown as Date }]), TypeError)
+    await t.rejects(store.counters.batch([{ key: 'rpm:b1', windowStart: minute, amount: 1, expiresAt: expires }, null as unknown as { key: string, windowStart: Date }]), TypeError)
+    t.equal(await store.counters.get('rpm:b1', minute), 2, 'a batch with a malformed op writes nothing')
+  })
+
   t.test('concurrent counter adds all count', async t => {
     const store = await open(t)
     const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
