@@ -56,7 +56,7 @@ t.test('openai SDK through the gateway on Vertex with a service-account key: cha
   t.equal(vertex.fake.calls('token').length, 1, 'one token serves every call')
 })
 
-t.test('@google/genai through the gateway on Vertex express mode: generate, stream, countTokens, embedContent', async t => {
+t.test('@google/genai through the gateway on Vertex express mode: generate, stream, countTokens, tools, embedContent', async t => {
   const vertex = await startFakeVertex(t)
   const gateway = await startGateway({
     GEMINI_AUTH_PASSWORD: PASSWORD,
@@ -76,6 +76,24 @@ t.test('@google/genai through the gateway on Vertex express mode: generate, stre
   for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) streamed += chunk.text ?? ''
   t.equal(streamed, 'Hello from the fake upstream.')
   t.equal((await ai.models.countTokens({ model: 'gemini-2.5-flash', contents: 'one two' })).totalTokens, 2)
+  // Tools: the function call reaches the SDK with its thought signature, and the history the SDK sends back with the
+  // function's answer reaches Vertex with that signature and a role on every content.
+  vertex.fake.reply('generateContent', { body: geminiResponse({ functionCalls: [{ name: 'lookup', args: { q: 'x' }, thoughtSignature: 'c2lnLTE=' }], finishReason: 'STOP' }) })
+  const tools = [{ functionDeclarations: [{ name: 'lookup', parametersJsonSchema: { type: 'object', properties: { q: { type: 'string' } } } }] }]
+  const asked = await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'look it up', config: { tools } })
+  t.same(asked.functionCalls?.map(c => [c.name, c.args]), [['lookup', { q: 'x' }]])
+  const modelTurn = asked.candidates![0].content!
+  t.equal(modelTurn.parts?.[0].thoughtSignature, 'c2lnLTE=')
+  const answered = await ai.models.generateContent({
+    model: 'gemini-2.5-pro',
+    contents: [{ role: 'user', parts: [{ text: 'look it up' }] }, modelTurn, { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { found: 1 } } }] }],
+    config: { tools },
+  })
+  t.equal(answered.text, 'Hello from the fake upstream.')
+  const sent = vertex.fake.last('generateContent')!.body as { contents: Array<{ role: string, parts: Array<Record<string, unknown>> }>, tools: unknown }
+  t.same(sent.contents.map(c => c.role), ['user', 'model', 'user'])
+  t.equal(sent.contents[1].parts[0].thoughtSignature, 'c2lnLTE=', 'the signature goes back to Vertex as the model gave it')
+  t.match(sent.tools, [{ functionDeclarations: [{ name: 'lookup' }] }])
   // The SDK calls batchEmbedContents in the Gemini API's shape; Vertex answers it through :predict (one instance per
   // call for gemini-embedding-001) or :embedContent (gemini-embedding-2, whose strings the SDK sends as one content).
   const embedded = await ai.models.embedContent({ model: 'gemini-embedding-001', contents: ['one', 'three'], config: { outputDimensionality: 2 } })
