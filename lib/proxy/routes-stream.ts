@@ -104,8 +104,11 @@ class SseBody implements AsyncIterableIterator<string> {
     return await new Promise<IteratorResult<string>>((resolve, reject) => {
       const reader = { resolve, reject }
       // The first read takes what waits at once (a route's head, and the events that came with the upstream's
-      // headers): the first byte need not wait for the end of a turn that serves every other socket first.
-      if (this.flushing === undefined || !this.started) this.answer(reader)
+      // headers): the first byte need not wait for the end of a turn that serves every other socket first. Once
+      // the source is done nothing more can join a batch: the rest and the end go at once, so the host ends the
+      // response in the same socket write as its last text (back to back, a whole stream often comes before the
+      // first read; waiting for the turn's end cost a write syscall of its own for the final chunk marker).
+      if (this.flushing === undefined || !this.started || this.sourceDone) this.answer(reader)
       else this.reader = reader
     })
   }

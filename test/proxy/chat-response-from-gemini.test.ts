@@ -303,6 +303,22 @@ t.test('the first read takes what waits at once (the head), without waiting for 
   t.ok(stopped, 'stopping early still cancels the source')
 })
 
+t.test('once the source is done, the rest and the end are read at once: the host ends the response in the same write', async t => {
+  async function * whole (): AsyncGenerator<Record<string, unknown>> {
+    yield { n: 1 }
+  }
+  // Armed before the body's own end-of-turn flush, so it runs first if a read waits for the end of the turn.
+  let turnEnded = false
+  setImmediate(() => { turnEnded = true })
+  const body = sseBody(whole(), namingTranslator(() => 'e;'), { keepAliveMs: 1000 })
+  t.same(await body.next(), { value: 'head;', done: false })
+  // The whole stream comes before the host's next read (back to back, the common case), within this turn.
+  for (let i = 0; i < 20; i++) await Promise.resolve()
+  t.same(await body.next(), { value: 'e;end;', done: false })
+  t.same(await body.next(), { value: undefined, done: true })
+  t.equal(turnEnded, false, 'neither read waited for the end of the turn')
+})
+
 t.test('a translation that throws ends the stream with the route\'s error event, as an upstream failure does', async t => {
   async function * custom (): AsyncGenerator<Record<string, unknown>> {
     yield { n: 1 }
