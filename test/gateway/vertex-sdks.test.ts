@@ -1,15 +1,18 @@
 // The gateway configured for Vertex AI from the environment (GEMINI_BACKEND=vertex), driven by both official SDKs
 // with the fake Vertex endpoint and token endpoint behind it.
 import t from 'tap'
+import type { Test } from 'tap'
 import OpenAI from 'openai'
 import { GoogleGenAI } from '@google/genai'
 import { startGateway } from '../support/gateway.ts'
 import { geminiResponse, streamReply } from '../support/fake-upstream.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
+import type { FakeVertex } from '../support/fake-vertex.ts'
 
 const PASSWORD = 'gateway-proxy-password'
 
-t.test('openai SDK through the gateway on Vertex with a service-account key: chat, stream with usage, tool calls, embeddings', async t => {
+/** The gateway on the Vertex fake with a project, one location and a service-account key file. */
+async function gatewayOnProject (t: Test): Promise<{ vertex: FakeVertex, gateway: Awaited<ReturnType<typeof startGateway>> }> {
   const vertex = await startFakeVertex(t)
   const gateway = await startGateway({
     GEMINI_AUTH_PASSWORD: PASSWORD,
@@ -21,6 +24,11 @@ t.test('openai SDK through the gateway on Vertex with a service-account key: cha
     LOG_LEVEL: 'silent',
   })
   t.teardown(() => gateway.close())
+  return { vertex, gateway }
+}
+
+t.test('openai SDK through the gateway on Vertex with a service-account key: chat, stream with usage, tool calls, embeddings', async t => {
+  const { vertex, gateway } = await gatewayOnProject(t)
   const openai = new OpenAI({ apiKey: PASSWORD, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10000 })
 
   const completion = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }] })
@@ -105,17 +113,7 @@ t.test('@google/genai through the gateway on Vertex express mode: generate, stre
 })
 
 t.test('@google/genai through the gateway on Vertex with a project: caches.create, then generateContent with config.cachedContent', async t => {
-  const vertex = await startFakeVertex(t)
-  const gateway = await startGateway({
-    GEMINI_AUTH_PASSWORD: PASSWORD,
-    GEMINI_BACKEND: 'vertex',
-    GOOGLE_CLOUD_PROJECT: 'proj-1',
-    GOOGLE_CLOUD_LOCATION: 'europe-west4',
-    GOOGLE_APPLICATION_CREDENTIALS: vertex.keyFile,
-    VERTEX_ENDPOINT: vertex.url,
-    LOG_LEVEL: 'silent',
-  })
-  t.teardown(() => gateway.close())
+  const { vertex, gateway } = await gatewayOnProject(t)
   const ai = new GoogleGenAI({ apiKey: PASSWORD, httpOptions: { baseUrl: gateway.url, apiVersion: 'v1beta', timeout: 10000 } })
   const cache = await ai.caches.create({ model: 'gemini-2.5-flash', config: { contents: 'a long document to keep', systemInstruction: 'be brief', ttl: '300s', displayName: 'doc' } })
   t.equal(cache.name, 'cachedContents/1001')
