@@ -9,6 +9,7 @@ import { ACCESS_LEVELS } from '../../store/types.ts'
 import type { AccessLevel } from '../../store/types.ts'
 import { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './caller.ts'
 import type { ProxyCaller } from './caller.ts'
+import type { ModelName } from '../models/name.ts'
 
 /** One model-name pattern: what a level's list or a key's `models` may hold. */
 export const MODEL_PATTERN = /^[A-Za-z0-9._*-]{1,128}$/
@@ -82,4 +83,14 @@ export function modelFilter (ctx: { modelPolicy: ModelPolicy }, caller: ProxyCal
 /** MODEL_NOT_ALLOWED (403) for a requested model outside the caller's policy. */
 export function modelNotAllowed (requested: string): GatehouseError {
   return fail('MODEL_NOT_ALLOWED', `This key may not use the model \`${requested}\`; GET /v1/models lists the ones it may use`)
+}
+
+/**
+ * The model `name` names, resolved by the catalog (an unknown or unserved model is refused there), when the caller
+ * may use it; MODEL_NOT_ALLOWED (403) otherwise. The one check of a requested model, on every surface.
+ */
+export function allowedModel (ctx: { catalog: { resolve (name: string): ModelName }, modelPolicy: ModelPolicy }, caller: ProxyCaller, name: string): ModelName {
+  const model = ctx.catalog.resolve(name)
+  if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
+  return model
 }

@@ -4,10 +4,10 @@
 // the body's size is the route's.
 import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
-import { fail, isGatehouseError } from '../../errors.ts'
+import { fail } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { modelNotAllowed } from '../access/model-policy.ts'
 import { withParam } from './error-body.ts'
+import { chatModel } from './requested-model.ts'
 import type { ProxyContext } from '../context.ts'
 
 /** Most inputs one request may embed: one batchEmbedContents call. */
@@ -49,13 +49,7 @@ export function createEmbeddingsHandler (ctx: ProxyContext): Handler {
   return async function embeddings (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const request = parseEmbeddingsRequest(readJsonBody(req))
-    let model
-    try {
-      model = ctx.catalog.resolve(request.model)
-    } catch (err) {
-      throw isGatehouseError(err) ? withParam(err, 'model') : err
-    }
-    if (!ctx.modelPolicy.allows(caller, model.base)) throw withParam(modelNotAllowed(model.requested), 'model')
+    const model = chatModel(ctx, caller, request.model)
     const backend = ctx.backend
     if (backend.embed === undefined) throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no embeddings; POST /v1/embeddings needs the gemini-api or vertex backend`)
     const call = await ctx.metering.begin(req, caller, 'chat', model.base)

@@ -5,11 +5,10 @@ import { randomUUID } from 'node:crypto'
 import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { addressBucket } from '../../http/client-address.ts'
-import { isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { modelNotAllowed } from '../access/model-policy.ts'
 import { bodyBytes } from '../access/metering.ts'
-import { chatErrorBody, withParam } from './error-body.ts'
+import { chatErrorBody } from './error-body.ts'
+import { chatModel } from './requested-model.ts'
 import { toChatCompletion } from './response-from-gemini.ts'
 import { chatStreamTranslator } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
@@ -20,13 +19,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const body = ctx.validateChat(readJsonBody(req))
-    let model
-    try {
-      model = ctx.catalog.resolve(body.model)
-    } catch (err) {
-      throw isGatehouseError(err) ? withParam(err, 'model') : err
-    }
-    if (!ctx.modelPolicy.allows(caller, model.base)) throw withParam(modelNotAllowed(model.requested), 'model')
+    const model = chatModel(ctx, caller, body.model)
     const call = await ctx.metering.begin(req, caller, 'chat', model.base)
     // Fetched images are held like a large body until the upstream has the request: they count against the
     // same budget, and those of one request may total no more than a request body may hold. Not when the body

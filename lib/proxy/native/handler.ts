@@ -6,7 +6,7 @@ import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contra
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
-import { modelFilter, modelNotAllowed } from '../access/model-policy.ts'
+import { allowedModel, modelFilter } from '../access/model-policy.ts'
 import { parseModelName } from '../models/name.ts'
 import { nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
@@ -53,8 +53,7 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     }
     if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${target.action} takes POST`)
 
-    const model = ctx.catalog.resolve(target.model)
-    if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
+    const model = allowedModel(ctx, caller, target.model)
     const body = readJsonBody(req)
     const backend = ctx.backend
     const sessionId = req.headers['x-session-id']

@@ -14,7 +14,7 @@ import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { modelNotAllowed } from '../access/model-policy.ts'
+import { allowedModel } from '../access/model-policy.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import type { MeteredCall } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
@@ -150,11 +150,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const { path, mount } = forwardedPath(req.path)
   const named = modelInPath(path)
   /** The one model policy check of pass-through, for a model in the path or in the body: the base id when allowed. */
-  const allowModel = (name: string): string => {
-    const model = ctx.catalog.resolve(name)
-    if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
-    return model.base
-  }
+  const allowModel = (name: string): string => allowedModel(ctx, caller, name).base
   let call: MeteredCall | undefined
   if (named !== undefined) {
     const base = allowModel(named.model)
