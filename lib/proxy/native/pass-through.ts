@@ -7,9 +7,8 @@
 //    backend's host and the path the client named
 //  - headers from an allow-list only: the client's key, Authorization, cookies and hop-by-hop headers never pass
 //  - the query without `key`; the body and the answer streamed, never held whole (Route.streamBody)
-//  - a model in the path (`models/{model}...`), or in the body of a cache creation, is subject to the model policy,
-//    and calls on a model are metered; so is
-//    a model a backend finds in the body (ForwardRequest.allowModel: Vertex's cachedContents create)
+//  - a model in the path (`models/{model}...`), or in the body of a cache creation (handed on resolved as
+//    ForwardRequest.bodyModel), is subject to the model policy, and calls on a model are metered
 import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
 import { fail } from '../../errors.ts'
@@ -129,16 +128,16 @@ const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/
  * same policy as a model in the path; the bytes then go on unchanged. A body that is not JSON goes on as it is, for
  * the upstream to refuse.
  */
-async function withBodyModelAllowed (body: AsyncIterable<Uint8Array>, allowModel: (name: string) => string): Promise<AsyncIterable<Uint8Array>> {
+async function withBodyModelAllowed (body: AsyncIterable<Uint8Array>, allowModel: (name: string) => string): Promise<{ body: AsyncIterable<Uint8Array>, model?: string }> {
   const chunks: Uint8Array[] = []
   for await (const chunk of body) chunks.push(chunk)
   const bytes = Buffer.concat(chunks)
-  let model: unknown
+  let named: unknown
   try {
-    model = (JSON.parse(bytes.toString('utf8')) as { model?: unknown } | null)?.model
+    named = (JSON.parse(bytes.toString('utf8')) as { model?: unknown } | null)?.model
   } catch {}
-  if (typeof model === 'string') allowModel(model)
-  return (async function * oneChunk () { yield bytes })()
+  const model = typeof named === 'string' && named !== '' ? allowModel(named) : undefined
+  return { body: (async function * oneChunk () { yield bytes })(), model }
 }
 
 /** Forwards one native request the proxy does not serve itself; `caller` has passed authentication. */
@@ -149,7 +148,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   }
   const { path, mount } = forwardedPath(req.path)
   const named = modelInPath(path)
-  /** The one model policy check of pass-through, for a model in the path or in the body: the base id when allowed. */
+  /** Pass-through's model policy check, for a model in the path or in the body: the base id when allowed. */
   const allowModel = (name: string): string => allowedModel(ctx, caller, name).base
   let call: MeteredCall | undefined
   if (named !== undefined) {
@@ -157,7 +156,8 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', base)
   }
   let body = byteStream(req.body)
-  if (req.method === 'POST' && CACHE_CREATE.test(path) && body !== undefined) body = await withBodyModelAllowed(body, allowModel)
+  let bodyModel: string | undefined
+  if (req.method === 'POST' && CACHE_CREATE.test(path) && body !== undefined) ({ body, model: bodyModel } = await withBodyModelAllowed(body, allowModel))
   const answer = await backend.forward({
     method: req.method,
     path,
@@ -165,7 +165,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     headers: passThroughHeaders(req.headers),
     body,
     signal: req.signal,
-    allowModel,
+    bodyModel,
   })
   // Answered: a call ends here whatever the status (embeddings report no usage to charge).
   if (answer.status >= 200 && answer.status < 300) call?.succeeded(undefined)

@@ -75,8 +75,8 @@ export interface ForwardRequest {
   /** The body as it arrives, never buffered; undefined when there is none. */
   body?: AsyncIterable<Uint8Array>
   signal?: AbortSignal
-  /** For a model a backend finds in the body (Vertex's cachedContents create): throws MODEL_NOT_ALLOWED (403) unless the caller may use it, else answers its base id. */
-  allowModel? (model: string): string
+  /** The base id of the model a cache creation names in its body, already resolved and allowed (lib/proxy/native/pass-through.ts). */
+  bodyModel?: string
 }
 
 /** The upstream's answer, as it arrives. */

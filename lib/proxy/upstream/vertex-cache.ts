@@ -121,8 +121,8 @@ export function createVertexCacheForward<T extends CacheTarget> (
       if (req.method === 'POST') {
         const body = await readJsonObject(req.body)
         if (typeof body.model !== 'string' || body.model === '') throw fail('INVALID_INPUT', 'A cached content needs `model`')
-        // The caller must be allowed the model the cache is made for (lib/proxy/native/pass-through.ts decides).
-        const model = req.allowModel?.(body.model) ?? body.model.slice(body.model.lastIndexOf('/') + 1)
+        // pass-through.ts has resolved the model the cache is made for and checked it against the caller's policy.
+        const model = req.bodyModel ?? body.model.slice(body.model.lastIndexOf('/') + 1)
         const answer = await run(async target => {
           const site = target.cache as VertexCacheSite
           const created = await client.json({ url: site.url('cachedContents'), method: 'POST', body: { ...body, model: `${site.parent}/publishers/google/models/${model}` }, model, auth: target.auth, signal, expectObject: true })
