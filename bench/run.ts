@@ -6,7 +6,8 @@
 //   proxy:    chat completions vs calling the fake upstream directly (concurrency 1, 16, 64);
 //             streaming (20 chunks, back to back and paced) time to first byte and streams/s; in every proxy row a
 //             bare byte relay (bench/relay.ts) beside them, the least any proxy process costs here, and a bare Hapi
-//             relay (bench/bare-hapi-relay.ts), the least any Hapi gateway costs; the gateway's (and both relays')
+//             relay (bench/bare-hapi-relay.ts), the least any Hapi gateway costs, and in the streaming rows a bare Hapi
+//             translator (bench/bare-hapi-translator.ts), the least a Hapi gateway serving chat completions costs; the gateway's (and both relays')
 //             idle RSS and peak RSS during the proxy part, the gateway's overall; CPU per chat request with a user's key and limits on
 //             against the same request with the operator password
 //   hostile:  the longest event-loop block while a second gateway (bench/event-loop-delay.ts preloaded) answers the
@@ -179,6 +180,7 @@ function row (name: string, baseline: string, figures: Record<string, number>, r
 
 let memory: ReturnType<typeof benchMemoryLimit> | undefined
 let hapiRelayMemory: ReturnType<typeof benchMemoryLimit> | undefined
+let hapiTranslatorMemory: ReturnType<typeof benchMemoryLimit> | undefined
 try {
   log('starting the fake upstream, a bare Hapi server and the gateway')
   const fake = await startProcess([join(root, 'bench/fake-server.ts')])
@@ -201,6 +203,10 @@ try {
   hapiRelayMemory = proxyPart ? benchMemoryLimit('-hapi-relay') : undefined
   const relay = proxyPart ? await startProcess([...GATEWAY_NODE_FLAGS, await asJavaScript('bench/relay.ts'), fakeUrl]) : undefined
   const hapiRelay = proxyPart ? await startProcess([...GATEWAY_NODE_FLAGS, await asJavaScript('bench/bare-hapi-relay.ts'), fakeUrl], {}, root, hapiRelayMemory?.limit) : undefined
+  // The streaming rows' third reference: the bare Hapi relay plus the least translation the chat surface needs
+  // (bench/bare-hapi-translator.ts), in a cgroup of the same size. Its memory is not compared: it only serves streams.
+  hapiTranslatorMemory = proxyPart ? benchMemoryLimit('-hapi-translator') : undefined
+  const hapiTranslator = proxyPart ? await startProcess([...GATEWAY_NODE_FLAGS, await asJavaScript('bench/bare-hapi-translator.ts'), fakeUrl], {}, root, hapiTranslatorMemory?.limit) : undefined
   const gateway = await startProcess([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), built],
     { ...gatewayEnv(fakeUrl, tokenUri), GEMINI_LIMITS: BENCH_LIMITS, ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) }, root, memory.limit)
   const gatewayUrl = gateway.url
@@ -242,7 +248,7 @@ try {
   /** Both relays' peak RSS over the proxy loads, read before they stop. */
   let floorsPeak: Record<string, number> = {}
 
-  if (relay !== undefined && hapiRelay !== undefined) {
+  if (relay !== undefined && hapiRelay !== undefined && hapiTranslator !== undefined) {
   // The least any proxy process costs on this machine, measured beside each proxy row: see bench/relay.ts. Beside
   // it, the least a proxy built on Hapi and undici costs: see bench/bare-hapi-relay.ts.
   if (proxyPeakMeasurable) {
@@ -276,11 +282,11 @@ try {
     const name = paced ? `chunks ${PACED_CHUNK_MS} ms apart` : 'chunks back to back'
     log(`proxy: streaming, 20 ${name}, concurrency 64: direct, through a bare relay, a bare Hapi relay, the gateway`)
     const direct = directLoad(fakeUrl, true, 64, model)
-    const [directs, relayed, hapiRelayed, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(viaHapiRelay(direct), hapiRelay), cpuRunner(chatLoad(gatewayUrl, true, 64, model), gateway))
+    const [directs, relayed, hapiRelayed, translated, proxied] = await interleaved<[LoadResult, CpuResult, CpuResult, CpuResult, CpuResult]>(loadRunner(direct), cpuRunner(viaRelay(direct), relay), cpuRunner(viaHapiRelay(direct), hapiRelay), cpuRunner(chatLoad(hapiTranslator.url, true, 64, model), hapiTranslator), cpuRunner(chatLoad(gatewayUrl, true, 64, model), gateway))
     const chunkCpu = (r: CpuResult): number => r.cpuUs / STREAM_CHUNKS
-    row(`streaming chat completions c=64, ${name}`, 'streamGenerateContent on the fake directly; a bare relay and a bare Hapi relay for reference',
-      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), hapi_relay_streams_per_s: medianOf(hapiRelayed, r => r.rps), hapi_relay_added_ttfb_p50_ms: added(hapiRelayed, directs, ttfb), cpu_us_per_chunk: medianOf(proxied, chunkCpu), relay_cpu_us_per_chunk: medianOf(relayed, chunkCpu), hapi_relay_cpu_us_per_chunk: medianOf(hapiRelayed, chunkCpu), errors: errorsOf(proxied) + errorsOf(hapiRelayed) },
-      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps), hapi_relay_streams_per_s: ratioOf(hapiRelayed, directs, r => r.rps), cpu_per_chunk_vs_relay: ratioOf(proxied, relayed, chunkCpu), hapi_relay_cpu_per_chunk_vs_relay: ratioOf(hapiRelayed, relayed, chunkCpu), cpu_per_chunk_vs_hapi_relay: ratioOf(proxied, hapiRelayed, chunkCpu) },
+    row(`streaming chat completions c=64, ${name}`, 'streamGenerateContent on the fake directly; a bare relay, a bare Hapi relay and a bare Hapi translator for reference',
+      { streams_per_s: medianOf(proxied, r => r.rps), ttfb_p50_ms: medianOf(proxied, ttfb), p50_ms: medianOf(proxied, p50), baseline_streams_per_s: medianOf(directs, r => r.rps), baseline_ttfb_p50_ms: medianOf(directs, ttfb), added_ttfb_p50_ms: added(proxied, directs, ttfb), relay_streams_per_s: medianOf(relayed, r => r.rps), relay_added_ttfb_p50_ms: added(relayed, directs, ttfb), hapi_relay_streams_per_s: medianOf(hapiRelayed, r => r.rps), hapi_relay_added_ttfb_p50_ms: added(hapiRelayed, directs, ttfb), cpu_us_per_chunk: medianOf(proxied, chunkCpu), relay_cpu_us_per_chunk: medianOf(relayed, chunkCpu), hapi_relay_cpu_us_per_chunk: medianOf(hapiRelayed, chunkCpu), hapi_translator_cpu_us_per_chunk: medianOf(translated, chunkCpu), errors: errorsOf(proxied) + errorsOf(hapiRelayed) + errorsOf(translated) },
+      { streams_per_s: ratioOf(proxied, directs, r => r.rps), relay_streams_per_s: ratioOf(relayed, directs, r => r.rps), hapi_relay_streams_per_s: ratioOf(hapiRelayed, directs, r => r.rps), cpu_per_chunk_vs_relay: ratioOf(proxied, relayed, chunkCpu), hapi_relay_cpu_per_chunk_vs_relay: ratioOf(hapiRelayed, relayed, chunkCpu), cpu_per_chunk_vs_hapi_relay: ratioOf(proxied, hapiRelayed, chunkCpu), hapi_translator_cpu_per_chunk_vs_relay: ratioOf(translated, relayed, chunkCpu), cpu_per_chunk_vs_hapi_translator: ratioOf(proxied, translated, chunkCpu) },
       { streams_per_s: '>= 0.9', added_ttfb_p50_ms: '<= 1', ...(paced ? {} : { cpu_per_chunk_vs_relay: '<= 1.5' }) })
   }
 
@@ -298,15 +304,17 @@ try {
   log('proxy: streaming, 20 chunks back to back, concurrency 16: time to first byte through the gateway against the bare relay and the bare Hapi relay')
   {
     const direct = directLoad(fakeUrl, true, 16)
-    const [relayed, hapiRelayed, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult]>(loadRunner(viaRelay(direct)), loadRunner(viaHapiRelay(direct)), loadRunner(chatLoad(gatewayUrl, true, 16)))
-    row('streaming chat completions c=16, chunks back to back: time to first byte', 'the same streams through the bare relay; through the bare Hapi relay for reference',
-      { ttfb_p50_ms: medianOf(proxied, ttfb), relay_ttfb_p50_ms: medianOf(relayed, ttfb), hapi_relay_ttfb_p50_ms: medianOf(hapiRelayed, ttfb), streams_per_s: medianOf(proxied, r => r.rps), relay_streams_per_s: medianOf(relayed, r => r.rps), hapi_relay_streams_per_s: medianOf(hapiRelayed, r => r.rps), ttfb_vs_relay_ms: added(proxied, relayed, ttfb), hapi_relay_ttfb_vs_relay_ms: added(hapiRelayed, relayed, ttfb), ttfb_vs_hapi_relay_ms: added(proxied, hapiRelayed, ttfb), errors: errorsOf(proxied) + errorsOf(hapiRelayed) },
+    const [relayed, hapiRelayed, translated, proxied] = await interleaved<[LoadResult, LoadResult, LoadResult, LoadResult]>(loadRunner(viaRelay(direct)), loadRunner(viaHapiRelay(direct)), loadRunner(chatLoad(hapiTranslator.url, true, 16)), loadRunner(chatLoad(gatewayUrl, true, 16)))
+    row('streaming chat completions c=16, chunks back to back: time to first byte', 'the same streams through the bare relay; through the bare Hapi relay and the bare Hapi translator for reference',
+      { ttfb_p50_ms: medianOf(proxied, ttfb), relay_ttfb_p50_ms: medianOf(relayed, ttfb), hapi_relay_ttfb_p50_ms: medianOf(hapiRelayed, ttfb), streams_per_s: medianOf(proxied, r => r.rps), relay_streams_per_s: medianOf(relayed, r => r.rps), hapi_relay_streams_per_s: medianOf(hapiRelayed, r => r.rps), ttfb_vs_relay_ms: added(proxied, relayed, ttfb), hapi_relay_ttfb_vs_relay_ms: added(hapiRelayed, relayed, ttfb), ttfb_vs_hapi_relay_ms: added(proxied, hapiRelayed, ttfb), hapi_translator_ttfb_vs_relay_ms: added(translated, relayed, ttfb), ttfb_vs_hapi_translator_ms: added(proxied, translated, ttfb), errors: errorsOf(proxied) + errorsOf(hapiRelayed) + errorsOf(translated) },
       {}, { ttfb_vs_relay_ms: '<= 1' })
   }
   if (proxyPeakMeasurable) floorsPeak = { relay_peak_rss_mb: await peakRssMb(relay.child), hapi_relay_peak_rss_mb: await peakRssMb(hapiRelay.child) }
   await processes.stop(relay)
   await processes.stop(hapiRelay)
+  await processes.stop(hapiTranslator)
   hapiRelayMemory?.limit?.remove()
+  hapiTranslatorMemory?.limit?.remove()
   }
 
   if (only === undefined || only === 'proxy' || only === 'hostile') {
@@ -348,4 +356,5 @@ try {
   await processes.stopAll()
   memory?.limit?.remove()
   hapiRelayMemory?.limit?.remove()
+  hapiTranslatorMemory?.limit?.remove()
 }
