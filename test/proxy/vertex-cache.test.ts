@@ -8,6 +8,7 @@ import { createProxy } from '../../lib/index.ts'
 import { createVertexBackend } from '../../lib/proxy/upstream/vertex-backend.ts'
 import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
+import { errorReply } from '../support/fake-upstream.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
 
 const PASSWORD = 'vertex-cache-password'
@@ -117,6 +118,60 @@ t.test('generateContent with a cache on Vertex: cachedContent reaches Vertex as 
   t.equal(elsewhere.status, 404, 'a location outside the pool is no cache of this backend')
   const unknown = await call(url, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { cachedContent: 'cachedContents/1.asia-east1', contents: [{ parts: [{ text: 'q' }] }] })
   t.equal(unknown.status, 404)
+})
+
+/** A pool of two locations on a clock of the test's own, behind the proxy. */
+async function startPooled (t: Test): Promise<{ url: string, vertex: FakeVertex, clock: { ms: number }, vertexCalls: () => number }> {
+  const vertex = await startFakeVertex(t)
+  const clock = { ms: Date.parse('2026-11-24T00:00:00Z') }
+  const backend = createVertexBackend({ vertexEndpoint: vertex.url, maxRetries: 0, ...twoLocations(vertex), now: () => new Date(clock.ms) })
+  t.teardown(() => backend.close())
+  const url = await serveProxy(t, createProxy({ password: PASSWORD, backend }))
+  return { url, vertex, clock, vertexCalls: () => vertex.fake.requests.filter(r => r.api === 'vertex').length }
+}
+
+const GENERATE = '/v1beta/models/gemini-2.5-flash:generateContent'
+
+t.test('a 429 at a cache\'s location cools that location down for every call: the cache\'s calls wait it out with Retry-After, other calls go to the other location', async t => {
+  const { url, vertex, clock, vertexCalls } = await startPooled(t)
+  const cache = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY)
+  t.equal(cache.body.name, 'cachedContents/1001.us-central1')
+  const ask = { cachedContent: cache.body.name, contents: [{ role: 'user', parts: [{ text: 'q' }] }] }
+
+  vertex.fake.locationReplies.set('us-central1', errorReply(429, { retryDelay: '30s', reason: 'RATE_LIMIT_EXCEEDED' }))
+  t.equal((await call(url, 'POST', GENERATE, ask)).status, 429, 'the cache lives in us-central1 only: its 429 reaches the client')
+  const sent = vertexCalls()
+  vertex.fake.locationReplies.clear()
+
+  // The location now cools down: the cache's calls are not sent until it is over, and say when to come back.
+  const refused = await fetch(url + GENERATE, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify(ask) })
+  t.equal(refused.status, 429)
+  t.equal(refused.headers.get('retry-after'), '30')
+  t.match(await refused.json(), { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: /us-central1 is rate limited; usable again in 30 s/ } })
+  t.equal((await call(url, 'GET', '/v1beta/cachedContents/1001.us-central1')).status, 429, 'the cache\'s own methods too')
+  t.equal(vertexCalls(), sent, 'nothing was sent to the cooling location')
+
+  // Calls that may go anywhere skip it, as after any 429 of the pool.
+  t.equal((await call(url, 'POST', GENERATE, { contents: [{ role: 'user', parts: [{ text: 'q' }] }] })).status, 200)
+  t.equal(vertex.fake.last('generateContent')!.location, 'europe-west4')
+
+  clock.ms += 30_000
+  t.equal((await call(url, 'POST', GENERATE, ask)).status, 200, 'after the delay the cache serves again')
+  t.equal(vertex.fake.last('generateContent')!.location, 'us-central1')
+})
+
+t.test('a 403 at a cache\'s location sets that location aside: its cache answers 503 naming it, the pool goes on with the other location', async t => {
+  const { url, vertex, vertexCalls } = await startPooled(t)
+  const cache = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY)
+  vertex.fake.locationReplies.set('us-central1', errorReply(403, { message: 'Permission denied on location us-central1' }))
+  t.equal((await call(url, 'GET', `/v1beta/cachedContents/${(cache.body.name as string).split('/')[1]}`)).status, 403)
+  const sent = vertexCalls()
+  const again = await call(url, 'GET', `/v1beta/cachedContents/${(cache.body.name as string).split('/')[1]}`)
+  t.equal(again.status, 503)
+  t.match(again.body, { error: { message: /us-central1 is set aside: .*Permission denied/ } })
+  t.equal(vertexCalls(), sent, 'nothing was sent to the location set aside')
+  t.equal((await call(url, 'POST', GENERATE, { contents: [{ role: 'user', parts: [{ text: 'q' }] }] })).status, 200)
+  t.equal(vertex.fake.last('generateContent')!.location, 'europe-west4')
 })
 
 t.test('a cache cannot be created for a model the key may not use: 403 and nothing reaches Vertex', async t => {

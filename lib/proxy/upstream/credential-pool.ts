@@ -33,6 +33,13 @@ export interface CredentialPool<T> {
    * attempt's own error.
    */
   run<R>(attempt: (value: T, name: string) => Promise<R>): Promise<R>
+  /**
+   * Runs `attempt` with the credential named `name` only, for a call that cannot go elsewhere (a Vertex cache lives
+   * in one location): no failing over, but the pool's rules still hold. While it cools down the call is not sent
+   * and throws UPSTREAM_RATE_LIMITED with its Retry-After; set aside, UPSTREAM_CREDENTIALS_REJECTED; a 429 from it
+   * cools it down and a 401/403 sets it aside for every later call (in a pool of several), the error thrown as it is.
+   */
+  runOn<R>(name: string, attempt: (value: T) => Promise<R>): Promise<R>
   /** Sets a credential aside (a readiness check found it unusable). */
   setAside (name: string, reason: string): void
   /** Every credential's state now. */
@@ -93,6 +100,22 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
     logger.error({ credential: m.name, reason }, 'Upstream credential rejected: set aside until restart')
   }
 
+  /** The attempt's 429 or 401/403 recorded against `m` (a pool of one keeps none); true when it was one of those. */
+  function record (m: Member<T>, err: GatehouseError): boolean {
+    // A pool of one has nothing to fail over to: its calls go out and fail as a single credential's always did.
+    if (members.length === 1) return false
+    if (err.upstreamStatus === 429) coolDown(m, err)
+    else if (rejectsCredential(err)) setAside(m, err.message)
+    else return false
+    return true
+  }
+
+  function rateLimited (cooling: Array<Member<T>>, at: number, limited: GatehouseError | undefined, message: (retryAfter: number) => string): GatehouseError {
+    const earliest = Math.min(...cooling.map(m => m.until))
+    const retryAfter = Math.max(1, Math.ceil((earliest - at) / 1000))
+    return fail('UPSTREAM_RATE_LIMITED', message(retryAfter), { upstreamStatus: 429, upstreamBody: limited?.upstreamBody, retryAfter })
+  }
+
   const pool: CredentialPool<T> = {
     async run (attempt) {
       const tried = new Set<Member<T>>()
@@ -104,27 +127,30 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
           m.streak = 0
           return result
         } catch (err) {
-          if (!isGatehouseError(err)) throw err
-          // A pool of one has nothing to fail over to: its calls go out and fail as a single credential's always did.
-          if (members.length === 1) throw err
-          if (err.upstreamStatus === 429) {
-            coolDown(m, err)
-            limited = err
-          } else if (rejectsCredential(err)) {
-            setAside(m, err.message)
-          } else {
-            throw err
-          }
+          if (!isGatehouseError(err) || !record(m, err)) throw err
+          if (err.upstreamStatus === 429) limited = err
         }
       }
       const at = now()
       const cooling = members.filter(m => stateOf(m, at) === 'cooling')
-      if (cooling.length > 0) {
-        const earliest = Math.min(...cooling.map(m => m.until))
-        const retryAfter = Math.max(1, Math.ceil((earliest - at) / 1000))
-        throw fail('UPSTREAM_RATE_LIMITED', `Every upstream credential is rate limited; the first is usable again in ${retryAfter} s`, { upstreamStatus: 429, upstreamBody: limited?.upstreamBody, retryAfter })
-      }
+      if (cooling.length > 0) throw rateLimited(cooling, at, limited, retryAfter => `Every upstream credential is rate limited; the first is usable again in ${retryAfter} s`)
       throw fail('UPSTREAM_CREDENTIALS_REJECTED', `Every upstream credential is set aside: ${members.map(m => `${m.name}: ${m.reason ?? 'unusable'}`).join('; ')}`)
+    },
+    async runOn (name, attempt) {
+      const m = members.find(m => m.name === name)
+      if (m === undefined) throw new TypeError(`No upstream credential named ${name}`)
+      const at = now()
+      const state = stateOf(m, at)
+      if (state === 'cooling') throw rateLimited([m], at, undefined, retryAfter => `The upstream credential ${name} is rate limited; usable again in ${retryAfter} s`)
+      if (state === 'set_aside') throw fail('UPSTREAM_CREDENTIALS_REJECTED', `The upstream credential ${name} is set aside: ${m.reason ?? 'unusable'}`)
+      try {
+        const result = await attempt(m.value)
+        m.streak = 0
+        return result
+      } catch (err) {
+        if (isGatehouseError(err)) record(m, err)
+        throw err
+      }
     },
     setAside (name, reason) {
       const m = members.find(m => m.name === name)

@@ -175,10 +175,14 @@ export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>) 
 export function createVertexBackendOn (run: OnVertexTarget, options: VertexBackendOptions & { ready?: () => Promise<void>, sites?: VertexCacheSites<VertexTarget> }): Backend {
   const client = createUpstreamClient(options)
   const embed = createVertexEmbed(client, run)
-  /** Where a request goes: the location of the cache it names, without failing over (the cache lives there only), else the pool's run. */
+  /**
+   * Where a request goes: the location of the cache it names, without failing over (the cache lives there only) but
+   * under that location's cooldown, else the pool's run.
+   */
   function runFor (request: GeminiRequest): OnVertexTarget {
     const pinned = pinnedToCache(request, options.sites)
-    return pinned === undefined ? run : async attempt => await attempt(pinned)
+    const sites = options.sites
+    return pinned === undefined || sites === undefined ? run : async attempt => await sites.run(pinned.cache.location, attempt)
   }
   return {
     name: 'vertex',
@@ -232,7 +236,7 @@ export function createVertexBackend (options: VertexBackendOptions): Backend {
     {
       ...options,
       // Express mode (no project) has no cached contents.
-      sites: options.projectId === undefined ? undefined : { locations, target: location => targets.get(location) },
+      sites: options.projectId === undefined ? undefined : { locations, target: location => targets.get(location), run: (location, attempt) => pool.runOn(location, attempt) },
       ready: async () => {
         await first.ready()
         const state = pool.ready()

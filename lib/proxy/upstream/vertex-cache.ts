@@ -27,6 +27,11 @@ export interface VertexCacheSites<T extends CacheTarget = CacheTarget> {
   locations: readonly string[]
   /** The target of a location of the pool, else undefined. */
   target (location: string): T | undefined
+  /**
+   * Runs one upstream call at `location` only (a cache lives there and nowhere else), under the pool's rules for that
+   * location: not sent while it cools down, a 429 cooling it down for every later call (credential-pool.ts, runOn).
+   */
+  run<R>(location: string, attempt: (target: T) => Promise<R>): Promise<R>
 }
 
 /** Separates the cache id from its location in the names a pool of several locations hands out (`cachedContents/{id}.{location}`). */
@@ -73,7 +78,7 @@ function clientCache (value: unknown, site: VertexCacheSite, sites: VertexCacheS
  * the target of the cache's location (undefined without one: any location serves it). Throws NOT_FOUND for a name
  * of no location of the pool, or in express mode.
  */
-export function pinnedToCache<T extends CacheTarget> (request: GeminiRequest, sites: VertexCacheSites<T> | undefined): T | undefined {
+export function pinnedToCache<T extends CacheTarget> (request: GeminiRequest, sites: VertexCacheSites<T> | undefined): (T & { cache: VertexCacheSite }) | undefined {
   const name = request.cachedContent
   if (typeof name !== 'string') return undefined
   if (sites === undefined) throw fail('NOT_FOUND', 'Vertex AI express mode has no context caching (cachedContent): it needs a Google Cloud project')
@@ -105,7 +110,7 @@ const withQuery = (url: string, query: URLSearchParams): string => query.size ==
 /**
  * Serves `cachedContents` (POST create, GET list) and `cachedContents/{id}` (GET, PATCH, DELETE) on Vertex. A create
  * goes to the pool's next location (`run`, failing over like any call, as the cache does not exist yet); the other
- * calls go to the cache's own location, never elsewhere. A list walks the pool's locations, its page token carrying
+ * calls go to the cache's own location, never elsewhere, under that location's cooldown (`sites.run`). A list walks the pool's locations, its page token carrying
  * the location it continues in (`{location}:{Vertex's token}`) when there are several.
  */
 export function createVertexCacheForward<T extends CacheTarget> (
@@ -142,26 +147,27 @@ export function createVertexCacheForward<T extends CacheTarget> (
         if (colon === token.length - 1) query.delete('pageToken')
         else query.set('pageToken', token.slice(colon + 1))
       }
-      const target = sites.target(location) as T & { cache: VertexCacheSite }
-      const page = await client.json({ url: withQuery(target.cache.url('cachedContents'), query), method: 'GET', auth: target.auth, signal }) as Record<string, unknown>
-      const list = Array.isArray(page.cachedContents) ? page.cachedContents.map(c => clientCache(c, target.cache, sites)) : []
+      const site = (sites.target(location) as T & { cache: VertexCacheSite }).cache
+      const page = await sites.run(location, async target => await client.json({ url: withQuery(site.url('cachedContents'), query), method: 'GET', auth: target.auth, signal })) as Record<string, unknown>
+      const list = Array.isArray(page.cachedContents) ? page.cachedContents.map(c => clientCache(c, site, sites)) : []
       const upstreamNext = typeof page.nextPageToken === 'string' && page.nextPageToken !== '' ? page.nextPageToken : undefined
       const following = sites.locations[sites.locations.indexOf(location) + 1]
       const next = !several ? upstreamNext : upstreamNext !== undefined ? `${location}:${upstreamNext}` : following !== undefined ? `${following}:` : undefined
       return jsonAnswer({ cachedContents: list, ...(next === undefined ? {} : { nextPageToken: next }) })
     }
-    const { id, target } = cacheAt(decodeURIComponent(rest[1]), sites)
-    const url = target.cache.url(`cachedContents/${encodeURIComponent(id)}`)
-    if (req.method === 'GET' || req.method === 'DELETE') {
-      const answer = await client.json({ url, method: req.method, auth: target.auth, signal })
-      return jsonAnswer(req.method === 'GET' ? clientCache(answer, target.cache, sites) : answer)
+    const { id, target: { cache: site } } = cacheAt(decodeURIComponent(rest[1]), sites)
+    const url = site.url(`cachedContents/${encodeURIComponent(id)}`)
+    const method = req.method
+    if (method === 'GET' || method === 'DELETE') {
+      const answer = await sites.run(site.location, async target => await client.json({ url, method, auth: target.auth, signal }))
+      return jsonAnswer(method === 'GET' ? clientCache(answer, site, sites) : answer)
     }
     if (req.method !== 'PATCH') throw fail('METHOD_NOT_ALLOWED', 'A cached content takes GET, PATCH or DELETE')
     const body = await readJsonObject(req.body)
     // Vertex's model is immutable and named in full; the Gemini API's `models/{m}` is not sent on.
     delete body.model
     delete body.name
-    const answer = await client.json({ url: withQuery(url, queryOf(req.query, ['updateMask'])), method: 'PATCH', body, auth: target.auth, signal })
-    return jsonAnswer(clientCache(answer, target.cache, sites))
+    const answer = await sites.run(site.location, async target => await client.json({ url: withQuery(url, queryOf(req.query, ['updateMask'])), method: 'PATCH', body, auth: target.auth, signal }))
+    return jsonAnswer(clientCache(answer, site, sites))
   }
 }
