@@ -2,7 +2,7 @@
 // user's, by UTC day, from the rows the usage ledger (lib/metering/usage-ledger.ts) writes.
 import Joi from 'joi'
 import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
-import type { SessionRecord, UsageRecord, UsageStore } from '../store/types.ts'
+import type { SessionRecord, UsageQuery, UsageRecord, UsageStore } from '../store/types.ts'
 import type { Sessions } from './sessions.ts'
 import { fail } from '../errors.ts'
 import { adminQuery, parse, sessionQuery, targetParams } from './schemas.ts'
@@ -11,6 +11,8 @@ import { adminQuery, parse, sessionQuery, targetParams } from './schemas.ts'
 export const USAGE_DEFAULT_DAYS = 30
 /** Longest span between `from` and `to`, in days: a year and a leap day. */
 export const USAGE_MAX_SPAN_DAYS = 366
+/** Most rows one answer holds (about 2 MB of JSON): a longer answer is refused, so no query can hold a store's every row in memory. */
+export const USAGE_MAX_ROWS = 10_000
 
 const DAY_MS = 86_400_000
 const day = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/)
@@ -57,6 +59,13 @@ export function dayRange (query: DayRange, now: Date): { from: string, to: strin
   return { from: iso(from), to: iso(to) }
 }
 
+/** The rows of `query`, or 400 when there are more than USAGE_MAX_ROWS: the store never reads more than one past it. */
+async function usageRows (usage: UsageStore, query: UsageQuery, narrower: string): Promise<UsageRecord[]> {
+  const rows = await usage.query({ ...query, limit: USAGE_MAX_ROWS + 1 })
+  if (rows.length > USAGE_MAX_ROWS) throw fail('INVALID_INPUT', `The range holds more than ${USAGE_MAX_ROWS} usage rows; ask for ${narrower}`)
+  return rows
+}
+
 const COUNTS = [
   ['requests', 'requests'],
   ['input_tokens', 'inputTokens'],
@@ -90,7 +99,7 @@ export function createUsageRoutes (deps: UsageRouteDeps): Route[] {
       const range = dayRange(query, now())
       // The session names the user: another user's user_id fails here as on every self route.
       const session = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
-      return ok(usageAnswer(range, await usage.query({ ...range, userId: session.userId })))
+      return ok(usageAnswer(range, await usageRows(usage, { ...range, userId: session.userId }, 'fewer days (from, to)')))
     }),
 
     route('GET', '/admin/usage', async (req) => {
@@ -98,7 +107,9 @@ export function createUsageRoutes (deps: UsageRouteDeps): Route[] {
       const query = parse(adminUsageQuery, req.query)
       const range = dayRange(query, now())
       await requireHush(query.admin_id, tokenOf(req, query.token), device)
-      const rows = await usage.query(query.user_id === undefined ? range : { ...range, userId: query.user_id })
+      const rows = query.user_id === undefined
+        ? await usageRows(usage, range, 'fewer days (from, to) or one user (user_id)')
+        : await usageRows(usage, { ...range, userId: query.user_id }, 'fewer days (from, to)')
       return ok(usageAnswer(range, rows))
     }),
   ]

@@ -527,11 +527,12 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       },
 
       async query (q) {
-        const { from, to, userId } = checkedUsageQuery(q)
+        const { from, to, userId, limit } = checkedUsageQuery(q)
         return [...usage.values()]
           .filter(r => r.day >= from && r.day <= to && (userId === undefined || r.userId === userId))
-          .map(r => ({ ...r }))
           .sort(compareUsage)
+          .slice(0, limit)
+          .map(r => ({ ...r }))
       },
     },
 

@@ -561,9 +561,11 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
       },
 
       async query (q) {
-        const { from, to, userId } = checkedUsageQuery(q)
+        const { from, to, userId, limit } = checkedUsageQuery(q)
         const filter = userId === undefined ? { day: { $gte: from, $lte: to } } : { userId, day: { $gte: from, $lte: to } }
-        const docs = await usage.find(filter, { projection: { _id: 0 } }).toArray()
+        // Sorted by the database (null sorts before any string, as compareUsage puts a null keyId first), so a
+        // limit keeps the first rows; the unique index holds this order.
+        const docs = await usage.find(filter, { projection: { _id: 0 }, sort: { day: 1, userId: 1, keyId: 1, model: 1, surface: 1 }, ...(limit === undefined ? {} : { limit }) }).toArray()
         return docs.map(fromUsageDoc).sort(compareUsage)
       },
     },

@@ -91,6 +91,10 @@ export function checkedUsage (r: UsageRecord): UsageRecord {
 export function checkedUsageQuery (q: UsageQuery): UsageQuery {
   const out: UsageQuery = { from: day(q.from, 'from'), to: day(q.to, 'to') }
   if (q.userId !== undefined) out.userId = text(q.userId, 'userId')
+  if (q.limit !== undefined) {
+    if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new TypeError(`limit must be a positive safe integer (got ${String(q.limit)})`)
+    out.limit = q.limit
+  }
   return out
 }
 

@@ -210,6 +210,8 @@ export interface UsageQuery {
   to: string
   /** Only this user's rows; absent: everyone's. */
   userId?: string
+  /** At most this many rows (a positive safe integer), the first in the order `query` answers in; absent: every row. */
+  limit?: number
 }
 
 export interface UsageStore {

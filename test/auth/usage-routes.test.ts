@@ -110,6 +110,27 @@ t.test('from and to: real UTC days, from not after to, at most 366 days apart', 
   t.match((await ownUsage(h, ada, { from: '2031-3-1' })).body, { detail: /"from" must be a UTC day, YYYY-MM-DD/ })
 })
 
+t.test('an answer holds at most 10 000 rows: a larger range answers 400 asking for less, and the store reads one row past the cap at most', async t => {
+  const { h, ada, admin } = await setup(t)
+  // 10 000 rows of ada's on one day, beside the two of hers the default range already holds.
+  await h.store.usage.record(Array.from({ length: 10_000 }, (_, i) => row({ day: '2031-03-10', userId: ada.userId, model: `model-${String(i).padStart(5, '0')}` })))
+  const limits: Array<number | undefined> = []
+  const query = h.store.usage.query.bind(h.store.usage)
+  h.store.usage.query = async q => { limits.push(q.limit); return await query(q) }
+
+  const own = await ownUsage(h, ada)
+  t.equal(own.status, 400)
+  t.same(own.body, { detail: 'The range holds more than 10000 usage rows; ask for fewer days (from, to)' })
+  const oneDay = await ownUsage(h, ada, { from: '2031-03-10', to: '2031-03-10' })
+  t.equal(oneDay.status, 200, 'exactly 10 000 rows are one answer')
+  t.equal(oneDay.body.rows.length, 10_000)
+  t.equal(oneDay.body.totals.requests, 10_000)
+
+  t.same((await adminUsage(h, admin)).body, { detail: 'The range holds more than 10000 usage rows; ask for fewer days (from, to) or one user (user_id)' })
+  t.equal((await adminUsage(h, admin, { user_id: ada.userId, from: '2031-03-10', to: '2031-03-10' })).status, 200)
+  t.same(limits, [10_001, 10_001, 10_001, 10_001], 'every query asks the store for one row past the cap, never for all')
+})
+
 t.test('hostile input on the usage routes answers 400 and changes nothing', async t => {
   const { h, ada, admin } = await setup(t)
   const before = await snapshot(h)

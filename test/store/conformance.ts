@@ -569,6 +569,24 @@ export function storeConformance (t: Test, open: OpenStore): void {
     await t.rejects(store.usage.query({ from: '2026-3-1', to: '2026-03-31' }), TypeError)
   })
 
+  t.test('a usage query with a limit answers the first rows in the same order, and only a positive integer is a limit', async t => {
+    const store = await open(t)
+    await store.usage.record([
+      makeUsage({ day: '2026-03-02' }),
+      makeUsage({ keyId: 'k1' }),
+      makeUsage(),
+      makeUsage({ userId: 'u0', surface: 'gemini' }),
+    ])
+    const all = await store.usage.query({ from: '2026-03-01', to: '2026-03-31' })
+    t.equal(all.length, 4)
+    t.same(await store.usage.query({ from: '2026-03-01', to: '2026-03-31', limit: 3 }), all.slice(0, 3), 'the first three, a null key before a key')
+    t.same(await store.usage.query({ from: '2026-03-01', to: '2026-03-31', limit: 10 }), all, 'a limit above the count changes nothing')
+    t.same(await store.usage.query({ from: '2026-03-01', to: '2026-03-31', userId: 'u1', limit: 1 }), [makeUsage()])
+    for (const limit of [0, -1, 1.5, Number.NaN, '2' as unknown as number]) {
+      await t.rejects(store.usage.query({ from: '2026-03-01', to: '2026-03-31', limit }), TypeError, `limit ${String(limit)}`)
+    }
+  })
+
   t.test('a malformed usage batch is refused whole', async t => {
     const store = await open(t)
     await t.rejects(store.usage.record([makeUsage(), makeUsage({ requests: -1 })]), TypeError)
