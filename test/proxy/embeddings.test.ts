@@ -4,7 +4,7 @@ import { GoogleGenAI } from '@google/genai'
 import type { KeyCaller, ProxyOptions } from '../../lib/index.ts'
 import { createProxy } from '../../lib/index.ts'
 import { MAX_EMBEDDING_INPUTS } from '../../lib/proxy/chat/embeddings.ts'
-import { serveProxy } from '../support/serve-proxy.ts'
+import { UNREACHED_CODE_ASSIST, serveProxy } from '../support/serve-proxy.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
 import type { FakePassThrough } from '../support/fake-pass-through.ts'
 
@@ -96,10 +96,7 @@ t.test('embeddings are subject to the model policy and metered', async t => {
 })
 
 t.test('on code-assist, /v1/embeddings answers 404 naming the backend', async t => {
-  const url = await listen(t, {
-    password: PASSWORD,
-    upstream: { credentials: { client_id: 'c', client_secret: 's', refresh_token: 'r', token: 't', expiry: '2000-01-01T00:00:00Z', token_uri: 'http://127.0.0.1:9/token' } },
-  })
+  const url = await listen(t, { password: PASSWORD, upstream: UNREACHED_CODE_ASSIST })
   const res = await post(url, { model: 'gemini-embedding-001', input: 'x' })
   t.equal(res.status, 404)
   t.match(await res.json(), { error: { message: /code-assist backend has no embeddings/ } })

@@ -1,12 +1,11 @@
 import t from 'tap'
 import http from 'node:http'
 import { createHash } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import type { KeyCaller, ProxyOptions } from '../../lib/index.ts'
 import Hapi from '@hapi/hapi'
-import { createNodeListener, createProxy, hapiPlugin } from '../../lib/index.ts'
+import { createProxy, hapiPlugin } from '../../lib/index.ts'
 import { forwardedPath } from '../../lib/proxy/native/pass-through.ts'
-import { serveProxy } from '../support/serve-proxy.ts'
+import { UNREACHED_CODE_ASSIST, serveProxy } from '../support/serve-proxy.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
 import type { FakePassThrough } from '../support/fake-pass-through.ts'
 
@@ -185,15 +184,7 @@ t.test('a cache cannot be created for a model the key may not use: the model in 
 })
 
 t.test('code-assist answers 404 naming the backend', async t => {
-  const proxy = createProxy({
-    password: PASSWORD,
-    upstream: { credentials: { client_id: 'c', client_secret: 's', refresh_token: 'r', token: 't', expiry: '2000-01-01T00:00:00Z', token_uri: 'http://127.0.0.1:9/token' } },
-  })
-  t.teardown(() => proxy.close())
-  const server = http.createServer(createNodeListener(proxy.routeTable))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>(resolve => server.close(() => resolve())))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const url = await serveProxy(t, createProxy({ password: PASSWORD, upstream: UNREACHED_CODE_ASSIST }))
   for (const path of ['/v1beta/models/gemini-embedding-001:embedContent', '/v1beta/cachedContents', '/upload/v1beta/files']) {
     const res = await fetch(url + path, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD, connection: 'close' }, body: 'x'.repeat(100) })
     t.equal(res.status, 404, path)

@@ -3,13 +3,11 @@
 // backend for what Vertex does not have.
 import t from 'tap'
 import type { Test } from 'tap'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { BackendOptions, KeyCaller, ProxyOptions } from '../../lib/index.ts'
-import { createBackend, createNodeListener, createProxy } from '../../lib/index.ts'
+import { createBackend, createProxy } from '../../lib/index.ts'
 import { VERTEX_EMBED_CONCURRENCY } from '../../lib/proxy/upstream/vertex-embed.ts'
 import { errorReply } from '../support/fake-upstream.ts'
-import { serveProxy } from '../support/serve-proxy.ts'
+import { UNREACHED_CODE_ASSIST, serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
 
@@ -227,15 +225,8 @@ t.test("the client's key never reaches Vertex: the proxy's own credentials repla
 })
 
 t.test('on code-assist, other native paths still answer 404 naming the backend and where they pass through', async t => {
-  const proxy = createProxy({
-    password: PASSWORD,
-    upstream: { credentials: { client_id: 'c', client_secret: 's', refresh_token: 'r', token: 't', expiry: '2000-01-01T00:00:00Z', token_uri: 'http://127.0.0.1:9/token' } },
-  })
-  t.teardown(() => proxy.close())
-  const server = http.createServer(createNodeListener(proxy.routeTable))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()) }))
-  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1beta/files`, { headers: { authorization: `Bearer ${PASSWORD}` } })
+  const url = await serveProxy(t, createProxy({ password: PASSWORD, upstream: UNREACHED_CODE_ASSIST }))
+  const res = await fetch(`${url}/v1beta/files`, { headers: { authorization: `Bearer ${PASSWORD}` } })
   t.equal(res.status, 404)
   t.match(await res.json(), { error: { message: 'The code-assist backend has no /v1beta/files: other native paths pass through on the gemini-api and vertex backends only' } })
 })

@@ -3,7 +3,15 @@
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { createNodeListener } from '../../lib/index.ts'
-import type { Proxy } from '../../lib/index.ts'
+import type { Proxy, ProxyOptions } from '../../lib/index.ts'
+
+/**
+ * A Code Assist upstream that is never reached (an expired token, a token endpoint nobody listens on): for tests of
+ * what the code-assist backend answers by itself.
+ */
+export const UNREACHED_CODE_ASSIST: ProxyOptions['upstream'] = {
+  credentials: { client_id: 'c', client_secret: 's', refresh_token: 'r', token: 't', expiry: '2000-01-01T00:00:00Z', token_uri: 'http://127.0.0.1:9/token' },
+}
 
 interface Teardown { teardown (fn: () => unknown): void }
 
