@@ -41,8 +41,8 @@ type Reader = { resolve: (r: IteratorResult<string>) => void, reject: (err: unkn
 /**
  * A route's SSE body, and its one batching point: the text written during one turn of the event loop goes out
  * as one chunk at the end of that turn (one socket write instead of several: a write costs more than a
- * translation; the first read alone takes what waits at once), KEEPALIVE whenever `keepAliveMs` pass without text while the host waits for some, the observer
- * told of each chunk, the source paused while HIGH_WATER characters wait, and cancelled (with `onStop`) when the
+ * translation; the first read alone takes what waits at once), KEEPALIVE whenever `keepAliveMs` pass without text
+ * while the host waits for some, the observer told of each chunk, the source paused while HIGH_WATER characters wait, and cancelled (with `onStop`) when the
  * host stops reading before the end. An iterator written out rather than a generator: no promise per event, one
  * per chunk the host reads.
  */

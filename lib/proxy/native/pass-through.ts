@@ -137,7 +137,7 @@ async function withBodyModelAllowed (body: AsyncIterable<Uint8Array>, allowModel
     named = (JSON.parse(bytes.toString('utf8')) as { model?: unknown } | null)?.model
   } catch {}
   const model = typeof named === 'string' && named !== '' ? allowModel(named) : undefined
-  return { body: (async function * oneChunk () { yield bytes })(), model }
+  return { body: byteStream(bytes) as AsyncIterable<Uint8Array>, model }
 }
 
 /** Forwards one native request the proxy does not serve itself; `caller` has passed authentication. */

@@ -17,7 +17,8 @@ export function notPassedThrough (backend: string | undefined, path: string, why
   return fail('NOT_FOUND', `The ${backend ?? 'configured'} backend has no ${path}: ${why}`)
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+/** A JSON object (not an array, not null): what a request or answer body of the Gemini API is. */
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /**
  * A forwarded body a backend answers itself (Vertex's translations), read whole as a JSON object; an empty body is

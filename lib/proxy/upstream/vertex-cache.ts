@@ -6,7 +6,7 @@
 import { fail } from '../../errors.ts'
 import type { ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
 import type { UpstreamAuth, UpstreamClient } from './client.ts'
-import { jsonAnswer, readJsonObject } from './forward.ts'
+import { isObject, jsonAnswer, readJsonObject } from './forward.ts'
 
 /** What a Vertex target of a project (not express mode) adds for cached contents: its location and URLs under it. */
 export interface VertexCacheSite {
@@ -37,7 +37,6 @@ export interface VertexCacheSites<T extends CacheTarget = CacheTarget> {
 /** Separates the cache id from its location in the names a pool of several locations hands out (`cachedContents/{id}.{location}`). */
 const MARKER = '.'
 const ID = /^[A-Za-z0-9_-]+$/
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /** `cachedContents/{id}` or `cachedContents/{id}.{location}` (the prefix optional) → its parts. */
 function splitName (name: string): { id: string, location?: string } {
@@ -91,8 +90,6 @@ export function withFullCacheName (request: GeminiRequest, target: CacheTarget):
   if (typeof name !== 'string' || target.cache === undefined) return request
   return { ...request, cachedContent: `${target.cache.parent}/cachedContents/${splitName(name).id}` }
 }
-
-
 
 /** Only the query parameters the cachedContents methods take (pageSize, pageToken, updateMask); never the client's key. */
 function queryOf (query: string, names: string[]): URLSearchParams {

@@ -7,15 +7,12 @@
 import { fail } from '../../errors.ts'
 import { MAX_EMBEDDING_INPUTS } from '../chat/embeddings.ts'
 import type { EmbedCall, EmbedResult, ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
-import { jsonAnswer, notPassedThrough, readJsonObject } from './forward.ts'
+import { isObject, jsonAnswer, notPassedThrough, readJsonObject } from './forward.ts'
 
 const BACKEND = 'vertex'
 const API_PREFIX = /^\/(upload\/)?v1(?:beta)?\//
 /** The EmbedContentRequest fields Vertex takes (the path names the model). */
 const REQUEST_FIELDS = ['content', 'taskType', 'title', 'outputDimensionality', 'autoTruncate']
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
-
 
 /** One EmbedContentRequest of the Gemini API as embed takes it: its content and settings, without `model`. */
 function embedRequest (value: unknown, where: string): GeminiRequest {
@@ -24,7 +21,6 @@ function embedRequest (value: unknown, where: string): GeminiRequest {
   for (const name of REQUEST_FIELDS) if (value[name] !== undefined) request[name] = value[name]
   return request
 }
-
 
 /** Why a path that is not an embedding call is not served on Vertex. */
 function unavailable (path: string, upload: boolean): Error {
