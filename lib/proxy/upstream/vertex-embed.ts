@@ -11,6 +11,9 @@ interface EmbedTarget {
   auth: UpstreamAuth
 }
 
+/** The settings of an EmbedContentRequest beside its `content` that Vertex takes (in embedContentConfig for `:embedContent`). */
+export const EMBED_SETTINGS = ['taskType', 'title', 'outputDimensionality', 'autoTruncate'] as const
+
 /** Upstream calls of one embed call in flight at once (an embedContent or one-instance predict per input). */
 export const VERTEX_EMBED_CONCURRENCY = 4
 /** Instances one `:predict` call takes: Google documents one for gemini-embedding-001, 250 for the text-embedding models. */
@@ -86,7 +89,7 @@ export function createVertexEmbed (client: UpstreamClient, run: <R>(attempt: (ta
   async function embedContent (call: EmbedCall, request: GeminiRequest): Promise<{ values: number[][], tokens?: number }> {
     // The per-request settings sit in embedContentConfig (the top-level fields are deprecated), as @google/genai sends them.
     const config: Record<string, unknown> = {}
-    for (const name of ['taskType', 'title', 'outputDimensionality', 'autoTruncate']) if (request[name] !== undefined) config[name] = request[name]
+    for (const name of EMBED_SETTINGS) if (request[name] !== undefined) config[name] = request[name]
     const body = { content: request.content, ...(Object.keys(config).length === 0 ? {} : { embedContentConfig: config }) }
     const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'embedContent'), body, model: call.model, auth, signal: call.signal })) as { embedding?: { values?: unknown }, usageMetadata?: { promptTokenCount?: unknown } }
     if (answer.embedding === null || typeof answer.embedding !== 'object') throw fail('UPSTREAM_ERROR', 'The upstream answered embedContent without an embedding')

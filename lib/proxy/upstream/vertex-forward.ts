@@ -8,11 +8,12 @@ import { fail } from '../../errors.ts'
 import { MAX_EMBEDDING_INPUTS } from '../chat/embeddings.ts'
 import type { EmbedCall, EmbedResult, ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
 import { isObject, jsonAnswer, notPassedThrough, readJsonObject } from './forward.ts'
+import { EMBED_SETTINGS } from './vertex-embed.ts'
 
 const BACKEND = 'vertex'
 const API_PREFIX = /^\/(upload\/)?v1(?:beta)?\//
 /** The EmbedContentRequest fields Vertex takes (the path names the model). */
-const REQUEST_FIELDS = ['content', 'taskType', 'title', 'outputDimensionality', 'autoTruncate']
+const REQUEST_FIELDS = ['content', ...EMBED_SETTINGS]
 
 /** One EmbedContentRequest of the Gemini API as embed takes it: its content and settings, without `model`. */
 function embedRequest (value: unknown, where: string): GeminiRequest {
