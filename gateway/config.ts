@@ -264,11 +264,10 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const geminiBackend = chooseBackend(backendInputs)
   const problem = backendProblem(backendInputs)
   if (problem !== undefined) throw new ConfigError('GEMINI_BACKEND', `Invalid configuration: ${problem}`)
-  // The library's rule of a location or a pool of them; the pool rules only when Vertex uses the locations.
-  const vertex = geminiBackend === 'vertex'
+  // The library's rule of a location or a pool of them.
   const locationProblem = v.GOOGLE_CLOUD_LOCATION === undefined
     ? undefined
-    : vertexLocationProblem(v.GOOGLE_CLOUD_LOCATION, { hasProject: !vertex || projectId !== undefined, hasEndpoint: vertex && v.VERTEX_ENDPOINT !== undefined }, { project: 'GOOGLE_CLOUD_PROJECT', endpoint: 'VERTEX_ENDPOINT' })
+    : vertexLocationProblem(v.GOOGLE_CLOUD_LOCATION, { vertex: geminiBackend === 'vertex', hasProject: projectId !== undefined, hasEndpoint: v.VERTEX_ENDPOINT !== undefined }, { project: 'GOOGLE_CLOUD_PROJECT', endpoint: 'VERTEX_ENDPOINT' })
   if (locationProblem !== undefined) throw new ConfigError('GOOGLE_CLOUD_LOCATION', `Invalid configuration: GOOGLE_CLOUD_LOCATION ${locationProblem}`)
   const port: number = v.PORT ?? 8888
   if (v.METRICS_PORT !== undefined && v.METRICS_PORT !== 0 && v.METRICS_PORT === port) {

@@ -44,15 +44,17 @@ export function vertexLocationList (value: string): string[] {
 }
 
 /**
- * Why a vertexLocation value cannot be used, as the end of a sentence that names it, or undefined. Several
- * locations need a project (express mode always calls the global endpoint) and no endpoint override (it would send
- * every location to its one host); `names` are the settings the message names for those two.
+ * Why a vertexLocation value cannot be used, as the end of a sentence that names it, or undefined. When the Vertex
+ * backend uses the locations (`context.vertex`, default true), several need a project (express mode always calls the
+ * global endpoint) and no endpoint override (it would send every location to its one host); `names` are the
+ * settings the message names for those two.
  */
-export function vertexLocationProblem (value: unknown, context: { hasProject: boolean, hasEndpoint: boolean }, names: { project: string, endpoint: string }): string | undefined {
+export function vertexLocationProblem (value: unknown, context: { vertex?: boolean, hasProject: boolean, hasEndpoint: boolean }, names: { project: string, endpoint: string }): string | undefined {
   const list = typeof value === 'string' ? vertexLocationList(value) : []
   const shown = typeof value === 'string' ? ` (got ${JSON.stringify(value)})` : ''
   if (list.length === 0 || !list.every(l => VERTEX_LOCATION_PATTERN.test(l))) return `must be ${VERTEX_LOCATION_RULE}${shown}`
   if (new Set(list).size !== list.length) return `names a location twice${shown}`
+  if (context.vertex === false) return undefined
   if (list.length > 1 && !context.hasProject) return `lists several locations, but express mode (no ${names.project}) always calls the global endpoint: set one location or ${names.project}${shown}`
   if (list.length > 1 && context.hasEndpoint) return `lists several locations, but ${names.endpoint} would send them all to its one host: set one location with ${names.endpoint}${shown}`
   return undefined

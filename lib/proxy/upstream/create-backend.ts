@@ -51,9 +51,7 @@ export function checkBackendOptions (options: BackendOptions, prefix = ''): void
     if (o[name] !== undefined && (typeof o[name] !== 'string' || o[name] === '')) refuse(name, 'a non-empty string', o[name], prefix)
   }
   if (o.vertexLocation !== undefined) {
-    // The pool rules (a project, no endpoint override) matter only to the backend that uses the locations.
-    const vertex = o.backend === 'vertex'
-    const problem = vertexLocationProblem(o.vertexLocation, { hasProject: !vertex || o.projectId !== undefined, hasEndpoint: vertex && o.vertexEndpoint !== undefined }, { project: 'projectId', endpoint: 'vertexEndpoint' })
+    const problem = vertexLocationProblem(o.vertexLocation, { vertex: o.backend === 'vertex', hasProject: o.projectId !== undefined, hasEndpoint: o.vertexEndpoint !== undefined }, { project: 'projectId', endpoint: 'vertexEndpoint' })
     if (problem !== undefined) throw new ConfigurationError(prefix + 'vertexLocation', `createBackend: vertexLocation ${problem}`)
   }
   if (o.credentials !== undefined && typeof o.credentials !== 'string' && (o.credentials === null || typeof o.credentials !== 'object' || Array.isArray(o.credentials))) {
