@@ -180,8 +180,8 @@ export function createVertexBackendOn (run: OnVertexTarget, options: VertexBacke
    * under that location's cooldown, else the pool's run.
    */
   function runFor (request: GeminiRequest): OnVertexTarget {
-    const pinned = pinnedToCache(request, options.sites)
     const sites = options.sites
+    const pinned = pinnedToCache(request, sites)
     return pinned === undefined || sites === undefined ? run : async attempt => await sites.run(pinned.cache.location, attempt)
   }
   return {
