@@ -12,7 +12,7 @@ import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
 import type { EmbeddedData } from './embedded-file-format.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AttemptCount, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface EmbeddedStoreOptions {
@@ -462,18 +462,11 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       },
 
       async batch (ops) {
-        if (!Array.isArray(ops)) throw new TypeError('ops must be an array')
-        const checked = ops.map(op => {
-          if (op === null || typeof op !== 'object') throw new TypeError('each op must be an object')
-          return {
-            key: text(op.key, 'key'),
-            start: checkedDate(op.windowStart, 'windowStart').getTime(),
-            add: op.amount === undefined ? undefined : checkedAmount(op.amount),
-            end: op.amount === undefined ? 0 : checkedDate(op.expiresAt, 'expiresAt').getTime(),
-          }
-        })
+        const checked = checkedCounterOps(ops)
         if (checked.some(op => op.add !== undefined)) beginChange()
-        return checked.map(op => op.add === undefined ? counters.get(op.key)?.get(op.start)?.total ?? 0 : addTo(op.key, op.start, op.add, op.end))
+        return checked.map(({ key, start, add }) => add === undefined
+          ? counters.get(key)?.get(start.getTime())?.total ?? 0
+          : addTo(key, start.getTime(), add.amount, add.expiresAt.getTime()))
       },
     },
 

@@ -9,7 +9,7 @@ import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import { ConfigurationError, fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AccessLevel, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface MongoStoreOptions {
@@ -450,16 +450,11 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
       },
 
       async batch (ops) {
-        if (!Array.isArray(ops)) throw new TypeError('ops must be an array')
         // Checked before any is sent; then each window is its own atomic operation, all sent at once.
-        const checked = ops.map((op): { _id: string, add?: { inc: number, end: Date } } => {
-          if (op === null || typeof op !== 'object') throw new TypeError('each op must be an object')
-          const _id = counterId(op.key, op.windowStart)
-          return op.amount === undefined ? { _id } : { _id, add: { inc: checkedAmount(op.amount), end: checkedDate(op.expiresAt, 'expiresAt') } }
-        })
-        return await Promise.all(checked.map(async ({ _id, add }) => add !== undefined
-          ? await addCounter(_id, add.inc, add.end)
-          : (await counters.findOne({ _id }))?.total ?? 0))
+        return await Promise.all(checkedCounterOps(ops).map(async ({ key, start, add }) => {
+          const _id = counterId(key, start)
+          return add !== undefined ? await addCounter(_id, add.amount, add.expiresAt) : (await counters.findOne({ _id }))?.total ?? 0
+        }))
       },
     },
 

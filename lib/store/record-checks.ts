@@ -1,6 +1,6 @@
 // Checks both adapters apply to the values of the newer store parts before storing them, so a value
 // shaped like a query operator, or a count that is not a count, is refused the same way everywhere.
-import type { NewKeyRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
+import type { CounterOp, NewKeyRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent'] as const
@@ -63,6 +63,16 @@ export function checkedLimits (limits: UserLimits): UserLimits {
 export function checkedAmount (value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new TypeError('amount must be a safe integer')
   return value
+}
+
+/** counters.batch's operations, every one checked before any is applied: a read, or an add with its expiry. */
+export function checkedCounterOps (ops: unknown): Array<{ key: string, start: Date, add?: { amount: number, expiresAt: Date } }> {
+  if (!Array.isArray(ops)) throw new TypeError('ops must be an array')
+  return ops.map((op: CounterOp) => {
+    if (op === null || typeof op !== 'object') throw new TypeError('each op must be an object')
+    const checked = { key: text(op.key, 'key'), start: date(op.windowStart, 'windowStart') }
+    return op.amount === undefined ? checked : { ...checked, add: { amount: checkedAmount(op.amount), expiresAt: date(op.expiresAt, 'expiresAt') } }
+  })
 }
 
 export function checkedLeaseLimit (value: unknown): number {
