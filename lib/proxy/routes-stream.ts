@@ -26,6 +26,14 @@ export interface EventStreamOptions {
   logger?: Logger
 }
 
+/** What a governed call observes of a stream (lib/proxy/call/lifecycle.ts): each batch of events before its translation, and the end. */
+export interface StreamWatch {
+  /** The events of one upstream read, as they arrived. */
+  batch (events: GeminiResponse[]): void
+  /** The source ended (err undefined) or failed; not called when the client went away first (onStop is). */
+  ended (err?: unknown): void
+}
+
 /** How many events a chunk of SSE text holds: each ends with a blank line, and JSON data never holds a raw newline. */
 function eventCount (chunk: string): number {
   let count = 0
@@ -241,12 +249,14 @@ export interface SseTranslator {
  * read's events straight to the translator as they arrive (attachEventBatches), any other stream is read batch by
  * batch. A translation that throws ends the stream like an upstream failure.
  */
-export function sseBody (events: AsyncIterable<GeminiResponse>, translator: SseTranslator, options: EventStreamOptions): AsyncIterableIterator<string> {
+export function sseBody (events: AsyncIterable<GeminiResponse>, translator: SseTranslator, options: EventStreamOptions & { watch?: StreamWatch }): AsyncIterableIterator<string> {
   const body = new SseBody(options)
+  const watch = options.watch
   body.write(translator.head)
   const sink: PushSink<GeminiResponse[]> = {
     push (batch) {
       if (body.closed) return
+      watch?.batch(batch)
       let text: string
       try {
         text = translator.events(batch)
@@ -258,11 +268,14 @@ export function sseBody (events: AsyncIterable<GeminiResponse>, translator: SseT
       body.write(text)
     },
     end () {
-      if (!body.closed) body.end(translator.end())
+      if (body.closed) return
+      watch?.ended()
+      body.end(translator.end())
     },
     fail (err) {
       if (body.closed) return
       logFailure(options.logger, err, {}, 'stream failed')
+      watch?.ended(err)
       body.end(translator.error(err))
     },
   }

@@ -14,6 +14,7 @@ import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler, isPassThrough } from './native/handler.ts'
 import { createEmbeddingsHandler } from './chat/embeddings.ts'
+import { beginRequest } from './call/lifecycle.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -36,7 +37,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     const response = mapper(err, req)
     const call = req === undefined ? undefined : ctx.metering.callOf(req)
     if (call !== undefined) {
-      call.failed(response.status)
+      call.end(response.status)
       response.headers = { ...response.headers, ...call.headers }
     } else if (err instanceof RateLimitedError) {
       response.headers = { ...response.headers, ...err.headers }
@@ -56,6 +57,14 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
   const native = (method: string, path: string, handler: Handler): Route =>
     ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, streamBody: isPassThrough, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
+  /**
+   * A surface's POST route and its preflight, failing in the surface's own error shape (its mapper, metered as every
+   * route's): one line per surface (docs/model-proxy.md, "Adding a surface").
+   */
+  const surface = (path: string, createHandler: (ctx: ProxyContext) => Handler, createErrorResponse: () => (err: unknown, req?: HandlerRequest) => HandlerResponse): Route[] => {
+    const errorResponse = metered(createErrorResponse())
+    return [chat('POST', path, createHandler(ctx), errorResponse), chat('OPTIONS', path, preflight, errorResponse)]
+  }
   const nativeHandler = createNativeHandler(ctx)
 
   // `/v1/models` and `/v1/models/{id}` answer in the style of the client asking, and fail in it too: the handler
@@ -66,17 +75,18 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     req !== undefined && isGoogleClient(req) ? nativeError(err) : chatError(err)
 
   const routes: Route[] = [
-    chat('POST', '/v1/chat/completions', createChatCompletionsHandler(ctx)),
-    chat('OPTIONS', '/v1/chat/completions', preflight),
-    chat('POST', '/v1/embeddings', createEmbeddingsHandler(ctx)),
-    chat('OPTIONS', '/v1/embeddings', preflight),
+    ...surface('/v1/chat/completions', createChatCompletionsHandler, createChatErrorResponse),
+    ...surface('/v1/embeddings', createEmbeddingsHandler, createChatErrorResponse),
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
-      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
+      const request = await beginRequest(ctx, req, caller, 'chat')
+      request.end(200)
+      return { status: 200, headers: { ...CORS_HEADERS, ...request.headers }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
     }), chatErrorResponse),
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
       const caller = await ctx.checkAuth(req)
+      const request = await beginRequest(ctx, req, caller, 'chat')
       let entry: Record<string, unknown> | undefined
       try {
         entry = ctx.catalog.openaiModel(req.params.id ?? '')
@@ -85,7 +95,8 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
       }
       // A model the caller may not use is not listed, so it is not found either.
       if (entry === undefined || !ctx.modelPolicy.allows(caller, parseModelName(entry.id as string).base)) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
-      return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
+      request.end(200)
+      return { status: 200, headers: { ...CORS_HEADERS, ...request.headers }, body: entry }
     }), chatErrorResponse),
     native('*', '/v1/models/{path*}', nativeHandler),
     native('GET', '/v1beta/models', nativeHandler),

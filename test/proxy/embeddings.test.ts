@@ -84,15 +84,15 @@ t.test('embeddings are subject to the model policy and metered', async t => {
   const calls: Array<[string, string, number]> = []
   const { url, fake } = await start(t, {
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
-    modelAccess: { member: ['gemini-embedding-001'] },
+    modelAccess: { member: ['gemini-embedding-2'] },
     onCall: entry => calls.push([entry.model, entry.surface, entry.status]),
   })
-  const refused = await post(url, { model: 'gemini-embedding-2', input: 'x' }, KEY)
+  const refused = await post(url, { model: 'gemini-embedding-001', input: 'x' }, KEY)
   t.equal(refused.status, 403)
-  t.match(await refused.json(), { error: { param: 'model', message: /may not use the model `gemini-embedding-2`/ } })
+  t.match(await refused.json(), { error: { param: 'model', message: /may not use the model `gemini-embedding-001`/ } })
   t.same(fake.seen, [])
-  t.equal((await post(url, { model: 'gemini-embedding-001', input: 'x' }, KEY)).status, 200)
-  t.same(calls, [['gemini-embedding-001', 'chat', 200]])
+  t.equal((await post(url, { model: 'gemini-embedding-2', input: 'x' }, KEY)).status, 200)
+  t.same(calls, [['gemini-embedding-2', 'chat', 200]])
 })
 
 t.test('on code-assist, /v1/embeddings answers 404 naming the backend', async t => {

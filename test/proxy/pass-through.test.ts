@@ -131,9 +131,9 @@ t.test('paths that would leave the API prefix are refused', async t => {
   }
   t.same(fake.seen, [], 'nothing reached the upstream')
   // An absolute request target names the proxy's own upstream only.
-  const absolute = await raw(url, 'http://evil.example/v1beta/cachedContents')
+  const absolute = await raw(url, 'http://evil.example/v1beta/files')
   t.equal(absolute.status, 200)
-  t.equal(fake.seen[0].url, '/v1beta/cachedContents')
+  t.equal(fake.seen[0].url, '/v1beta/files')
 
   for (const path of ['/v1beta/a/../b', '/v1beta/a/%2e%2E/b', '/v1beta/a%2fb', '/v1beta/a%5Cb', '/v1beta/a\\b', '/v1beta//x', '/v1beta/a/./b']) {
     t.throws(() => forwardedPath(path), { code: 'INVALID_INPUT' }, path)
@@ -147,7 +147,7 @@ t.test('a model in the path is subject to the model policy', async t => {
   const calls: Array<{ model: string, surface: string, status: number }> = []
   const { url, fake } = await startGateway(t, {
     keys: { resolveKey: async secret => secret === MEMBER_KEY ? member : undefined },
-    modelAccess: { member: ['gemini-embedding-001'] },
+    modelAccess: { member: ['gemini-embedding-2'] },
     onCall: entry => calls.push({ model: entry.model, surface: entry.surface, status: entry.status }),
   })
   const call = async (model: string, action = ':embedContent'): Promise<Response> =>
@@ -157,10 +157,10 @@ t.test('a model in the path is subject to the model policy', async t => {
   t.match(await refused.json(), { error: { code: 403, status: 'PERMISSION_DENIED', message: /may not use the model `gemini-2.5-pro`/ } })
   t.equal((await call('gemini-2.5-pro', '/operations/x')).status, 403, 'any path naming the model')
   t.same(fake.seen, [])
-  const allowed = await call('gemini-embedding-001')
+  const allowed = await call('gemini-embedding-2')
   t.equal(allowed.status, 200)
   t.equal(fake.seen.length, 1)
-  t.same(calls, [{ model: 'gemini-embedding-001', surface: 'native', status: 200 }], 'an embedContent is a metered model call')
+  t.same(calls, [{ model: 'gemini-embedding-2', surface: 'native', status: 200 }], 'an embedContent is a metered model call')
 })
 
 t.test('a cache cannot be created for a model the key may not use: the model in the body meets the policy too', async t => {

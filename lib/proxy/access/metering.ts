@@ -1,16 +1,16 @@
 // The one owner of what a model call costs: a key caller's call is admitted by the rate limiter before the
 // upstream call and settled after it (tokens from the upstream's usageMetadata, the concurrency slot freed), and
-// every call, the operator's included, is recorded once in the usage ledger and reported once to onCall.
-// Handlers begin a call once they know the model; errors end it in the route table's error mappers (routes.ts),
-// streams in their translator (end, failure) or onStop (the client went away).
+// every call, the operator's included, is recorded once in the usage ledger and reported once to onCall. It
+// observes a call's normalised events (usage seen, output forwarded, ended), which the lifecycle
+// (lib/proxy/call/lifecycle.ts) sends whatever the surface; errors end a call in the route table's error mappers.
+// A request on no model (a file, an operation, a model list) is admitted for its request count only and recorded
+// under NO_MODEL (docs/model-proxy.md, "Limits and usage").
 import type { HandlerRequest } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { AccessLevel } from '../../store/types.ts'
 import type { RateLimiter, Admission } from '../../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../../metering/usage-ledger.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
-import type { GeminiResponse } from '../upstream/backend.ts'
-import type { SseTranslator } from '../routes-stream.ts'
 import type { ProxyCaller } from './caller.ts'
 
 export type Surface = UsageEntry['surface']
@@ -22,37 +22,39 @@ export interface MeteringOptions {
   now: () => Date
 }
 
-/** One model call in progress; every ending after the first is ignored. */
+/** One call in progress, told its normalised events; every ending after the first is ignored. */
 export interface MeteredCall {
   /** The x-ratelimit-* headers for every response of the call (none for the operator or without limits). */
   readonly headers: Readonly<Record<string, string>>
-  /** The call answered 200 with this upstream response, whose usageMetadata is charged. */
-  succeeded (response: GeminiResponse | undefined): void
-  /** The call failed before a stream started, answered with `status`. */
-  failed (status: number): void
-  /** A stream's translator and onStop that end the call with the last usage the upstream reported. */
-  streamed (translator: SseTranslator, onStop: () => void): { translator: SseTranslator, onStop: () => void }
+  /** The upstream reported this usage; a stream's is a running total, so the last one seen is what the call used. */
+  usage (used: TokenUsage | undefined): void
+  /** `chars` characters of answer and thought text went to the client. */
+  forwarded (chars: number): void
+  /** The call ended, answered with `status` (CLIENT_CLOSED when the client went away). */
+  end (status: number): void
 }
 
+/** How a call that ends without any usage reported is charged: its input estimate, or nothing (countTokens). */
+export type Unreported = 'estimate' | 'nothing'
+
 export interface Metering {
-  /** Begins a call of `model` (a base name); throws RATE_LIMITED (RateLimitedError, recorded as a 429) when a limit refuses it. */
-  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string): Promise<MeteredCall>
+  /**
+   * Begins a call of `model` (its usage row's name); throws RATE_LIMITED (RateLimitedError, recorded as a 429) when a
+   * limit refuses it. `requestedOutputTokens`: the most output the call may produce (lib/proxy/call/requested-output.ts).
+   */
+  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported): Promise<MeteredCall>
+  /** Begins a request on no model: counted against the requests per minute, charged nothing, recorded under NO_MODEL. */
+  request (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
   /** The call `req` began, if any (for the error mappers). */
   callOf (req: HandlerRequest): MeteredCall | undefined
 }
 
+/** The usage row of a request that names no model (files, operations, model lists). */
+export const NO_MODEL = 'none'
+/** The status recorded for a call the client abandoned (nginx's "client closed request"). */
+export const CLIENT_CLOSED = 499
+
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({})
-/** The status recorded for a stream the client abandoned (nginx's "client closed request"). */
-const CLIENT_CLOSED = 499
-
-const count = (n: unknown): number => typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0
-
-/** Tokens of an upstream response, as lib/proxy/chat/response-from-gemini.ts reads them; undefined when it reported none. */
-export function usageOf (response: GeminiResponse | undefined): TokenUsage | undefined {
-  const u = (response as { usageMetadata?: Record<string, unknown> } | undefined)?.usageMetadata
-  if (u === undefined || u === null || typeof u !== 'object') return undefined
-  return { inputTokens: count(u.promptTokenCount), outputTokens: count(u.candidatesTokenCount), thinkingTokens: count(u.thoughtsTokenCount), cachedTokens: count(u.cachedContentTokenCount) }
-}
 
 /** The size of a body as the host gave it (bytes or text); 0 for a value a host parsed already. */
 export function bodyBytes (body: unknown): number {
@@ -60,12 +62,37 @@ export function bodyBytes (body: unknown): number {
   return body instanceof Uint8Array ? body.byteLength : 0
 }
 
+/** Characters per token, the usual rate for text: estimates and the floor of an abandoned stream. */
+const CHARS_PER_TOKEN = 4
+
 /**
  * The input tokens a request is checked against before the call: its JSON bytes / 4, the usual characters per token
  * of text. Only a check of the room left; the charge is what the upstream reports.
  */
 export function estimateInputTokens (body: unknown): number {
-  return Math.ceil(bodyBytes(body) / 4)
+  return Math.ceil(bodyBytes(body) / CHARS_PER_TOKEN)
+}
+
+/** The input estimate of a request: its body as given, or its Content-Length for a body streamed through (pass-through). */
+export function requestTokens (req: HandlerRequest): number {
+  const given = estimateInputTokens(req.body)
+  if (given > 0) return given
+  const length = Number(req.headers['content-length'])
+  return Number.isSafeInteger(length) && length > 0 ? Math.ceil(length / CHARS_PER_TOKEN) : 0
+}
+
+/**
+ * What an ended call is charged (docs/model-proxy.md, "Limits and usage"): the usage the upstream reported, its
+ * output at least the text forwarded ÷ 4; without any report, the input estimate (or nothing) and the forwarded text.
+ */
+function charged (reported: TokenUsage | undefined, forwardedChars: number, estimate: number, unreported: Unreported): TokenUsage | undefined {
+  const floor = Math.ceil(forwardedChars / CHARS_PER_TOKEN)
+  if (reported === undefined) {
+    const input = unreported === 'estimate' ? estimate : 0
+    return input === 0 && floor === 0 ? undefined : { inputTokens: input, outputTokens: floor, thinkingTokens: 0, cachedTokens: 0 }
+  }
+  const output = reported.outputTokens + reported.thinkingTokens
+  return output >= floor ? reported : { ...reported, outputTokens: floor - reported.thinkingTokens }
 }
 
 export function createMetering (options: MeteringOptions): Metering {
@@ -80,68 +107,54 @@ export function createMetering (options: MeteringOptions): Metering {
     }
   }
 
-  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined): MeteredCall {
+  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined): MeteredCall {
     const userId = caller.kind === 'operator' ? 'operator' : caller.userId
     const keyId = caller.kind === 'operator' ? null : caller.keyId
     const level = caller.kind === 'operator' ? 'operator' : caller.accessLevel
     let ended = false
-    const end = (status: number, used: TokenUsage | undefined): void => {
-      if (ended) return
-      ended = true
-      // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
-      admission?.settle(used).catch(() => {})
-      report(used === undefined ? { at: now(), userId, keyId, model, surface, status } : { at: now(), userId, keyId, model, surface, status, usage: used }, level)
-    }
+    let last: TokenUsage | undefined
+    let chars = 0
     return {
       headers: admission?.headers ?? NO_HEADERS,
-      succeeded: response => { end(200, usageOf(response)) },
-      failed: status => { end(status, undefined) },
-      streamed (translator, onStop) {
-        // Each event's usageMetadata is the running total so far: the last one is what the call used.
-        let last: TokenUsage | undefined
-        return {
-          translator: {
-            head: translator.head,
-            events (batch) {
-              for (let i = batch.length - 1; i >= 0; i--) {
-                const u = usageOf(batch[i])
-                if (u !== undefined) { last = u; break }
-              }
-              return translator.events(batch)
-            },
-            end () {
-              end(200, last)
-              return translator.end()
-            },
-            error (err) {
-              end(isGatehouseError(err) ? err.status : 500, last)
-              return translator.error(err)
-            },
-          },
-          onStop () {
-            onStop()
-            end(CLIENT_CLOSED, last)
-          },
-        }
+      usage (used) { if (used !== undefined) last = used },
+      forwarded (n) { chars += n },
+      end (status) {
+        if (ended) return
+        ended = true
+        // A request on no model (unreported undefined) is charged nothing; a refused or failed call only what it reported
+        // or sent; one the client left, its input too (the upstream had it).
+        const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported)
+        // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
+        admission?.settle(used).catch(() => {})
+        const entry: UsageEntry = used === undefined ? { at: now(), userId, keyId, model, surface, status } : { at: now(), userId, keyId, model, surface, status, usage: used }
+        if (unreported === undefined) usage?.record(entry)
+        else report(entry, level)
       },
     }
   }
 
-  return {
-    async begin (req, caller, surface, model) {
-      let admission: Admission | undefined
-      if (caller.kind === 'key' && limiter !== undefined) {
-        try {
-          admission = await limiter.admit(caller, estimateInputTokens(req.body))
-        } catch (err) {
-          if (isGatehouseError(err)) report({ at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status }, caller.accessLevel)
-          throw err
+  async function admit (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, estimate: number, unreported: Unreported | undefined): Promise<MeteredCall> {
+    let admission: Admission | undefined
+    if (caller.kind === 'key' && limiter !== undefined) {
+      try {
+        admission = await limiter.admit(caller, estimate)
+      } catch (err) {
+        if (isGatehouseError(err)) {
+          const entry = { at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status }
+          if (unreported === undefined) usage?.record(entry)
+          else report(entry, caller.accessLevel)
         }
+        throw err
       }
-      const metered = call(caller, surface, model, admission)
-      calls.set(req, metered)
-      return metered
-    },
+    }
+    const metered = call(caller, surface, model, admission, estimate, unreported)
+    calls.set(req, metered)
+    return metered
+  }
+
+  return {
+    begin: async (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate') => await admit(req, caller, surface, model, requestTokens(req), unreported),
+    request: async (req, caller, surface) => await admit(req, caller, surface, NO_MODEL, 0, undefined),
     callOf: req => calls.get(req),
   }
 }

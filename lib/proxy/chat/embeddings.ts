@@ -6,8 +6,9 @@ import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
+import { isGatehouseError } from '../../errors.ts'
 import { withParam } from './error-body.ts'
-import { chatModel } from './requested-model.ts'
+import { beginModelCall } from '../call/lifecycle.ts'
 import type { ProxyContext } from '../context.ts'
 
 /** Most inputs one request may embed: one batchEmbedContents call. */
@@ -49,18 +50,16 @@ export function createEmbeddingsHandler (ctx: ProxyContext): Handler {
   return async function embeddings (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const request = parseEmbeddingsRequest(readJsonBody(req))
-    const model = chatModel(ctx, caller, request.model)
     const backend = ctx.backend
     if (backend.embed === undefined) throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no embeddings; POST /v1/embeddings needs the gemini-api or vertex backend`)
-    const call = await ctx.metering.begin(req, caller, 'chat', model.base)
+    const call = await beginModelCall(ctx, req, caller, { surface: 'chat', model: request.model, noOutput: true, modelRefused: err => isGatehouseError(err) ? withParam(err, 'model') : err })
     const requests = request.input.map(text => ({
       content: { parts: [{ text }] },
       ...(request.dimensions === undefined ? {} : { outputDimensionality: request.dimensions }),
     }))
-    const result = await backend.embed({ model: model.base, requests, signal: req.signal })
+    const result = await call.embed(requests)
     // The upstream's count when it gives one, else the usual 4 characters per token.
     const promptTokens = result.promptTokens ?? request.input.reduce((n, text) => n + Math.ceil(text.length / 4), 0)
-    call.succeeded({ usageMetadata: { promptTokenCount: promptTokens } })
     return {
       status: 200,
       headers: { ...CORS_HEADERS, ...call.headers },
@@ -71,7 +70,7 @@ export function createEmbeddingsHandler (ctx: ProxyContext): Handler {
           index,
           embedding: request.encodingFormat === 'base64' ? base64Vector(e.values) : e.values,
         })),
-        model: model.requested,
+        model: call.model.requested,
         usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
       },
     }

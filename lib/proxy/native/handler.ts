@@ -6,14 +6,15 @@ import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contra
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
-import { allowedModel, modelFilter } from '../access/model-policy.ts'
+import { modelFilter } from '../access/model-policy.ts'
+import { beginModelCall, beginRequest } from '../call/lifecycle.ts'
 import { parseModelName } from '../models/name.ts'
 import { nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
 import { passThrough } from './pass-through.ts'
 import { countTokensRequest, prepareNativeRequest } from './request.ts'
 import { nativeStreamTranslator } from './stream.ts'
-import { SSE_HEADERS, openUpstreamStream, sseBody } from '../routes-stream.ts'
+import { SSE_HEADERS } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
 
 /** The part of the path after `/v1beta/` (or `/v1/`, @google/genai's default version), still URL-encoded. */
@@ -38,52 +39,39 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     const allows = modelFilter(ctx, caller)
     const target = parseNativePath(pathAfterVersion(req))
     if (target.kind === 'other') return await passThrough(ctx, req, caller)
-    if (target.kind === 'list') {
-      if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', 'Only GET lists models')
-      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.nativeList(allows) }
-    }
-    if (target.action === undefined) {
-      if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', `Use GET to read a model, or POST to models/${target.model}:generateContent`)
-      const model = ctx.catalog.get(target.model)
-      // A model the caller may not use is not listed, so it is not found either.
-      if (model === undefined || (allows !== undefined && !allows(parseModelName(model.name).base))) {
-        throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
+    if (target.kind === 'list' || target.action === undefined) {
+      if (req.method !== 'GET') {
+        throw fail('METHOD_NOT_ALLOWED', target.kind === 'list' ? 'Only GET lists models' : `Use GET to read a model, or POST to models/${target.model}:generateContent`)
       }
-      return { status: 200, headers: { ...CORS_HEADERS }, body: model }
+      const request = await beginRequest(ctx, req, caller, 'native')
+      let body: unknown = ctx.catalog.nativeList(allows)
+      if (target.kind === 'model') {
+        const model = ctx.catalog.get(target.model)
+        // A model the caller may not use is not listed, so it is not found either.
+        if (model === undefined || (allows !== undefined && !allows(parseModelName(model.name).base))) {
+          throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
+        }
+        body = model
+      }
+      request.end(200)
+      return { status: 200, headers: { ...CORS_HEADERS, ...request.headers }, body }
     }
     if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${target.action} takes POST`)
-
-    const model = allowedModel(ctx, caller, target.model)
     const body = readJsonBody(req)
-    const backend = ctx.backend
-    const sessionId = req.headers['x-session-id']
 
     if (target.action === 'countTokens') {
       const request = countTokensRequest(body)
-      const call = await ctx.metering.begin(req, caller, 'native', model.base)
-      const counted = await backend.countTokens({ model: model.base, request, signal: req.signal })
       // Counting spends no tokens: a request, nothing to charge.
-      call.succeeded(undefined)
-      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: counted }
+      const call = await beginModelCall(ctx, req, caller, { surface: 'native', model: target.model, noOutput: true, unreported: 'nothing' })
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: await call.countTokens(request) }
     }
-    const request = prepareNativeRequest(body, model, ctx.safetySettings)
-    const call = await ctx.metering.begin(req, caller, 'native', model.base)
+    const maxOutputTokens = (body as { generationConfig?: { maxOutputTokens?: unknown } } | undefined)?.generationConfig?.maxOutputTokens
+    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model: target.model, maxOutputTokens })
+    const request = prepareNativeRequest(body, call.model, ctx.safetySettings)
     if (target.action === 'generateContent') {
-      const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
-      call.succeeded(response)
-      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: response }
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: await call.generate(request, response => response) }
     }
-    const upstream = await openUpstreamStream(backend, { model: model.base, request, sessionId }, req.signal)
-    const { translator, onStop } = call.streamed(nativeStreamTranslator(err => nativeErrorBody(err).body), upstream.abort)
-    return {
-      status: 200,
-      headers: { ...SSE_HEADERS, ...call.headers },
-      body: sseBody(upstream.events, translator, {
-        keepAliveMs: ctx.keepAliveMs,
-        observer: ctx.observer,
-        onStop,
-        logger: ctx.logger,
-      }),
-    }
+    const stream = await call.stream(request, nativeStreamTranslator(err => nativeErrorBody(err).body))
+    return { status: 200, headers: { ...SSE_HEADERS, ...call.headers }, body: stream }
   }
 }

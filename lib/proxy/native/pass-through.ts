@@ -7,17 +7,21 @@
 //    backend's host and the path the client named
 //  - headers from an allow-list only: the client's key, Authorization, cookies and hop-by-hop headers never pass
 //  - the query without `key`; the body and the answer streamed, never held whole (Route.streamBody)
-//  - a model in the path (`models/{model}...`), or in the body of a cache creation (handed on resolved as
-//    ForwardRequest.bodyModel), is subject to the model policy, and calls on a model are metered
+//  - every request goes through the governed lifecycle (lib/proxy/call/lifecycle.ts): a call on a model
+//    (`models/{model}:{action}` or `tunedModels/{model}:{action}`, any case) and a cache creation (its model in the
+//    body, handed on resolved as ForwardRequest.bodyModel) are model calls, admitted and charged from the usage the
+//    answer reports; any other path is a request, counted and recorded (docs/model-proxy.md, "Limits and usage")
 import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { allowedModel } from '../access/model-policy.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import type { MeteredCall } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
 import { notPassedThrough } from '../upstream/forward.ts'
+import { allowedModel } from '../access/model-policy.ts'
+import { allowedTunedModel, beginModelCall, beginRequest, beginTunedModelCall, meteredAnswer } from '../call/lifecycle.ts'
+import { modelTargetOf, producesNoOutput, spendsNoTokens } from '../call/model-path.ts'
 
 /** The API prefixes passed through; the first one in the request path starts the forwarded path (a host may mount the routes under its own prefix). */
 const API_ROOT = /\/(?:upload\/)?v1(?:beta)?(?=\/|$)/
@@ -27,9 +31,6 @@ const REQUEST_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'c
 /** Answer headers that pass (plus x-goog-upload-*). */
 const RESPONSE_HEADERS = new Set(['content-type', 'content-disposition', 'etag', 'last-modified', 'retry-after'])
 const UPLOAD_HEADER = /^x-goog-upload-/
-
-/** Actions on a model that are model calls (metered); other model paths (details, operations) are only checked against the policy. */
-const MODEL_CALLS = new Set(['embedContent', 'batchEmbedContents', 'asyncBatchEmbedContent', 'batchGenerateContent', 'predict', 'predictLongRunning'])
 
 export interface ForwardedPath {
   /** From the API prefix on, as received. */
@@ -63,16 +64,6 @@ export function forwardedPath (raw: string): ForwardedPath {
     if (/[\u0000-\u001f\u007f]/.test(decoded)) throw refused(path, 'it holds control characters')
   }
   return { path, mount: raw.slice(0, m.index) }
-}
-
-/** The model a path names (`.../models/{model}` or `.../models/{model}:{action}`), decoded, or undefined. */
-export function modelInPath (path: string): { model: string, action?: string } | undefined {
-  const segments = path.split('/').map(s => decodeURIComponent(s))
-  const at = segments.indexOf('models')
-  const named = at < 0 ? undefined : segments[at + 1]
-  if (named === undefined || named === '') return undefined
-  const colon = named.indexOf(':')
-  return colon < 0 ? { model: named } : { model: named.slice(0, colon), action: named.slice(colon + 1) }
 }
 
 export function passThroughHeaders (headers: HandlerRequest['headers']): Record<string, string> {
@@ -120,24 +111,61 @@ function byteStream (body: unknown): AsyncIterable<Uint8Array> | undefined {
   return (async function * oneChunk () { yield bytes })()
 }
 
-/** Creating a cache (`POST .../cachedContents`) names its model in the body, not the path. */
-const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/
+/** Creating a cache (`POST .../cachedContents`, any case) names its model in the body, not the path. */
+const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/i
 
 /**
  * The body of a cache creation, read whole (the route bounds its size and read time) so that its `model` meets the
- * same policy as a model in the path; the bytes then go on unchanged. A body that is not JSON goes on as it is, for
- * the upstream to refuse.
+ * same catalogue, policy and limits as a model in the path; the bytes then go on unchanged. A body that is not a JSON
+ * object naming a model (a BOM, protobuf, anything else) is refused here: it cannot be checked, so it never passes.
  */
-async function withBodyModelAllowed (body: AsyncIterable<Uint8Array>, allowModel: (name: string) => string): Promise<{ body: AsyncIterable<Uint8Array>, model?: string }> {
+async function cacheCreation (body: AsyncIterable<Uint8Array> | undefined): Promise<{ bytes: Buffer, model: string }> {
   const chunks: Uint8Array[] = []
-  for await (const chunk of body) chunks.push(chunk)
+  if (body !== undefined) for await (const chunk of body) chunks.push(chunk)
   const bytes = Buffer.concat(chunks)
   let named: unknown
   try {
     named = (JSON.parse(bytes.toString('utf8')) as { model?: unknown } | null)?.model
-  } catch {}
-  const model = typeof named === 'string' && named !== '' ? allowModel(named) : undefined
-  return { body: byteStream(bytes) as AsyncIterable<Uint8Array>, model }
+  } catch {
+    throw fail('INVALID_INPUT', 'A cache creation body must be a JSON object (UTF-8, no byte order mark) naming its `model`')
+  }
+  if (typeof named !== 'string' || named === '') throw fail('INVALID_INPUT', 'A cache creation body must name its `model`')
+  return { bytes, model: named }
+}
+
+interface Governed {
+  /** The call or request the lifecycle began: its headers go on the answer, and it ends with it. */
+  call: MeteredCall
+  /** Whether the call is on a model: it ends with the answer's body, charged the usage it reports. */
+  onModel: boolean
+  body?: AsyncIterable<Uint8Array>
+  /** The model of a cache creation, resolved and allowed (ForwardRequest.bodyModel). */
+  bodyModel?: string
+}
+
+/** Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request on no model. */
+async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string): Promise<Governed> {
+  if (req.method === 'POST' && CACHE_CREATE.test(path)) {
+    const { bytes, model } = await cacheCreation(byteStream(req.body))
+    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true })
+    return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
+  }
+  const body = byteStream(req.body)
+  const target = modelTargetOf(path)
+  if (target === undefined) return { call: await beginRequest(ctx, req, caller, 'native'), onModel: false, body }
+  const { collection, model, action } = target
+  if (action === undefined) {
+    // A path on the model itself (its details, its operations): the policy applies, and it is a request.
+    if (collection === 'tunedModels') allowedTunedModel(ctx, caller, model)
+    else allowedModel(ctx, caller, model)
+    return { call: await beginRequest(ctx, req, caller, 'native'), onModel: false, body }
+  }
+  const noOutput = producesNoOutput(action)
+  const unreported = spendsNoTokens(action) ? 'nothing' : 'estimate'
+  const call = collection === 'tunedModels'
+    ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported)
+    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported })).metered
+  return { call, onModel: true, body }
 }
 
 /** Forwards one native request the proxy does not serve itself; `caller` has passed authentication. */
@@ -147,17 +175,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     throw notPassedThrough(backend.name, req.path, 'other native paths pass through on the gemini-api and vertex backends only')
   }
   const { path, mount } = forwardedPath(req.path)
-  const named = modelInPath(path)
-  /** Pass-through's model policy check, for a model in the path or in the body: the base id when allowed. */
-  const allowModel = (name: string): string => allowedModel(ctx, caller, name).base
-  let call: MeteredCall | undefined
-  if (named !== undefined) {
-    const base = allowModel(named.model)
-    if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', base)
-  }
-  let body = byteStream(req.body)
-  let bodyModel: string | undefined
-  if (req.method === 'POST' && CACHE_CREATE.test(path) && body !== undefined) ({ body, model: bodyModel } = await withBodyModelAllowed(body, allowModel))
+  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path)
   const answer = await backend.forward({
     method: req.method,
     path,
@@ -167,12 +185,13 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     signal: req.signal,
     bodyModel,
   })
-  // Answered: a call ends here whatever the status (embeddings report no usage to charge).
-  if (answer.status >= 200 && answer.status < 300) call?.succeeded(undefined)
-  else call?.failed(answer.status)
+  // A model call ends with its answer's body, charged the usage it reports; a request ends with its answer.
+  let answerBody = answer.body
+  if (onModel) answerBody = meteredAnswer(call, answer)
+  else call.end(answer.status)
   return {
     status: answer.status,
-    headers: { ...CORS_HEADERS, ...answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, mount)), ...call?.headers },
-    body: answer.body,
+    headers: { ...CORS_HEADERS, ...answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, mount)), ...call.headers },
+    body: answerBody,
   }
 }

@@ -1,0 +1,186 @@
+// The one governed lifecycle of every model call and every request a key makes (docs/model-proxy.md, "One
+// lifecycle for every model call"): caller → model (resolved through the catalogue) → policy → admission →
+// upstream → settle. A surface parses its request and translates the answer; everything that governs the call is
+// here, so a surface added later inherits it by construction. Metering observes the call's normalised events
+// (usage seen, output forwarded, ended) whatever the surface; errors thrown before the end reach the route table's
+// error mapper, which ends the call with the status answered (lib/proxy/routes.ts).
+import type { HandlerRequest } from '../../http/contract.ts'
+import { isGatehouseError } from '../../errors.ts'
+import type { ProxyCaller } from '../access/caller.ts'
+import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
+import { CLIENT_CLOSED } from '../access/metering.ts'
+import type { MeteredCall, Surface, Unreported } from '../access/metering.ts'
+import type { ProxyContext } from '../context.ts'
+import type { ModelName } from '../models/name.ts'
+import type { EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
+import { openUpstreamStream, sseBody } from '../routes-stream.ts'
+import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
+import { outputChars, usageOf } from '../gemini/hub.ts'
+import { requestedOutputTokens } from './requested-output.ts'
+import { UsageScan } from './usage-scan.ts'
+
+/** The usage row of every model outside the catalogue (docs/model-proxy.md, "Limits and usage"): invented names cannot add rows. */
+export const OTHER_MODEL = 'other'
+
+export interface ModelCallSpec {
+  /** The surface, as usage records it (`chat`, `native`, ...). */
+  surface: Surface
+  /** The model as the client named it (path or body). */
+  model: string
+  /** The output the request asks for at most (max_tokens, maxOutputTokens); anything else: the model's limit, capped. */
+  maxOutputTokens?: unknown
+  /** The call produces no output (counting, embedding): nothing reserved for it. */
+  noOutput?: boolean
+  /** How an answer without usage is charged (default its input estimate; countTokens: nothing). */
+  unreported?: Unreported
+  /** How a refusal of the model reads on this surface (chat names the `model` parameter); default as it is. */
+  modelRefused?: (err: unknown) => unknown
+}
+
+/** A model call admitted: its model, its headers, and the upstream calls that end it. */
+export interface ModelCall {
+  /** The model resolved through the catalogue and allowed by the policy. */
+  readonly model: ModelName
+  /** The x-ratelimit-* headers every answer of the call carries. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The call's meter, for an answer the surface sends itself (a pass-through answer: meteredAnswer). */
+  readonly metered: MeteredCall
+  /** Unary generateContent; the call ends (200, the answer's usage) once `translate` gave the surface's answer. */
+  generate: <T>(request: GeminiRequest, translate: (response: GeminiResponse) => T) => Promise<T>
+  /** streamGenerateContent as an SSE body of `translator`'s text; the call ends with the stream (client gone: 499). */
+  stream: (request: GeminiRequest, translator: SseTranslator) => Promise<AsyncIterableIterator<string>>
+  /** countTokens; the call ends at the answer. */
+  countTokens: (request: GeminiRequest) => Promise<{ totalTokens: number } & Record<string, unknown>>
+  /** Embeddings (Backend.embed, present: the surface checked); charged the upstream's count, else the input estimate. */
+  embed: (requests: GeminiRequest[]) => Promise<EmbedResult>
+}
+
+/** The usage row a resolved model is recorded under: its catalogue base, or OTHER_MODEL. */
+export function usageModel (ctx: Pick<ProxyContext, 'catalog'>, model: ModelName): string {
+  return ctx.catalog.get(model.base) === undefined ? OTHER_MODEL : model.base
+}
+
+function resolve (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): ModelName {
+  try {
+    return allowedModel(ctx, caller, spec.model)
+  } catch (err) {
+    throw spec.modelRefused === undefined ? err : spec.modelRefused(err)
+  }
+}
+
+/** A stream's watch: the last usage reported and the text forwarded, to the call; one per stream, no allocation per batch. */
+function streamWatch (metered: MeteredCall): StreamWatch {
+  return {
+    batch (events) {
+      for (let i = events.length - 1; i >= 0; i--) {
+        const u = usageOf(events[i])
+        if (u !== undefined) { metered.usage(u); break }
+      }
+      metered.forwarded(outputChars(events))
+    },
+    ended (err) { metered.end(err === undefined ? 200 : isGatehouseError(err) ? err.status : 500) },
+  }
+}
+
+/**
+ * Begins a model call for `caller` (authenticated): the model resolved and allowed, then admitted against the
+ * caller's limits with the output it may produce reserved. Throws MODEL_NOT_FOUND, MODEL_NOT_ALLOWED or RATE_LIMITED.
+ */
+export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
+  const model = resolve(ctx, caller, spec)
+  const requested = spec.noOutput === true ? 0 : requestedOutputTokens(model, spec.maxOutputTokens)
+  const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported)
+  const { backend } = ctx
+  const base = model.base
+  const sessionId = req.headers['x-session-id']
+  return {
+    model,
+    headers: metered.headers,
+    metered,
+    async generate (request, translate) {
+      const response = await backend.generate({ model: base, request, signal: req.signal, sessionId })
+      metered.usage(usageOf(response))
+      // Translated first: an answer that is none (a 502) ends the call as that failure, in the error mapper.
+      const answer = translate(response)
+      metered.end(200)
+      return answer
+    },
+    async stream (request, translator) {
+      const upstream = await openUpstreamStream(backend, { model: base, request, sessionId }, req.signal)
+      return sseBody(upstream.events, translator, {
+        keepAliveMs: ctx.keepAliveMs,
+        observer: ctx.observer,
+        logger: ctx.logger,
+        watch: streamWatch(metered),
+        onStop () {
+          upstream.abort()
+          metered.end(CLIENT_CLOSED)
+        },
+      })
+    },
+    async countTokens (request) {
+      const counted = await backend.countTokens({ model: base, request, signal: req.signal })
+      metered.end(200)
+      return counted
+    },
+    async embed (requests) {
+      const embed = backend.embed as NonNullable<typeof backend.embed>
+      const result = await embed.call(backend, { model: base, requests, signal: req.signal })
+      if (result.promptTokens !== undefined) metered.usage({ inputTokens: result.promptTokens, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 })
+      metered.end(200)
+      return result
+    },
+  }
+}
+
+/** The policy's check of a tuned model: only a policy that allows every model allows one (no pattern names it). Throws MODEL_NOT_ALLOWED. */
+export function allowedTunedModel (ctx: Pick<ProxyContext, 'modelPolicy'>, caller: ProxyCaller, name: string): void {
+  if (!ctx.modelPolicy.allows(caller, `tunedModels/${name}`)) throw modelNotAllowed(`tunedModels/${name}`)
+}
+
+/**
+ * Begins a call on a project's tuned model (`tunedModels/{name}`), outside the catalogue: allowed only to a caller
+ * whose policy allows every model, recorded under OTHER_MODEL. Throws MODEL_NOT_ALLOWED or RATE_LIMITED.
+ */
+export async function beginTunedModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, name: string, noOutput: boolean, unreported: Unreported): Promise<MeteredCall> {
+  allowedTunedModel(ctx, caller, name)
+  return await ctx.metering.begin(req, caller, 'native', OTHER_MODEL, noOutput ? 0 : requestedOutputTokens({}, undefined), unreported)
+}
+
+/**
+ * Begins a request on no model (a model list, a file, an operation): counted against the caller's requests per
+ * minute and recorded; it carries the x-ratelimit-* headers. Throws RATE_LIMITED.
+ */
+export async function beginRequest (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall> {
+  return await ctx.metering.request(req, caller, surface)
+}
+
+/**
+ * An answer passed through, metered as it goes to the client: the usage it reports read from its bytes (JSON or
+ * SSE, never held whole), and the call ended with its status once the body is done (or 499 when the client left).
+ */
+export function meteredAnswer (metered: MeteredCall, answer: ForwardResponse): AsyncIterable<Uint8Array> {
+  const ok = answer.status >= 200 && answer.status < 300
+  if (!ok) {
+    metered.end(answer.status)
+    return answer.body
+  }
+  const scan = new UsageScan((answer.headers['content-type'] ?? '').startsWith('text/event-stream'))
+  const source = answer.body
+  return (async function * metering () {
+    let status = CLIENT_CLOSED
+    try {
+      for await (const chunk of source) {
+        scan.push(chunk)
+        yield chunk
+      }
+      status = answer.status
+    } catch (err) {
+      status = isGatehouseError(err) ? err.status : 502
+      throw err
+    } finally {
+      metered.usage(scan.usage)
+      metered.end(status)
+    }
+  })()
+}

@@ -1,0 +1,115 @@
+// The Gemini JSON hub: every surface translates to a GenerateContentRequest and from a GenerateContentResponse,
+// and reads an answer's parts, usage and finish reasons here, never in another surface (docs/model-proxy.md,
+// "One lifecycle for every model call"). Readers take what the upstream sent as it is: a field of the wrong type
+// reads as absent, never as a failure.
+import type { TokenUsage } from '../../metering/token-usage.ts'
+
+/** One part of a candidate's content, the fields the proxy reads (others pass as they are). */
+export interface GeminiPart {
+  text?: string
+  /** The part is a thought summary, not answer text. */
+  thought?: boolean
+  thoughtSignature?: string
+  functionCall?: { name?: string, args?: unknown, id?: string } | null
+  inlineData?: { mimeType?: string, data?: string } | null
+  [field: string]: unknown
+}
+
+export interface GeminiCandidate {
+  index?: number
+  content?: { role?: string, parts?: GeminiPart[] }
+  finishReason?: string
+  [field: string]: unknown
+}
+
+/** usageMetadata of a GenerateContentResponse; a CachedContent's has only totalTokenCount. */
+export interface GeminiUsageMetadata {
+  promptTokenCount?: number
+  candidatesTokenCount?: number
+  thoughtsTokenCount?: number
+  cachedContentTokenCount?: number
+  toolUsePromptTokenCount?: number
+  totalTokenCount?: number
+  [field: string]: unknown
+}
+
+/** A GenerateContentResponse (or one stream event), the fields the proxy reads. */
+export interface GeminiAnswer {
+  candidates?: GeminiCandidate[]
+  usageMetadata?: GeminiUsageMetadata
+  promptFeedback?: { blockReason?: string, [field: string]: unknown }
+  modelVersion?: string
+  responseId?: string
+  [field: string]: unknown
+}
+
+/** What a part holds, for a surface to render: answer text, thought text, a function call, inline data, or anything else. */
+export type PartKind = 'text' | 'thought' | 'functionCall' | 'inlineData' | 'other'
+
+const NO_CANDIDATES: readonly GeminiCandidate[] = Object.freeze([])
+const NO_PARTS: readonly GeminiPart[] = Object.freeze([])
+
+/** The candidates of an answer; [] when it has none (a blocked prompt, a usage-only stream event). */
+export function candidatesOf (answer: unknown): readonly GeminiCandidate[] {
+  const c = (answer as GeminiAnswer | null | undefined)?.candidates
+  return Array.isArray(c) ? c : NO_CANDIDATES
+}
+
+/** The parts of a candidate's content; [] when it has none. */
+export function partsOf (candidate: unknown): readonly GeminiPart[] {
+  const p = (candidate as GeminiCandidate | null | undefined)?.content?.parts
+  return Array.isArray(p) ? p : NO_PARTS
+}
+
+/** What one part is: a function call first (it may carry text too), then text (thought or not), then inline data. */
+export function partKind (part: unknown): PartKind {
+  if (part === null || typeof part !== 'object') return 'other'
+  const p = part as GeminiPart
+  if (p.functionCall !== undefined && p.functionCall !== null) return 'functionCall'
+  if (typeof p.text === 'string') return p.thought === true ? 'thought' : 'text'
+  if (p.inlineData !== undefined && p.inlineData !== null) return 'inlineData'
+  return 'other'
+}
+
+/** The candidate's finish reason as Google names it (`STOP`, `MAX_TOKENS`, `SAFETY`, ...), or undefined while it runs. */
+export function finishReasonOf (candidate: unknown): string | undefined {
+  const r = (candidate as GeminiCandidate | null | undefined)?.finishReason
+  return typeof r === 'string' ? r : undefined
+}
+
+const count = (n: unknown): number => typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0
+
+/**
+ * Tokens a usageMetadata reports, what limits charge and usage records; undefined when there is none. A
+ * CachedContent reports only totalTokenCount: that is its input.
+ */
+export function readUsageMetadata (u: unknown): TokenUsage | undefined {
+  if (u === undefined || u === null || typeof u !== 'object') return undefined
+  const m = u as GeminiUsageMetadata
+  const input = m.promptTokenCount === undefined && m.candidatesTokenCount === undefined ? count(m.totalTokenCount) : count(m.promptTokenCount)
+  return { inputTokens: input, outputTokens: count(m.candidatesTokenCount), thinkingTokens: count(m.thoughtsTokenCount), cachedTokens: count(m.cachedContentTokenCount) }
+}
+
+/** Tokens an answer (or stream event) reports; undefined when it carries no usageMetadata. */
+export function usageOf (answer: unknown): TokenUsage | undefined {
+  return answer === null || typeof answer !== 'object' ? undefined : readUsageMetadata((answer as GeminiAnswer).usageMetadata)
+}
+
+/**
+ * Characters of answer and thought text in a batch of answers: what was forwarded, for a stream whose usage never
+ * came. A scan without allocation, once per batch.
+ */
+export function outputChars (batch: readonly unknown[]): number {
+  let chars = 0
+  for (let e = 0; e < batch.length; e++) {
+    const candidates = candidatesOf(batch[e])
+    for (let c = 0; c < candidates.length; c++) {
+      const parts = partsOf(candidates[c])
+      for (let p = 0; p < parts.length; p++) {
+        const text = parts[p]?.text
+        if (typeof text === 'string') chars += text.length
+      }
+    }
+  }
+  return chars
+}
