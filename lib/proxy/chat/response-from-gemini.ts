@@ -1,5 +1,7 @@
 // Gemini GenerateContentResponse → chat-completions objects (docs/chat-completions.md, "Responses" and "Finish reasons").
 import type { GeminiResponse } from '../upstream/backend.ts'
+import { candidatesOf, finishReasonOf, partKind, partsOf } from '../gemini/hub.ts'
+import type { GeminiPart } from '../gemini/hub.ts'
 import { newToolCallId } from './tool-call-ids.ts'
 
 export interface OpenAIToolCall {
@@ -25,30 +27,32 @@ export interface CandidateOutput {
   toolCalls: OpenAIToolCall[]
 }
 
-type Part = Record<string, any>
-
-export function partsToOutput (parts: readonly Part[] | undefined): CandidateOutput {
+/** A candidate's parts (read by the hub, lib/proxy/gemini/hub.ts) as chat-completions output. */
+export function partsToOutput (parts: readonly GeminiPart[] | undefined): CandidateOutput {
   let content = ''
   let reasoning = ''
   const toolCalls: OpenAIToolCall[] = []
   for (const part of parts ?? []) {
-    if (part === null || typeof part !== 'object') continue
-    if (part.functionCall !== undefined && part.functionCall !== null) {
-      const call = part.functionCall
-      toolCalls.push({
-        id: newToolCallId(typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined),
-        type: 'function',
-        function: { name: String(call.name ?? ''), arguments: JSON.stringify(call.args ?? {}) },
-      })
-    } else if (typeof part.text === 'string') {
-      if (part.thought === true) reasoning += part.text
-      else content += part.text
-    } else if (part.inlineData !== undefined && part.inlineData !== null) {
-      const mimeType = typeof part.inlineData.mimeType === 'string' ? part.inlineData.mimeType : 'image/png'
-      // Only images have a text rendering; other inline data has no place in a chat message.
-      if (mimeType.startsWith('image/') && typeof part.inlineData.data === 'string') {
-        content += `![image](data:${mimeType};base64,${part.inlineData.data})`
+    switch (partKind(part)) {
+      case 'functionCall': {
+        const call = part.functionCall as NonNullable<GeminiPart['functionCall']>
+        toolCalls.push({
+          id: newToolCallId(typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined),
+          type: 'function',
+          function: { name: String(call.name ?? ''), arguments: JSON.stringify(call.args ?? {}) },
+        })
+        break
       }
+      case 'thought': reasoning += part.text as string; break
+      case 'text': content += part.text as string; break
+      case 'inlineData': {
+        const data = part.inlineData as NonNullable<GeminiPart['inlineData']>
+        const mimeType = typeof data.mimeType === 'string' ? data.mimeType : 'image/png'
+        // Only images have a text rendering; other inline data has no place in a chat message.
+        if (mimeType.startsWith('image/') && typeof data.data === 'string') content += `![image](data:${mimeType};base64,${data.data})`
+        break
+      }
+      default:
     }
   }
   return { content, reasoning, toolCalls }
@@ -112,9 +116,8 @@ export interface ChatCompletion {
 }
 
 export function toChatCompletion (response: GeminiResponse, meta: CompletionMeta): ChatCompletion {
-  const candidates: Array<Record<string, any>> = Array.isArray(response?.candidates) ? response.candidates : []
-  const choices: ChatCompletion['choices'] = candidates.map((candidate, i) => {
-    const out = partsToOutput(candidate?.content?.parts)
+  const choices: ChatCompletion['choices'] = candidatesOf(response).map((candidate, i) => {
+    const out = partsToOutput(partsOf(candidate))
     const message: ChatCompletion['choices'][number]['message'] = {
       role: 'assistant',
       content: out.content === '' && out.toolCalls.length > 0 ? null : out.content,
@@ -126,7 +129,7 @@ export function toChatCompletion (response: GeminiResponse, meta: CompletionMeta
       index: typeof candidate?.index === 'number' ? candidate.index : i,
       message,
       logprobs: null,
-      finish_reason: mapFinishReason(candidate?.finishReason, out.toolCalls.length > 0, true) as FinishReason,
+      finish_reason: mapFinishReason(finishReasonOf(candidate), out.toolCalls.length > 0, true) as FinishReason,
     }
   })
   // A blocked prompt has no candidates: one empty choice, so clients reading choices[0] keep working.

@@ -5,6 +5,7 @@
 // translated into one string, so they go out in one write.
 import { eventBatches } from '../upstream/backend.ts'
 import type { GeminiResponse } from '../upstream/backend.ts'
+import { candidatesOf, finishReasonOf, partsOf } from '../gemini/hub.ts'
 import { mapFinishReason, partsToOutput, toUsage } from './response-from-gemini.ts'
 import type { CompletionMeta, FinishReason, OpenAIUsage } from './response-from-gemini.ts'
 import type { SseTranslator } from '../routes-stream.ts'
@@ -42,7 +43,7 @@ export function chatStreamTranslator (options: ChatStreamOptions): SseTranslator
   function translate (event: GeminiResponse): string {
     const eventUsage = toUsage(event?.usageMetadata)
     if (eventUsage !== undefined) usage = eventUsage
-    const candidates: Array<Record<string, any>> = Array.isArray(event?.candidates) ? event.candidates : []
+    const candidates = candidatesOf(event)
     const choices: unknown[] = []
     for (let i = 0; i < candidates.length; i++) {
       const candidate = candidates[i]
@@ -56,7 +57,7 @@ export function chatStreamTranslator (options: ChatStreamOptions): SseTranslator
         delta.role = 'assistant'
         empty = false
       }
-      const out = partsToOutput(candidate?.content?.parts)
+      const out = partsToOutput(partsOf(candidate))
       if (out.content !== '') {
         delta.content = out.content
         empty = false
@@ -71,7 +72,8 @@ export function chatStreamTranslator (options: ChatStreamOptions): SseTranslator
         delta.tool_calls = out.toolCalls.map(call => ({ index: calls.toolCalls++, ...call }))
         empty = false
       }
-      const finish = candidate?.finishReason === undefined ? null : mapFinishReason(candidate.finishReason, state.toolCalls > 0, false)
+      const reason = finishReasonOf(candidate)
+      const finish = reason === undefined ? null : mapFinishReason(reason, state.toolCalls > 0, false)
       if (finish !== null) state.finished = true
       if (!empty || finish !== null) choices.push({ index, delta, logprobs: null, finish_reason: finish })
     }
