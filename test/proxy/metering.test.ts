@@ -179,6 +179,26 @@ t.test('a stream the client abandons is charged what the upstream reported, and 
   await next.arrayBuffer()
 })
 
+t.test('an abandoned stream is charged at least what was forwarded (characters ÷ 4 for text and thoughts) when the upstream never reported usage', async t => {
+  const r = await rig(t, limits({ tpm: 100000 }))
+  r.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ thought: 't'.repeat(100), text: 'a'.repeat(300) }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ], { chunkDelayMs: 30_000 }))
+  const controller = new AbortController()
+  const res = await r.chat(chatBody({ stream: true }), KEY, controller.signal)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes('aaaa')) text += new TextDecoder().decode((await reader.read()).value)
+  controller.abort()
+  await r.settledCount(1)
+  const charged = r.settled[0]!
+  t.equal(charged.outputTokens + charged.thinkingTokens, 100, '400 characters forwarded: 100 tokens')
+  t.ok(charged.inputTokens > 0, 'and the input the upstream had, estimated')
+  await r.recorded(1)
+  t.equal(r.entries[0]!.status, 499)
+})
+
 t.test('a concurrency slot is freed on completion and on error', async t => {
   const r = await rig(t, limits({ concurrent: 1 }))
   const replies = [undefined, errorReply(500), errorReply(429), undefined]

@@ -5,6 +5,8 @@ import type { TokenUsage } from '../../metering/token-usage.ts'
 import { readUsageMetadata } from '../gemini/hub.ts'
 
 const MARKER = Buffer.from('"usageMetadata"')
+/** Bytes kept from a chunk's end: a marker they start is completed by the next chunk. */
+const KEEP = MARKER.length - 1
 const OPEN = 0x7b // {
 const CLOSE = 0x7d // }
 /** A usageMetadata object larger than this is no usage the proxy reads (it holds a few counts and modality lists). */
@@ -32,21 +34,26 @@ export class UsageScan {
   push (chunk: Uint8Array): void {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     let at = 0
-    if (this.held === undefined && this.tail !== undefined) {
-      // A marker split across the two chunks ends within the first MARKER.length - 1 bytes of this one.
-      const joined = Buffer.concat([this.tail, bytes.subarray(0, MARKER.length - 1)])
+    const before = this.tail
+    this.tail = undefined
+    if (this.held === undefined && before !== undefined) {
+      // A marker split across chunks ends within the first MARKER.length - 1 bytes of this one.
+      const joined = Buffer.concat([before, bytes.subarray(0, KEEP)])
       const found = joined.indexOf(MARKER)
       if (found >= 0) {
         this.held = []
-        at = found + MARKER.length - this.tail.length
+        at = found + MARKER.length - before.length
       }
     }
-    this.tail = undefined
     while (at < bytes.length) {
       if (this.held === undefined) {
         const found = bytes.indexOf(MARKER, at)
         if (found < 0) {
-          this.tail = Buffer.from(bytes.subarray(Math.max(at, bytes.length - MARKER.length + 1)))
+          // The last bytes searched, for a marker that goes on in the next chunk (chunks may be shorter than it).
+          const rest = bytes.subarray(Math.max(at, bytes.length - KEEP))
+          this.tail = rest.length < KEEP && at === 0 && before !== undefined
+            ? Buffer.concat([before, rest]).subarray(-KEEP)
+            : Buffer.from(rest)
           return
         }
         this.held = []

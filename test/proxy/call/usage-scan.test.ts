@@ -1,0 +1,32 @@
+// Reading the usage of an answer passed through as its bytes go by (lib/proxy/call/usage-scan.ts).
+import t from 'tap'
+import { UsageScan } from '../../../lib/proxy/call/usage-scan.ts'
+
+const usage = (prompt: number, out: number): string => JSON.stringify({ usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: out, promptTokensDetails: [{ modality: 'TEXT', tokenCount: prompt }] } })
+
+/** Feeds `text` split into chunks of `size` bytes. */
+function scan (text: string, size: number, running: boolean): UsageScan {
+  const s = new UsageScan(running)
+  const bytes = Buffer.from(text)
+  for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size))
+  return s
+}
+
+t.test('the usage of an answer passed through is read whatever its chunking, split marker and object included', async t => {
+  const json = `{"embeddings":[{"values":[1,2]}],${usage(12, 3).slice(1)}`
+  for (const size of [1, 2, 5, 14, 15, 16, 1000]) {
+    t.same(scan(json, size, false).usage, { inputTokens: 12, outputTokens: 3, thinkingTokens: 0, cachedTokens: 0 }, `chunks of ${size}`)
+  }
+})
+
+t.test('a stream\'s usage is its last running total; a JSON answer\'s usages add up', async t => {
+  const sse = `data: ${usage(10, 1)}\n\ndata: ${usage(10, 7)}\n\n`
+  t.same(scan(sse, 7, true).usage, { inputTokens: 10, outputTokens: 7, thinkingTokens: 0, cachedTokens: 0 })
+  const many = `{"a":${usage(10, 1)},"b":${usage(5, 2)}}`
+  t.same(scan(many, 9, false).usage, { inputTokens: 15, outputTokens: 3, thinkingTokens: 0, cachedTokens: 0 })
+})
+
+t.test('an answer without usage, or naming it in text only, reports none', async t => {
+  t.equal(scan('{"embedding":{"values":[0.1]}}', 4, false).usage, undefined)
+  t.equal(scan('{"text":"the \\"usageMetadata\\" field","usageMetadata":null}', 3, false).usage, undefined)
+})
