@@ -213,6 +213,38 @@ t.test('every refused image URL gets one uniform error: unknown names, internal 
   t.same([...answers], ['Could not fetch the image URL <url>'], 'one message for all of them')
 })
 
+t.test('with private URLs allowed, every refused image URL gets one uniform error: a server\'s 404, an HTML page or an empty body read like a closed port', async t => {
+  const logger = capturingLogger()
+  const open = createImageFetcher({ timeoutMs: 1000, allowPrivateNetworks: true, allowedPorts: 'any' }, blockedRange, logger)
+  t.teardown(() => open.close())
+  const server = http.createServer((req, res) => {
+    if (req.url === '/missing') res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>')
+    else if (req.url === '/page') res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Admin</h1>')
+    else if (req.url === '/empty') res.writeHead(200, { 'content-type': 'image/png' }).end()
+    else res.writeHead(200, { 'content-type': 'image/png' }).end('not a png')
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()) }))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const closed = await closedPort()
+  const cases: Array<[string, string, RegExp]> = [
+    ['a closed port', `http://127.0.0.1:${closed}/a.png`, /connection refused/],
+    ['a 404', `${base}/missing`, /answered 404/],
+    ['a page that is not an image', `${base}/page`, /not an image/],
+    ['an empty body', `${base}/empty`, /empty/],
+    ['bytes that are no image', `${base}/junk`, /./],
+  ]
+  const answers = new Set<string>()
+  for (const [name, url, reason] of cases) {
+    logger.lines.length = 0
+    const err = await open.fetch(url).then(() => undefined, (e: unknown) => e) as { code: string, message: string }
+    t.equal(err?.code, 'IMAGE_FETCH_FAILED', name)
+    answers.add(err.message.replace(named(url), '<url>'))
+    t.match(logger.lines.map(l => l.obj.reason).join(' '), reason, `${name}: the reason is in the log`)
+  }
+  t.same([...answers], ['Could not fetch the image URL <url>'], 'one message for all of them')
+})
+
 t.test('image URLs may use ports 80 and 443 only unless allowedPorts lists others, on every redirect hop, refused before connecting', async t => {
   const server = await startCountingServer(t)
   const defaults = createImageFetcher({ timeoutMs: 1000, allowPrivateNetworks: true })

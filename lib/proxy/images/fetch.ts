@@ -108,6 +108,12 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
       const timeout = AbortSignal.timeout(timeoutMs)
       const combined = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
       const failed = (why: string): Error => fail('IMAGE_FETCH_FAILED', `Could not fetch the image URL ${where}: ${why}`)
+      // What the server behind the URL answered is not told (docs/model-proxy.md, "Image URLs"): a 404 or an HTML page
+      // reads like a closed port, so image URLs probe nothing; the reason is logged.
+      const unanswered = (why: string): Error => {
+        logger?.info({ url: where, reason: why }, 'Image URL could not be fetched')
+        return fail('IMAGE_FETCH_FAILED', `Could not fetch the image URL ${where}`)
+      }
       try {
         const res = await request(url, {
           dispatcher,
@@ -119,12 +125,12 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
         const declaredLength = Number(res.headers['content-length'])
         // Destroying an unread body emits 'error': without a listener that would crash the process.
         res.body.on('error', () => {})
-        const refuse = async (why: string): Promise<never> => {
+        const refuse = async (why: string, uniform = false): Promise<never> => {
           res.body.destroy()
-          throw failed(why)
+          throw uniform ? unanswered(why) : failed(why)
         }
-        if (res.statusCode < 200 || res.statusCode > 299) await refuse(`the server answered ${res.statusCode}`)
-        if (!type.startsWith('image/')) await refuse(`content type "${type || 'none'}" is not an image`)
+        if (res.statusCode < 200 || res.statusCode > 299) await refuse(`the server answered ${res.statusCode}`, true)
+        if (!type.startsWith('image/')) await refuse(`content type "${type || 'none'}" is not an image`, true)
         if (Number.isFinite(declaredLength) && declaredLength > maxBytes) await refuse(`larger than ${maxBytes} bytes`)
         const overAllowance = `the images of this request total more than ${allowance?.total ?? 0} bytes`
         if (allowance !== undefined && Number.isFinite(declaredLength) && declaredLength > allowance.remaining) await refuse(overAllowance)
@@ -140,10 +146,10 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
           chunks.push(chunk as Buffer)
         }
         const bytes = Buffer.concat(chunks)
-        if (bytes.length === 0) throw failed('the image is empty')
+        if (bytes.length === 0) throw unanswered('the image is empty')
         // Servers mislabel images often: the bytes decide, as for data URLs.
         const image = imageTypeOf(type, bytes)
-        if (!('mimeType' in image)) throw failed(image.error)
+        if (!('mimeType' in image)) throw unanswered(image.error)
         return { mimeType: image.mimeType, bytes }
       } catch (err) {
         if ((err as { code?: string })?.code === 'IMAGE_FETCH_FAILED') throw err
