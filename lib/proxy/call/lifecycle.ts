@@ -15,7 +15,8 @@ import type { ModelName } from '../models/name.ts'
 import type { EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
 import { openUpstreamStream, sseBody } from '../routes-stream.ts'
 import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
-import { outputChars, usageOf } from '../gemini/hub.ts'
+import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
+import type { GeminiAnswer } from '../gemini/hub.ts'
 import { requestedOutputTokens } from './requested-output.ts'
 import { UsageScan } from './usage-scan.ts'
 
@@ -68,17 +69,26 @@ function resolve (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): 
   }
 }
 
-/** A stream's watch: the last usage reported and the text forwarded, to the call; one per stream, no allocation per batch. */
-function streamWatch (metered: MeteredCall): StreamWatch {
+/**
+ * A stream's watch: the text forwarded, and the last usageMetadata reported, kept as it came and read once when the
+ * call ends (no allocation per batch); `end` ends the call with it.
+ */
+function streamWatch (metered: MeteredCall): StreamWatch & { end: (status: number) => void } {
+  let lastUsage: unknown
+  const end = (status: number): void => {
+    if (lastUsage !== undefined) metered.usage(readUsageMetadata(lastUsage))
+    metered.end(status)
+  }
   return {
     batch (events) {
       for (let i = events.length - 1; i >= 0; i--) {
-        const u = usageOf(events[i])
-        if (u !== undefined) { metered.usage(u); break }
+        const u = (events[i] as GeminiAnswer | null)?.usageMetadata
+        if (u !== undefined && u !== null) { lastUsage = u; break }
       }
       metered.forwarded(outputChars(events))
     },
-    ended (err) { metered.end(err === undefined ? 200 : isGatehouseError(err) ? err.status : 500) },
+    ended (err) { end(err === undefined ? 200 : isGatehouseError(err) ? err.status : 500) },
+    end,
   }
 }
 
@@ -107,14 +117,15 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
     },
     async stream (request, translator) {
       const upstream = await openUpstreamStream(backend, { model: base, request, sessionId }, req.signal)
+      const watch = streamWatch(metered)
       return sseBody(upstream.events, translator, {
         keepAliveMs: ctx.keepAliveMs,
         observer: ctx.observer,
         logger: ctx.logger,
-        watch: streamWatch(metered),
+        watch,
         onStop () {
           upstream.abort()
-          metered.end(CLIENT_CLOSED)
+          watch.end(CLIENT_CLOSED)
         },
       })
     },
