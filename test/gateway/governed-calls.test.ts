@@ -1,0 +1,103 @@
+// Issue 20's "deny by default" over real HTTP against the gateway, two members with their own keys on the Gemini API
+// backend: pass-through model calls are admitted and charged, files and model lists are counted, invented model
+// names fold into one usage row, and every answer to a key carries the rate headers (@google/genai for files).
+import t from 'tap'
+import { GoogleGenAI } from '@google/genai'
+import { startGateway } from '../support/gateway.ts'
+import { startFakePassThrough } from '../support/fake-pass-through.ts'
+import { ADMIN, keyUser } from '../support/gateway-keys.ts'
+import type { KeyUser } from '../support/gateway-keys.ts'
+
+const RATE_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens']
+
+async function setup (t: { teardown (fn: () => unknown): void }, limits: Record<string, number>): Promise<{ url: string, alice: KeyUser, bob: KeyUser }> {
+  const fake = await startFakePassThrough()
+  t.teardown(() => fake.close())
+  // A fixed clock one second into a minute: the calls share a rate window whatever the wall clock does.
+  const at = Math.floor(Date.now() / 60_000) * 60_000 + 1000
+  const gateway = await startGateway({
+    ...ADMIN,
+    GEMINI_API_KEY: 'upstream-key',
+    GEMINI_API_ENDPOINT: fake.url,
+    GEMINI_LIMITS: JSON.stringify({ member: limits }),
+    LOG_LEVEL: 'silent',
+  }, { now: () => new Date(at) })
+  t.teardown(() => gateway.close())
+  return { url: gateway.url, alice: await keyUser(gateway.url, 'alice_gov'), bob: await keyUser(gateway.url, 'bob_gov') }
+}
+
+/** The user's usage report, read by `admin` (the latest admin session), once its rows hold `requests` requests (the ledger writes at most every second). */
+async function usage (admin: KeyUser, user: KeyUser, requests: number): Promise<any> {
+  let report: any
+  for (let i = 0; i < 50; i++) {
+    report = await admin.admin('/admin/usage', { user_id: user.userId })
+    if (report.totals?.requests >= requests) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  return report
+}
+
+t.test('token limits hold through pass-through: batchEmbedContents is admitted on its estimate, charged, and refused once the minute is spent', async t => {
+  const { url, alice, bob } = await setup(t, { tpm: 2000 })
+  const embed = async (key: string, text: string): Promise<Response> => await fetch(`${url}/v1beta/models/gemini-embedding-2:batchEmbedContents`, {
+    method: 'POST',
+    headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ requests: [{ model: 'models/gemini-embedding-2', content: { parts: [{ text }] } }] }),
+  })
+  const first = await embed(alice.key, 'x'.repeat(6000))
+  t.equal(first.status, 200)
+  await first.arrayBuffer()
+  const second = await embed(alice.key, 'x'.repeat(6000))
+  t.equal(second.status, 429, 'the first call was charged its estimate: the minute is spent')
+  await second.arrayBuffer()
+  const huge = await embed(bob.key, 'x'.repeat(810_000))
+  t.equal(huge.status, 429, 'a call estimated past the limit is refused before the upstream')
+  await huge.arrayBuffer()
+  const other = await embed(bob.key, 'y')
+  t.equal(other.status, 200, 'each member has their own limits')
+  await other.arrayBuffer()
+  const report = await usage(bob, alice, 2)
+  t.match(report.rows, [{ model: 'gemini-embedding-2', surface: 'native' }], JSON.stringify(report))
+  t.ok(report.totals.input_tokens >= 1500, `charged: ${String(report.totals.input_tokens)} input tokens`)
+})
+
+t.test('every request a key makes is counted and answered with all six rate headers: files through @google/genai, model lists', async t => {
+  const { url, alice, bob } = await setup(t, { rpm: 3, tpm: 100000 })
+  const seen: Response[] = []
+  const ai = new GoogleGenAI({
+    apiKey: alice.key,
+    httpOptions: { baseUrl: url, apiVersion: 'v1beta', timeout: 10000, retryOptions: { attempts: 1 } },
+  })
+  const fetchSpy = globalThis.fetch
+  globalThis.fetch = async (...args: Parameters<typeof fetch>) => { const res = await fetchSpy(...args); seen.push(res.clone()); return res }
+  t.teardown(() => { globalThis.fetch = fetchSpy })
+  await ai.files.list().catch(() => undefined)
+  globalThis.fetch = fetchSpy
+  t.equal(seen.length, 1)
+  t.equal(seen[0].status, 200, seen[0].url + ' ' + await seen[0].clone().text())
+  for (const name of RATE_HEADERS) t.ok(seen[0].headers.get(name) !== null, `files.list: ${name}`)
+  const list = await fetch(`${url}/v1beta/models`, { headers: { 'x-goog-api-key': alice.key } })
+  t.equal(list.status, 200)
+  for (const name of RATE_HEADERS) t.ok(list.headers.get(name) !== null, `model list: ${name}`)
+  await list.arrayBuffer()
+  await (await fetch(`${url}/v1beta/operations/x`, { headers: { 'x-goog-api-key': alice.key } })).arrayBuffer()
+  const refused = await fetch(`${url}/v1beta/files`, { headers: { 'x-goog-api-key': alice.key } })
+  t.equal(refused.status, 429, 'the fourth request of the minute, on no model')
+  await refused.arrayBuffer()
+  const report = await usage(bob, alice, 4)
+  t.match(report.rows, [{ model: 'none', surface: 'native', requests: 4, errors_4xx: 1 }])
+})
+
+t.test('a member cannot make usage unreadable: invented model names share one `other` row', async t => {
+  const { url, alice, bob } = await setup(t, {})
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(`${url}/v1beta/models/gemini-2.5-flash-zz${Math.random().toString(36).slice(2)}:embedContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': alice.key, 'content-type': 'application/json' },
+      body: '{"content":{"parts":[{"text":"x"}]}}',
+    })
+    await res.arrayBuffer()
+  }
+  const report = await usage(bob, alice, 20)
+  t.same(report.rows.map((r: { model: string }) => r.model), ['other'], 'one row for every invented name')
+})
