@@ -19,7 +19,8 @@ export interface UsageEntry {
   keyId: string | null
   /** The model's base name. */
   model: string
-  surface: 'chat' | 'native'
+  /** The surface's name (`chat`, `native`, and any surface added later: docs/model-proxy.md, "Adding a surface"). */
+  surface: string
   /** The HTTP status answered: 4xx and 5xx count as errors of their class. */
   status: number
   /** Absent when the upstream reported none (an error, a call refused before it). */
