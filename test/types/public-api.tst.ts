@@ -356,9 +356,10 @@ describe('the usage ledger', () => {
     expect(createUsageLedger({ store })).type.toBe<UsageLedger>()
   })
 
-  test('UsageEntry: the call\'s day, owner, key, model, surface and status are required; its tokens are not', () => {
+  test('UsageEntry: the call\'s day, owner, key, model, surface (any surface\'s name) and status are required; its tokens are not', () => {
     expect<UsageEntry>().type.toBeAssignableFrom<{ at: Date, userId: string, keyId: string | null, model: string, surface: 'chat' | 'native', status: number }>()
-    expect<UsageEntry>().type.not.toBeAssignableFrom<{ at: Date, userId: string, keyId: string | null, model: string, surface: 'openai', status: number }>()
+    expect<UsageEntry>().type.toBeAssignableFrom<{ at: Date, userId: string, keyId: string | null, model: string, surface: 'responses', status: number }>()
+    expect<UsageEntry>().type.not.toBeAssignableFrom<{ at: Date, userId: string, keyId: string | null, model: string, surface: 42, status: number }>()
     expect<UsageEntry['usage']>().type.toBe<TokenUsage | undefined>()
     expect<ReturnType<UsageLedger['record']>>().type.toBe<void>()
     expect<ReturnType<UsageLedger['close']>>().type.toBe<Promise<void>>()
