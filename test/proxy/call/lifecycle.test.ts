@@ -193,9 +193,6 @@ t.test('an action whose cost is unknown up front (batchEmbedContents reports no 
   const second = await r.send('POST', '/v1beta/models/gemini-embedding-2:batchEmbedContents', body)
   t.equal(second.status, 429, 'the minute is spent')
   await second.arrayBuffer()
-  const big = await r.send('POST', '/v1beta/models/gemini-embedding-2:embedContent', 'x'.repeat(202_500 * 4))
-  t.equal(big.status, 429, 'a body larger than the limit is refused up front')
-  await big.arrayBuffer()
   t.equal(r.seen.length, 1)
 })
 
