@@ -36,6 +36,8 @@ async function startUpstream (t: Test): Promise<{ url: string, seen: Seen[], str
         res.writeHead(200, { 'content-type': 'text/event-stream' })
         res.write(`data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text: 'a' }] } }], usageMetadata: { promptTokenCount: 40, candidatesTokenCount: 1, totalTokenCount: 41 } })}\r\n\r\n`)
         res.end(`data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text: 'b' }] }, finishReason: 'STOP' }], usageMetadata: USAGE })}\r\n\r\n`)
+      } else if (path.endsWith(':predict')) {
+        res.writeHead(429, { 'content-type': 'application/json; charset=UTF-8' }).end(JSON.stringify({ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }))
       } else if (path.endsWith(':generatecontent')) {
         json({ candidates: [{ content: { parts: [{ text: 'hi' }] }, finishReason: 'STOP' }], usageMetadata: USAGE })
       } else if (path.endsWith(':batchembedcontents')) {
@@ -242,4 +244,15 @@ t.test('usage rows are keyed by catalogue models: invented names share one `othe
   await known.arrayBuffer()
   await r.recorded(4)
   t.same([...new Set(r.entries.map(e => e.model))], ['other', 'gemini-2.5-flash'])
+})
+
+t.test('a model call the upstream refuses ends with its status and is charged nothing', async t => {
+  const r = await rig(t, limits({ tpm: 100000 }))
+  const res = await r.send('POST', '/v1beta/models/gemini-2.5-flash:predict', '{"instances":[]}')
+  t.equal(res.status, 429)
+  t.match(await res.json(), { error: { status: 'RESOURCE_EXHAUSTED' } }, 'the upstream\'s answer, as it is')
+  await r.settledCount(1)
+  t.same(r.settled, [undefined])
+  await r.recorded(1)
+  t.same(r.entries.map(e => [e.model, e.status]), [['gemini-2.5-flash', 429]])
 })

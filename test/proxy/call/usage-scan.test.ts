@@ -30,3 +30,9 @@ t.test('an answer without usage, or naming it in text only, reports none', async
   t.equal(scan('{"embedding":{"values":[0.1]}}', 4, false).usage, undefined)
   t.equal(scan('{"text":"the \\"usageMetadata\\" field","usageMetadata":null}', 3, false).usage, undefined)
 })
+
+t.test('a usageMetadata too large to be one, or not JSON, is no usage and the search goes on', async t => {
+  const huge = `{"usageMetadata":{"x":"${'y'.repeat(20_000)}"},${usage(3, 1).slice(1)}`
+  t.same(scan(huge, 1000, false).usage, { inputTokens: 3, outputTokens: 1, thinkingTokens: 0, cachedTokens: 0 })
+  t.equal(scan('{"usageMetadata":{"promptTokenCount":1,}}', 5, false).usage, undefined)
+})
