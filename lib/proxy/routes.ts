@@ -14,7 +14,7 @@ import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler, isPassThrough } from './native/handler.ts'
 import { createEmbeddingsHandler } from './chat/embeddings.ts'
-import { beginRequest } from './call/lifecycle.ts'
+import { beginRequest, governed } from './call/lifecycle.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -51,11 +51,12 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     if (req.method !== 'OPTIONS') await ctx.checkAuth(req)
     return undefined
   }
+  // Every handler runs under the lifecycle's deny by default (lib/proxy/call/lifecycle.ts, governed).
   const chat = (method: string, path: string, handler: Handler, errorResponse: Route['errorResponse'] = chatError): Route =>
-    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse })
+    ({ method, path, handler: governed(ctx, 'chat', handler), maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse })
   // Bodies passed through (native/pass-through.ts) reach the handler as they arrive, within the same limits.
   const native = (method: string, path: string, handler: Handler): Route =>
-    ({ method, path, handler, maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, streamBody: isPassThrough, authenticate, errorResponse: nativeError })
+    ({ method, path, handler: governed(ctx, 'native', handler), maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, streamBody: isPassThrough, authenticate, errorResponse: nativeError })
   const preflight: Handler = async req => preflightResponse(req)
   /**
    * A surface's POST route and its preflight, failing in the surface's own error shape (its mapper, metered as every

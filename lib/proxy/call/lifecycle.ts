@@ -4,7 +4,7 @@
 // here, so a surface added later inherits it by construction. Metering observes the call's normalised events
 // (usage seen, output forwarded, ended) whatever the surface; errors thrown before the end reach the route table's
 // error mapper, which ends the call with the status answered (lib/proxy/routes.ts).
-import type { HandlerRequest } from '../../http/contract.ts'
+import type { Handler, HandlerRequest } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
@@ -164,6 +164,32 @@ export async function beginTunedModelCall (ctx: ProxyContext, req: HandlerReques
  */
 export async function beginRequest (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall> {
   return await ctx.metering.request(req, caller, surface)
+}
+
+/**
+ * A route's handler under the lifecycle's deny by default: a key's request that fails before it began a call (a body
+ * that does not parse, a model refused by the catalogue or the policy) is still counted and recorded as a request,
+ * and its error answer carries the x-ratelimit-* headers (the route's error mapper ends it, lib/proxy/routes.ts).
+ * A request whose key does not authenticate is neither.
+ */
+export function governed (ctx: ProxyContext, surface: Surface, handler: Handler): Handler {
+  return async function governedHandler (req) {
+    try {
+      return await handler(req)
+    } catch (err) {
+      // A limiter's refusal was counted and recorded where it was made.
+      const refusedByLimits = isGatehouseError(err) && err.code === 'RATE_LIMITED'
+      if (req.method !== 'OPTIONS' && !refusedByLimits && ctx.metering.callOf(req) === undefined) {
+        let caller: ProxyCaller | undefined
+        try {
+          caller = await ctx.checkAuth(req)
+        } catch {}
+        // Over a limit, the refusal is the answer (429) rather than the first failure.
+        if (caller !== undefined) await beginRequest(ctx, req, caller, surface)
+      }
+      throw err
+    }
+  }
 }
 
 /**

@@ -256,3 +256,25 @@ t.test('a model call the upstream refuses ends with its status and is charged no
   await r.recorded(1)
   t.same(r.entries.map(e => [e.model, e.status]), [['gemini-2.5-flash', 429]])
 })
+
+t.test('every answer to a key carries all six rate headers, refusals before the call included (policy, unknown model, unreadable body), and counts', async t => {
+  const r = await rig(t, limits({ rpm: 10, tpm: 100000 }), { member: ['gemini-2.5-flash*'] })
+  const refusals: Array<[string, string, string | undefined, number]> = [
+    ['POST', '/v1beta/models/gemini-2.5-pro:generateContent', GENERATE, 403],
+    ['POST', '/v1beta/models/no-such-model:generateContent', GENERATE, 404],
+    ['POST', '/v1beta/cachedContents', '\uFEFF{"model":"models/gemini-2.5-flash"}', 400],
+    ['POST', '/v1beta/models/gemini-2.5-flash:generateContent', '{"contents":', 400],
+  ]
+  for (const [method, path, body, status] of refusals) {
+    const res = await r.send(method, path, body)
+    t.equal(res.status, status, path)
+    for (const name of RATE_HEADERS) t.ok(res.headers.get(name) !== null, `${path}: ${name}`)
+    await res.arrayBuffer()
+  }
+  const chat = await fetch(`${r.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"model":"gemini-2.5-flash"}' })
+  t.equal(chat.status, 400)
+  for (const name of RATE_HEADERS) t.ok(chat.headers.get(name) !== null, `invalid chat body: ${name}`)
+  t.equal(chat.headers.get('x-ratelimit-remaining-requests'), '5', 'each refusal was a request of the minute')
+  await chat.arrayBuffer()
+  t.same(r.seen, [])
+})
