@@ -50,7 +50,7 @@ export interface ProxyOptions {
    * { attempts: 10, windowSeconds: 300 }; `false` counts nothing.
    */
   passwordAttempts?: Partial<PasswordAttemptLimits> | false
-  /** The clock of the password-attempt windows. Default `() => new Date()`; tests pass a fake one. */
+  /** The clock of the password-attempt windows, metering, and the model file's shutdown dates (a shut-down model is served by its replacement). Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
   /** The upstream. Default: built from `upstream` with createBackend; with neither, calls answer 503. The caller closes a backend it passes. */
   backend?: Backend
@@ -199,7 +199,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
-    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name),
+    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name, options.now),
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,
