@@ -19,7 +19,7 @@ import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
-import { createModelCatalog } from './models/catalog.ts'
+import { createModelCatalog, modelLocations } from './models/catalog.ts'
 import { loadModelFile } from './models/data.ts'
 import { proxyRoutes } from './routes.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
@@ -186,9 +186,10 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   nonNegative(bodyRead.graceMs, 'bodyRead.graceMs')
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch, undefined, options.logger)
   const ownsBackend = options.backend === undefined
+  const modelSpecs = options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)
   const backend = options.backend ?? (options.upstream === undefined
     ? createUnconfiguredBackend()
-    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, ...options.upstream }))
+    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, modelLocations: modelLocations(modelSpecs), ...options.upstream }))
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
@@ -199,7 +200,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
-    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name, options.now),
+    catalog: createModelCatalog(options.models, modelSpecs, backend.name, options.now),
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,

@@ -14,6 +14,7 @@ import { chatStreamTranslator } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
 import { SSE_HEADERS, openUpstreamStream, sseBody } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
+import { longDecoding } from '../models/continuation.ts'
 
 export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {
@@ -31,7 +32,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       : undefined
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
     const sessionId = req.headers['x-session-id']
-    const backend = ctx.backend
+    const backend = longDecoding(ctx.backend, model.spec)
     let upstream
     try {
       const request = await toGeminiRequest(body, model, {

@@ -18,6 +18,12 @@ import { MODEL_BACKENDS, loadModelFile, servedBy } from './data.ts'
 
 const SHIPPED: readonly ModelSpec[] = loadModelFile()
 
+/** Per model id of `specs` (default the shipped file), the locations the model file lists for it on `backend`. */
+export function modelLocations (specs: readonly ModelSpec[] = SHIPPED, backend = 'vertex'): (model: string) => readonly string[] | undefined {
+  const byId = new Map(specs.map(s => [s.id, s.locations[backend]]))
+  return model => byId.get(model)
+}
+
 /** The base ids of the shipped model file (lib/proxy/models/models.json), in its order. */
 export const DEFAULT_MODELS: readonly string[] = SHIPPED.map(m => m.id)
 

@@ -277,7 +277,8 @@ export function acceptsSampling (spec: ModelSpec | undefined, field: SamplingFie
 
 /**
  * Drops from a generationConfig what the model's entry says it does not take: sampling and penalty fields it does
- * not accept and a candidateCount above its largest. The one rule of both surfaces (chat and native requests).
+ * not accept and a candidateCount above its largest; a maxOutputTokens above its shared window becomes the window.
+ * The one rule of both surfaces (chat and native requests).
  */
 export function dropRefusedFields (spec: ModelSpec | undefined, generationConfig: Record<string, unknown>): void {
   if (spec === undefined) return
@@ -285,4 +286,7 @@ export function dropRefusedFields (spec: ModelSpec | undefined, generationConfig
   for (const field of PENALTY_FIELDS) if (!spec.penalties.includes(field)) delete generationConfig[field]
   const count = generationConfig.candidateCount
   if (spec.maxCandidates !== undefined && typeof count === 'number' && count > spec.maxCandidates) delete generationConfig.candidateCount
+  // Output can never exceed the window it shares with the input: a larger maxOutputTokens asks for the whole window.
+  const max = generationConfig.maxOutputTokens
+  if (spec.limits.window !== undefined && typeof max === 'number' && max > spec.limits.window) generationConfig.maxOutputTokens = spec.limits.window
 }

@@ -45,8 +45,10 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     if (target.action === undefined) {
       if (req.method !== 'GET') throw fail('METHOD_NOT_ALLOWED', `Use GET to read a model, or POST to models/${target.model}:generateContent`)
       const model = ctx.catalog.get(target.model)
+      // An id the catalog does not list is the upstream's to answer, under the model policy (./pass-through.ts).
+      if (model === undefined) return await passThrough(ctx, req, caller)
       // A model the caller may not use is not listed, so it is not found either.
-      if (model === undefined || (allows !== undefined && !allows(parseModelName(model.name).base))) {
+      if (allows !== undefined && !allows(parseModelName(model.name).base)) {
         throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
       }
       return { status: 200, headers: { ...CORS_HEADERS }, body: model }
