@@ -144,7 +144,7 @@ t.test('a pooled Vertex location that does not serve Gemini 4 is skipped for it;
     // with the model file's locations as createProxy hands them to createBackend.
     const backend = createVertexBackend({ vertexEndpoint: vertex.url, projectId: 'proj-1', credentialsFile: vertex.keyFile, vertexLocation, maxRetries: 0, modelLocations: modelLocations() })
     const proxy = createProxy({ password: PASSWORD, backend })
-    const server = http.createServer(createNodeListener(proxy))
+    const server = http.createServer(createNodeListener(proxy.routeTable))
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     t.teardown(async () => { server.closeAllConnections(); await new Promise(resolve => server.close(resolve)); await backend.close() })
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
