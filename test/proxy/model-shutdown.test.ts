@@ -72,3 +72,16 @@ t.test('GET /v1beta/models/{id} for an id outside the catalogue is forwarded to 
   t.equal(refused.status, 404)
   t.notOk(h.fake.requests.some(r => r.path === '/v1beta/models/gpt-4o'), 'a name that is no Gemini model is not sent')
 })
+
+t.test('a key allowed the shut-down model may use what serves it, as Google\'s own routing would; others stay refused', async t => {
+  const KEY = 'ghk_member' + 'M'.repeat(37)
+  const keys = { async resolveKey (secret: string) { return secret === KEY ? { kind: 'key' as const, userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member' as const, models: null } : undefined } }
+  const h = await startProxy(t, { geminiApi: true, now: () => new Date('2026-12-02T00:00:00Z'), keys, modelAccess: { member: ['gemini-2.5-flash*'] } })
+  const call = async (model: string): Promise<number> => (await fetch(`${h.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
+  })).status
+  t.equal(await call('gemini-2.5-flash'), 200, 'allowed as gemini-2.5-flash, served by gemini-3.5-flash-lite')
+  t.equal(h.fake.last('generateContent')!.model, 'gemini-3.5-flash-lite')
+  t.equal(await call('gemini-3.5-flash-lite'), 403, 'the replacement by its own name is still outside the policy')
+  t.equal(await call('gemini-2.5-pro'), 403, 'a model the key was never allowed stays refused after its shutdown')
+})

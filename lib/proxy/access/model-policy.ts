@@ -91,6 +91,9 @@ export function modelNotAllowed (requested: string): GatehouseError {
  */
 export function allowedModel (ctx: { catalog: { resolve (name: string): ModelName }, modelPolicy: ModelPolicy }, caller: ProxyCaller, name: string): ModelName {
   const model = ctx.catalog.resolve(name)
-  if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
+  // A shut-down model served by its replacement stays allowed to whoever may use it, as Google's own routing would
+  // (docs/model-proxy.md, "Shut-down models").
+  const allowed = ctx.modelPolicy.allows(caller, model.base) || (model.shutDown !== undefined && ctx.modelPolicy.allows(caller, model.shutDown))
+  if (!allowed) throw modelNotAllowed(model.requested)
   return model
 }

@@ -187,7 +187,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       if (replacement === undefined) return { ...model, base, family: spec.family, spec }
       // The answer names the model that answered, with the variant suffixes the client asked for.
       const suffixes = (model.search ? '-search' : '') + (model.thinking === 'none' ? '-nothinking' : model.thinking === 'max' ? '-maxthinking' : '')
-      return { ...model, requested: replacement.id + suffixes, base: replacement.id, family: replacement.family, spec: replacement }
+      return { ...model, requested: replacement.id + suffixes, base: replacement.id, family: replacement.family, spec: replacement, shutDown: spec.id }
     },
     openaiList (allows) {
       return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(openaiEntry) }

@@ -23,6 +23,8 @@ export interface ModelName {
   conflicting: boolean
   /** The model file's entry for `base`, set by the catalog's resolve (lib/proxy/models/data.ts). */
   spec?: ModelSpec
+  /** The file's id the client named when it is shut down on the backend and `base` serves it (docs/model-proxy.md, "Shut-down models"). */
+  shutDown?: string
 }
 
 const SUFFIXES = ['-search', '-nothinking', '-maxthinking'] as const
