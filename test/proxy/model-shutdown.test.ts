@@ -84,4 +84,8 @@ t.test('a key allowed the shut-down model may use what serves it, as Google\'s o
   t.equal(h.fake.last('generateContent')!.model, 'gemini-3.5-flash-lite')
   t.equal(await call('gemini-3.5-flash-lite'), 403, 'the replacement by its own name is still outside the policy')
   t.equal(await call('gemini-2.5-pro'), 403, 'a model the key was never allowed stays refused after its shutdown')
+  const refused = await fetch(`${h.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }),
+  })
+  t.match(await refused.json(), { error: { message: /may not use the model `gemini-2.5-pro`/ } }, 'the refusal names the model as asked for')
 })
