@@ -89,6 +89,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     logger,
     observer: metrics.proxy,
+    now: deps.now,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
