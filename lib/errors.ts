@@ -41,7 +41,7 @@ export const ERRORS = {
   // proxy
   PROXY_PASSWORD_UNSET: { status: 503, message: 'The proxy is not configured: set GEMINI_AUTH_PASSWORD' },
   PROXY_UNAUTHENTICATED: { status: 401, message: "Invalid authentication credentials. Use a Bearer token, HTTP Basic auth, the 'key' query parameter, or the 'x-goog-api-key' header." },
-  PROXY_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong proxy passwords from this address; try again later' },
+  PROXY_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong proxy passwords or keys from this address; try again later (a valid one is accepted meanwhile)' },
   RATE_LIMITED: { status: 429, message: 'Rate limit reached; retry after the time in Retry-After' },
   MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
   MODEL_NOT_ALLOWED: { status: 403, message: 'This key may not use that model' },
