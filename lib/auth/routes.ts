@@ -173,10 +173,12 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
 
     route('PUT', '/admin/user/{user_id}', async (req) => {
       const { target, session } = await adminOnUser(req)
-      const input = parse(userUpdateBody, jsonBody(req))
+      const { revoke_keys: revokeKeys, ...input } = parse(userUpdateBody, jsonBody(req))
       // An admin changing their own password keeps the session they are using, like a self-update.
       const keep = target.user_id === session.userId ? session.tokenHash : undefined
-      return ok(publicUser(await accounts.update(target.user_id, input, keep)))
+      const updated = publicUser(await accounts.update(target.user_id, input, keep))
+      if (revokeKeys === true) await keys.revokeAll(target.user_id)
+      return ok(updated)
     }),
 
     route('PUT', '/admin/user/{user_id}/access-level', async (req) => {
@@ -197,8 +199,10 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
 
     route('DELETE', '/admin/user/{user_id}/sessions', async (req) => {
       const { target } = await adminOnUser(req)
+      const input = parse(endSessionsBody, jsonBody(req)) ?? {}
       if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
       const ended = await sessions.endOthers(target.user_id)
+      if (input.revoke_keys === true) return ok({ message: 'Sessions ended', ended, revoked_keys: await keys.revokeAll(target.user_id) })
       return ok({ message: 'Sessions ended', ended })
     }),
 

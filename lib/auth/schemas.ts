@@ -52,13 +52,13 @@ export const loginBody = Joi.object<LoginInput>({
 
 const NOTHING_TO_UPDATE = 'Nothing to update: give at least one of username, password, email'
 
-export const userUpdateBody = Joi.object<UserUpdateInput>({ username, password, email })
-  .min(1).label('body').required()
-  .messages({ 'object.min': NOTHING_TO_UPDATE })
+const revokeKeys = Joi.boolean().strict()
+export const userUpdateBody = Joi.object<UserUpdateInput & { revoke_keys?: boolean }>({ username, password, email, revoke_keys: revokeKeys })
+  .or('username', 'password', 'email').label('body').required()
+  .messages({ 'object.missing': NOTHING_TO_UPDATE })
 
 // current_password is checked against the stored hash, so any password that could ever be set is accepted here.
 const currentPassword = Joi.string().min(1).max(PASSWORD_MAX)
-const revokeKeys = Joi.boolean().strict()
 export const selfUpdateBody = Joi.object<SelfUpdateInput>({ username, password, email, current_password: currentPassword, revoke_keys: revokeKeys })
   .or('username', 'password', 'email').label('body').required()
   .messages({ 'object.missing': NOTHING_TO_UPDATE })

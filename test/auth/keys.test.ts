@@ -474,3 +474,21 @@ t.test('ending all other sessions with revoke_keys: true revokes the user\'s key
   t.equal(await h.service.resolveKey(key), undefined)
   t.equal((await endSessions(h, user, { revoke: true })).status, 400, 'an unknown field is refused')
 })
+
+t.test('an admin\'s password reset or ending of a user\'s sessions with revoke_keys: true revokes that user\'s keys', async t => {
+  const { h, admin, user } = await setup()
+  t.teardown(h.close)
+  const first = (await createKey(h, user, { name: 'one' })).body.key
+  const reset = await h.call('PUT', `/admin/user/${user.userId}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json: { password: 'reset-by-admin-1', revoke_keys: true } })
+  t.equal(reset.status, 200)
+  t.equal(await h.service.resolveKey(first), undefined, 'revoked with the password reset')
+  t.equal((await h.call('PUT', `/admin/user/${user.userId}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json: { revoke_keys: true } })).status, 400, 'revoke_keys alone changes nothing: 400')
+
+  const relogin = await h.login(user.username, 'reset-by-admin-1', user.device)
+  const second = (await createKey(h, { userId: user.userId, token: relogin.body.access_token, device: user.device }, { name: 'two' })).body.key
+  const end = (json?: unknown): Promise<Reply> => h.call('DELETE', `/admin/user/${user.userId}/sessions`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json })
+  t.same((await end()).body, { message: 'Sessions ended', ended: 1 })
+  t.ok(await h.service.resolveKey(second) !== undefined, 'without revoke_keys the keys stay')
+  t.same((await end({ revoke_keys: true })).body, { message: 'Sessions ended', ended: 0, revoked_keys: 1 })
+  t.equal(await h.service.resolveKey(second), undefined)
+})
