@@ -58,10 +58,10 @@ export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () =
         window = { count: 0, resetAt: at + windowMs }
         windows.set(bucket, window)
       }
-      // Counted past the limit too, up to a bound: the count only says whether it was passed.
+      // Counted up to one past the limit: the count only says whether the limit was passed.
       if (window.count <= limits.attempts) window.count++
       if (window.count <= limits.attempts) return
-      if (window.count === limits.attempts + 1 && !window.logged) {
+      if (window.logged !== true) {
         window.logged = true
         logger?.warn({ address: bucket, attempts: limits.attempts, until: new Date(window.resetAt).toISOString() }, 'Too many wrong proxy passwords or keys: the address\'s wrong ones are refused')
       }
