@@ -58,6 +58,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     reauthSeconds: config.authReauthSeconds,
     queryTokens: config.authQueryTokens,
     proxyMinAccessLevel: config.proxyMinAccessLevel,
+    keyDefaultDays: config.proxyKeyDefaultDays,
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,

@@ -45,9 +45,9 @@ export interface ProxyOptions {
   /** Told of every finished model call once, with the caller's access level or 'operator' (metrics). Default none. */
   onCall?: (entry: UsageEntry, accessLevel: AccessLevel | 'operator') => void
   /**
-   * Wrong passwords allowed per client address (IPv6: per /64) before its requests are a 429 with Retry-After
-   * until the window ends, even with the right password; counted in this process's memory. Default
-   * { attempts: 10, windowSeconds: 300 }; `false` counts nothing.
+   * Wrong passwords or keys answered 401 per client address (IPv6: per /64) before its further wrong ones are a 429
+   * with Retry-After until the window ends; a valid key or the right password always passes. Counted in this
+   * process's memory. Default { attempts: 10, windowSeconds: 300 }; `false` counts nothing.
    */
   passwordAttempts?: Partial<PasswordAttemptLimits> | false
   /** The clock of the password-attempt windows, metering, and the model file's shutdown dates (a shut-down model is served by its replacement). Default `() => new Date()`; tests pass a fake one. */

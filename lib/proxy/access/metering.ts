@@ -35,8 +35,12 @@ export interface MeteredCall {
 }
 
 export interface Metering {
-  /** Begins a call of `model` (a base name); throws RATE_LIMITED (RateLimitedError, recorded as a 429) when a limit refuses it. */
-  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string): Promise<MeteredCall>
+  /**
+   * Begins a call of `model` (a base name), reserving its input estimate plus `requestedOutputTokens` (what
+   * outputReservation gives; default 0) in the caller's token windows; throws RATE_LIMITED (RateLimitedError,
+   * recorded as a 429) when a limit refuses it.
+   */
+  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number): Promise<MeteredCall>
   /** The call `req` began, if any (for the error mappers). */
   callOf (req: HandlerRequest): MeteredCall | undefined
 }
@@ -61,11 +65,28 @@ export function bodyBytes (body: unknown): number {
 }
 
 /**
- * The input tokens a request is checked against before the call: its JSON bytes / 4, the usual characters per token
- * of text. Only a check of the room left; the charge is what the upstream reports.
+ * The input tokens a request reserves before the call: its JSON bytes / 4, the usual characters per token of text.
+ * Only a reservation; the charge is what the upstream reports.
  */
 export function estimateInputTokens (body: unknown): number {
   return Math.ceil(bodyBytes(body) / 4)
+}
+
+/** The output a call that sets no maximum of its own reserves: the model's output limit, at most this. */
+export const DEFAULT_OUTPUT_RESERVATION = 8192
+
+/**
+ * The output tokens a call reserves at admission (docs/model-proxy.md, "Limits and usage"): the maximum it asks for
+ * (`max_completion_tokens`/`max_tokens`, `maxOutputTokens`; a positive whole number, else ignored), else the model's
+ * output limit when the catalog knows the model, at most DEFAULT_OUTPUT_RESERVATION; never more than that limit.
+ */
+export function outputReservation (catalog: { get (id: string): { outputTokenLimit: number } | undefined }, base: string, requested: unknown): number {
+  let limit: number | undefined
+  try {
+    limit = catalog.get(base)?.outputTokenLimit
+  } catch {} // a model the catalog refuses was refused before the call began
+  if (typeof requested === 'number' && Number.isSafeInteger(requested) && requested > 0) return limit === undefined ? requested : Math.min(requested, limit)
+  return limit === undefined ? DEFAULT_OUTPUT_RESERVATION : Math.min(limit, DEFAULT_OUTPUT_RESERVATION)
 }
 
 export function createMetering (options: MeteringOptions): Metering {
@@ -128,11 +149,11 @@ export function createMetering (options: MeteringOptions): Metering {
   }
 
   return {
-    async begin (req, caller, surface, model) {
+    async begin (req, caller, surface, model, requestedOutputTokens) {
       let admission: Admission | undefined
       if (caller.kind === 'key' && limiter !== undefined) {
         try {
-          admission = await limiter.admit(caller, estimateInputTokens(req.body))
+          admission = await limiter.admit(caller, estimateInputTokens(req.body) + (requestedOutputTokens ?? 0))
         } catch (err) {
           if (isGatehouseError(err)) report({ at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status }, caller.accessLevel)
           throw err

@@ -6,7 +6,7 @@ import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { addressBucket } from '../../http/client-address.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { bodyBytes } from '../access/metering.ts'
+import { bodyBytes, outputReservation } from '../access/metering.ts'
 import { chatErrorBody } from './error-body.ts'
 import { chatModel } from './requested-model.ts'
 import { toChatCompletion } from './response-from-gemini.ts'
@@ -21,7 +21,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     const caller = await ctx.checkAuth(req)
     const body = ctx.validateChat(readJsonBody(req))
     const model = chatModel(ctx, caller, body.model)
-    const call = await ctx.metering.begin(req, caller, 'chat', model.base)
+    const call = await ctx.metering.begin(req, caller, 'chat', model.base, outputReservation(ctx.catalog, model.base, body.max_completion_tokens ?? body.max_tokens))
     // Fetched images are held like a large body until the upstream has the request: they count against the
     // same budget, and those of one request may total no more than a request body may hold. Not when the body
     // itself was counted: this request would then wait for room that it holds itself.

@@ -8,6 +8,7 @@ import { fail } from '../../errors.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
 import { allowedModel, modelFilter } from '../access/model-policy.ts'
 import { parseModelName } from '../models/name.ts'
+import { outputReservation } from '../access/metering.ts'
 import { nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
 import { passThrough } from './pass-through.ts'
@@ -69,7 +70,7 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
       return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: counted }
     }
     const request = prepareNativeRequest(body, model, ctx.safetySettings)
-    const call = await ctx.metering.begin(req, caller, 'native', model.base)
+    const call = await ctx.metering.begin(req, caller, 'native', model.base, outputReservation(ctx.catalog, model.base, (request.generationConfig as { maxOutputTokens?: unknown } | undefined)?.maxOutputTokens))
     if (target.action === 'generateContent') {
       const response = await backend.generate({ model: model.base, request, signal: req.signal, sessionId })
       call.succeeded(response)
