@@ -32,7 +32,7 @@ export interface GatewayConfig {
   readonly authAdminPasswordFile?: string
   /** Session lifetime in seconds. Default unset: the library's 3600 (AUTH_SESSION_TTL_SECONDS). */
   readonly authSessionTtlSeconds?: number
-  /** A session younger than this may change password, email or username without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
+  /** A session younger than this may change password, email or username, or create an API key, without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
   readonly authReauthSeconds?: number
   /** Session tokens accepted in the query string; header forms always are. Default unset: the library's true (AUTH_QUERY_TOKENS). */
   readonly authQueryTokens?: boolean
@@ -42,6 +42,8 @@ export interface GatewayConfig {
   readonly authSignupWindowSeconds?: number
   /** Lowest access level that may create API keys and whose keys the proxy accepts. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
   readonly proxyMinAccessLevel?: AccessLevel
+  /** Days an API key lives when its creator gives no expires_in_days; 0: forever. Default unset: the library's 90 (PROXY_KEY_DEFAULT_DAYS). */
+  readonly proxyKeyDefaultDays?: number
   /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For / Forwarded names the client. Default none (TRUSTED_PROXIES). */
   readonly trustedProxies?: readonly string[]
   /** The operator password a proxy client may present instead of a user key, at least 16 characters. Default unset: only user keys work (GEMINI_AUTH_PASSWORD, LLM_AUTH_PASSWORD). */
@@ -145,6 +147,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   LLM_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
   GEMINI_MODEL_ACCESS: Joi.string(),
   PROXY_MIN_ACCESS_LEVEL: str.lowercase().valid(...ACCESS_LEVELS),
+  PROXY_KEY_DEFAULT_DAYS: Joi.number().integer().min(0).max(OPTION_RULES.keyExpiresDaysMax),
   GEMINI_CREDENTIALS: Joi.string(),
   LLM_CREDENTIALS: Joi.string(),
   GOOGLE_APPLICATION_CREDENTIALS: str,
@@ -298,6 +301,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
+    proxyKeyDefaultDays: v.PROXY_KEY_DEFAULT_DAYS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
     proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
     geminiModelAccess: parseModelAccess(v),
@@ -342,6 +346,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
   proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
+  keyDefaultDays: ['PROXY_KEY_DEFAULT_DAYS'],
   trustedProxies: ['TRUSTED_PROXIES'],
   password: ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'],
   modelAccess: ['GEMINI_MODEL_ACCESS'],

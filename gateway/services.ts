@@ -58,6 +58,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     reauthSeconds: config.authReauthSeconds,
     queryTokens: config.authQueryTokens,
     proxyMinAccessLevel: config.proxyMinAccessLevel,
+    keyDefaultDays: config.proxyKeyDefaultDays,
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
@@ -89,6 +90,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     logger,
     observer: metrics.proxy,
+    now: deps.now,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')

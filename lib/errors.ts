@@ -21,7 +21,7 @@ export const ERRORS = {
   CONFLICTING_TOKENS: { status: 401, message: 'The session token was sent in more than one form, with different values' },
   QUERY_TOKENS_DISABLED: { status: 401, message: 'Session tokens are not accepted in the query string: send the token in the token header or as Authorization: Bearer' },
   ACCOUNT_DISABLED: { status: 401, message: 'This account is disabled' },
-  REAUTHENTICATION_REQUIRED: { status: 401, message: 'Changing the password, email or username needs a fresh login or the current password (current_password)' },
+  REAUTHENTICATION_REQUIRED: { status: 401, message: 'Changing the password, email or username, or creating an API key, needs a fresh login or the current password (current_password)' },
   INVALID_CURRENT_PASSWORD: { status: 401, message: 'current_password is not the current password' },
   INSUFFICIENT_PERMISSIONS: { status: 403, message: 'Insufficient permissions' },
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
@@ -41,7 +41,7 @@ export const ERRORS = {
   // proxy
   PROXY_PASSWORD_UNSET: { status: 503, message: 'The proxy is not configured: set GEMINI_AUTH_PASSWORD' },
   PROXY_UNAUTHENTICATED: { status: 401, message: "Invalid authentication credentials. Use a Bearer token, HTTP Basic auth, the 'key' query parameter, or the 'x-goog-api-key' header." },
-  PROXY_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong proxy passwords from this address; try again later' },
+  PROXY_TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong proxy passwords or keys from this address; try again later (a valid one is accepted meanwhile)' },
   RATE_LIMITED: { status: 429, message: 'Rate limit reached; retry after the time in Retry-After' },
   MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
   MODEL_NOT_ALLOWED: { status: 403, message: 'This key may not use that model' },

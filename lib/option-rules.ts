@@ -12,6 +12,10 @@ export const DEFAULT_ADMIN_USERNAME = 'system'
 export const DEFAULT_SESSION_TTL_SECONDS = 3600
 /** createAuthService's reauthSeconds default. */
 export const DEFAULT_REAUTH_SECONDS = 600
+/** createAuthService's keyDefaultDays default: a key lives 90 days unless its creator says otherwise. */
+export const DEFAULT_KEY_DEFAULT_DAYS = 90
+/** The longest life of a key in days (a key's expires_in_days, createAuthService's keyDefaultDays). */
+export const KEY_EXPIRES_DAYS_MAX = 3650
 /** createAuthService's queryTokens default. */
 export const DEFAULT_QUERY_TOKENS = true
 export { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './proxy/access/caller.ts'
@@ -117,6 +121,8 @@ export const OPTION_RULES = Object.freeze({
   /** Shortest and longest password (adminPassword and every account's). */
   passwordMin: PASSWORD_MIN,
   passwordMax: PASSWORD_MAX,
+  /** The longest keyDefaultDays (PROXY_KEY_DEFAULT_DAYS); 0 is none. */
+  keyExpiresDaysMax: KEY_EXPIRES_DAYS_MAX,
   /** Shortest proxy password (createProxy's password). */
   proxyPasswordMinLength: PROXY_PASSWORD_MIN_LENGTH,
   /** The values of createBackend's backend. */

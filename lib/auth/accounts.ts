@@ -32,6 +32,12 @@ export interface Accounts {
    * reauthSeconds or `current_password` is right (checked through the login limiter, from `address`).
    */
   updateSelf (session: SessionRecord, input: SelfUpdateInput, address: string | undefined): Promise<UserRecord>
+  /**
+   * The one rule of recent authentication (a self-update, creating an API key): the session is younger than
+   * reauthSeconds, or `currentPassword` is right (checked through the login limiter, from `address`). Returns the
+   * session's user; throws REAUTHENTICATION_REQUIRED or INVALID_CURRENT_PASSWORD.
+   */
+  confirmOwner (session: SessionRecord, currentPassword: string | undefined, address: string | undefined): Promise<UserRecord>
   setAccessLevel (userId: string, level: AccessLevel): Promise<UserRecord>
   /** Disables (ending every session) or enables an account; the last enabled hush user stays enabled. */
   setDisabled (userId: string, disabled: boolean): Promise<UserRecord>
@@ -174,11 +180,17 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
     },
 
     async updateSelf (session, input, address) {
-      const { current_password: currentPassword, ...changes } = input
+      const { current_password: currentPassword, revoke_keys: _keys, ...changes } = input
+      // Every field a user can change here (password, email, username) can take the account over, so a stolen
+      // token must not change them.
+      const user = await accounts.confirmOwner(session, currentPassword, address)
+      return await accounts.update(user.id, changes, session.tokenHash)
+    },
+
+    async confirmOwner (session, currentPassword, address) {
       const user = await users.findById(session.userId)
       if (user === null) throw fail('SESSION_NOT_FOUND')
-      // Every field a user can change here (password, email, username) can take the account over, so a stolen
-      // token must not change them: only a recent login or the current password shows the owner is present.
+      // Only a recent login or the current password shows the owner is present, not a token that may be stolen.
       if (currentPassword !== undefined) {
         await limiter.admit(user.usernameKey, address)
         if (!await passwords.verify(user.passwordHash, currentPassword)) {
@@ -189,7 +201,7 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
       } else if (now().getTime() - session.createdAt.getTime() >= options.reauthMs) {
         throw fail('REAUTHENTICATION_REQUIRED')
       }
-      return await accounts.update(user.id, changes, session.tokenHash)
+      return user
     },
 
     setAccessLevel: (userId, level) => oneAtATime(async () => {

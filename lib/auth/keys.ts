@@ -23,6 +23,8 @@ export const KEY_TOUCH_MS = 60_000
 export const MAX_KEYS_PER_USER = 100
 
 export interface NewKeyInput { name: string, expires_in_days?: number, models?: string[] }
+/** The body of POST /auth/keys: a key's fields, and the current password when the session is not recent. */
+export type KeyCreateInput = NewKeyInput & { current_password?: string }
 
 /** A key as its owner and admins see it: never the secret or its digest. */
 export interface PublicKey {
@@ -63,6 +65,8 @@ export interface Keys {
   deleteOwn (userId: string, keyId: string): Promise<void>
   /** Deletes any key; 404 KEY_NOT_FOUND when there is none. */
   delete (keyId: string): Promise<void>
+  /** Deletes every key of the user, at once on this replica; returns how many went. */
+  revokeAll (userId: string): Promise<number>
   /** Drops cached answers about this user's keys, so a change made on this replica holds here at once. */
   forgetUser (userId: string): void
   resolve (secret: string): Promise<KeyCaller | undefined>
@@ -71,6 +75,8 @@ export interface Keys {
 export interface KeysDeps {
   store: Store
   minLevel: AccessLevel
+  /** Days a key lives when its creator gives no expires_in_days; 0: forever. */
+  defaultDays: number
   now: () => Date
   logger: Logger | undefined
 }
@@ -87,7 +93,7 @@ interface CacheEntry {
   touchedAt: number
 }
 
-export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
+export function createKeys ({ store, minLevel, defaultDays, now, logger }: KeysDeps): Keys {
   const { keys, users } = store
   // Insertion order is age: a refreshed answer is re-inserted, so the first entry is the oldest.
   const cache = new Map<string, CacheEntry>()
@@ -124,6 +130,12 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
     return entry
   }
 
+  function forgetUser (userId: string): void {
+    for (const [digest, entry] of cache) if (entry.userId === userId) cache.delete(digest)
+    generation++
+    pending.clear()
+  }
+
   async function evict (keyId: string): Promise<KeyRecord | null> {
     const record = await keys.get(keyId)
     if (record !== null) cache.delete(record.digest)
@@ -141,6 +153,7 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
       if ((await keys.listByUser(userId)).length >= MAX_KEYS_PER_USER) throw fail('TOO_MANY_KEYS')
       const secret = KEY_PREFIX + randomBytes(32).toString('base64url')
       const createdAt = now()
+      const days = input.expires_in_days ?? defaultDays
       const record = {
         keyId: newUserId(),
         userId,
@@ -148,7 +161,7 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
         digest: tokenDigest(secret),
         prefix: secret.slice(0, PREFIX_LENGTH),
         createdAt,
-        expiresAt: input.expires_in_days === undefined ? null : new Date(createdAt.getTime() + input.expires_in_days * 86_400_000),
+        expiresAt: days === 0 ? null : new Date(createdAt.getTime() + days * 86_400_000),
         models: input.models ?? null,
       }
       await keys.create(record)
@@ -170,11 +183,14 @@ export function createKeys ({ store, minLevel, now, logger }: KeysDeps): Keys {
       if (!await keys.delete(keyId)) throw fail('KEY_NOT_FOUND')
     },
 
-    forgetUser (userId) {
-      for (const [digest, entry] of cache) if (entry.userId === userId) cache.delete(digest)
-      generation++
-      pending.clear()
+    async revokeAll (userId) {
+      const revoked = await keys.deleteAllForUser(userId)
+      forgetUser(userId)
+      logger?.info({ userId, revoked }, 'API keys revoked')
+      return revoked
     },
+
+    forgetUser,
 
     async resolve (secret) {
       if (typeof secret !== 'string' || !secret.startsWith(KEY_PREFIX) || !KEY_SECRET_PATTERN.test(secret)) return undefined

@@ -2,7 +2,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises'
 import type { AccessLevel, Store } from '../store/types.ts'
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { Logger } from '../logger.ts'
-import { USERNAME_PATTERN, USERNAME_RULE, PASSWORD_MIN, PASSWORD_MAX, DEFAULT_ADMIN_USERNAME, DEFAULT_SESSION_TTL_SECONDS, DEFAULT_REAUTH_SECONDS, DEFAULT_QUERY_TOKENS, DEFAULT_PROXY_MIN_ACCESS_LEVEL } from '../option-rules.ts'
+import { USERNAME_PATTERN, USERNAME_RULE, PASSWORD_MIN, PASSWORD_MAX, DEFAULT_ADMIN_USERNAME, DEFAULT_SESSION_TTL_SECONDS, DEFAULT_REAUTH_SECONDS, DEFAULT_QUERY_TOKENS, DEFAULT_PROXY_MIN_ACCESS_LEVEL, DEFAULT_KEY_DEFAULT_DAYS, KEY_EXPIRES_DAYS_MAX } from '../option-rules.ts'
 import { ConfigurationError } from '../errors.ts'
 import { defaultHashConcurrency } from './passwords.ts'
 import type { Argon2Params } from './passwords.ts'
@@ -48,7 +48,7 @@ export interface AuthServiceOptions {
   basePath?: string
   /** Session lifetime in seconds, from login. Default 3600. */
   sessionTtlSeconds?: number
-  /** A session younger than this (seconds) may change password, email or username without `current_password`; 0: never. Default 600. */
+  /** A session younger than this (seconds) may change password, email or username, or create an API key, without `current_password`; 0: never. Default 600. */
   reauthSeconds?: number
   /** Accept session tokens in the query string (the seed's form); the token header and Authorization: Bearer always work. Default true. */
   queryTokens?: boolean
@@ -76,6 +76,8 @@ export interface AuthServiceOptions {
   maxBodyBytes?: number
   /** Lowest access level whose users may create API keys and whose keys resolveKey accepts. Default `member`. */
   proxyMinAccessLevel?: AccessLevel
+  /** Days an API key lives when its creator gives no `expires_in_days`, 0 to 3650; 0: keys without one never expire. Default 90. */
+  keyDefaultDays?: number
   /** Proxy rate limits by access level (lib/metering/limits-rule.ts), shown as `effective` by GET /admin/user/{user_id}/limits. Default {}: unlimited. */
   limits?: LimitsByLevel
 }
@@ -98,6 +100,7 @@ export interface ResolvedAuthOptions {
   emit: (event: AuthEvent) => void
   maxBodyBytes: number
   proxyMinAccessLevel: AccessLevel
+  keyDefaultDays: number
   limits: LimitsByLevel
 }
 
@@ -160,6 +163,10 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   if (!(ACCESS_LEVELS as readonly unknown[]).includes(proxyMinAccessLevel)) {
     throw new ConfigurationError('proxyMinAccessLevel', `createAuthService: proxyMinAccessLevel must be one of ${ACCESS_LEVELS.join(', ')} (got ${String(options.proxyMinAccessLevel)})`)
   }
+  const keyDefaultDays = options.keyDefaultDays ?? DEFAULT_KEY_DEFAULT_DAYS
+  if (!Number.isSafeInteger(keyDefaultDays) || keyDefaultDays < 0 || keyDefaultDays > KEY_EXPIRES_DAYS_MAX) {
+    throw new ConfigurationError('keyDefaultDays', `createAuthService: keyDefaultDays must be a whole number of days from 0 (no expiry) to ${KEY_EXPIRES_DAYS_MAX} (got ${String(options.keyDefaultDays)})`)
+  }
   return {
     store,
     basePath,
@@ -183,6 +190,7 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
         },
     maxBodyBytes: positiveInteger(options.maxBodyBytes ?? 65536, 'maxBodyBytes'),
     proxyMinAccessLevel,
+    keyDefaultDays,
     limits: resolveLimitsOption(options.limits),
   }
 }

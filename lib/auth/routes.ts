@@ -16,7 +16,7 @@ import { createLimitRoutes } from './limit-routes.ts'
 import {
   USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody,
   searchQuery, parseSessionQuery, selfUpdateBody, signupBody, targetParams, updateQuery, userStatusBody, userUpdateBody, usernameQuery,
-  keyCreateBody, keyParams,
+  keyCreateBody, keyParams, endSessionsBody,
 } from './schemas.ts'
 
 export interface AuthRouteDeps {
@@ -127,7 +127,10 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       const device = deviceOf(req)
       const query = parseSessionQuery(req.query)
       const current = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
+      const input = parse(endSessionsBody, jsonBody(req)) ?? {}
       const ended = await sessions.endOthers(current.userId, current.tokenHash)
+      // Whoever held a session may have made keys with it: ending them all can end those too.
+      if (input.revoke_keys === true) return ok({ message: 'Other sessions ended', ended, revoked_keys: await keys.revokeAll(current.userId) })
       return ok({ message: 'Other sessions ended', ended })
     }),
 
@@ -148,7 +151,10 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       const query = parse(updateQuery, req.query)
       const session = await sessions.authenticate(query.user_id, tokenOf(req), device)
       const input = parse(selfUpdateBody, jsonBody(req))
-      return ok(publicUser(await accounts.updateSelf(session, input, req.remoteAddress)))
+      const updated = publicUser(await accounts.updateSelf(session, input, req.remoteAddress))
+      // After the update passed recent authentication: a refused one revokes nothing.
+      if (input.revoke_keys === true) await keys.revokeAll(session.userId)
+      return ok(updated)
     }),
 
     route('GET', '/admin/users', async (req) => {
@@ -167,10 +173,12 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
 
     route('PUT', '/admin/user/{user_id}', async (req) => {
       const { target, session } = await adminOnUser(req)
-      const input = parse(userUpdateBody, jsonBody(req))
+      const { revoke_keys: revokeKeys, ...input } = parse(userUpdateBody, jsonBody(req))
       // An admin changing their own password keeps the session they are using, like a self-update.
       const keep = target.user_id === session.userId ? session.tokenHash : undefined
-      return ok(publicUser(await accounts.update(target.user_id, input, keep)))
+      const updated = publicUser(await accounts.update(target.user_id, input, keep))
+      if (revokeKeys === true) await keys.revokeAll(target.user_id)
+      return ok(updated)
     }),
 
     route('PUT', '/admin/user/{user_id}/access-level', async (req) => {
@@ -191,8 +199,10 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
 
     route('DELETE', '/admin/user/{user_id}/sessions', async (req) => {
       const { target } = await adminOnUser(req)
+      const input = parse(endSessionsBody, jsonBody(req)) ?? {}
       if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
       const ended = await sessions.endOthers(target.user_id)
+      if (input.revoke_keys === true) return ok({ message: 'Sessions ended', ended, revoked_keys: await keys.revokeAll(target.user_id) })
       return ok({ message: 'Sessions ended', ended })
     }),
 
@@ -208,7 +218,9 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       const device = deviceOf(req)
       const query = parseSessionQuery(req.query)
       const session = await sessions.authenticate(query.user_id, tokenOf(req, query.token), device)
-      const input = parse(keyCreateBody, jsonBody(req))
+      const { current_password: currentPassword, ...input } = parse(keyCreateBody, jsonBody(req))
+      // A key outlives the session that made it, so making one is as sensitive as a self-update.
+      await accounts.confirmOwner(session, currentPassword, req.remoteAddress)
       return ok(await keys.create(session.userId, input), 201)
     }),
 

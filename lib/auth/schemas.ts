@@ -4,10 +4,11 @@ import Joi from 'joi'
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
-import type { NewKeyInput } from './keys.ts'
+import type { KeyCreateInput } from './keys.ts'
 import { MODEL_PATTERN } from '../proxy/access/model-policy.ts'
 
-import { PASSWORD_MIN, PASSWORD_MAX, USERNAME_CHARS, USERNAME_MAX, USERNAME_MIN } from '../option-rules.ts'
+import { KEY_EXPIRES_DAYS_MAX, PASSWORD_MIN, PASSWORD_MAX, USERNAME_CHARS, USERNAME_MAX, USERNAME_MIN } from '../option-rules.ts'
+export { KEY_EXPIRES_DAYS_MAX }
 // The username and password rules live in lib/option-rules.ts (the gateway checks its environment with them).
 export { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from '../option-rules.ts'
 /** A search fragment longer than the longest username can match nothing. */
@@ -30,7 +31,9 @@ const token = Joi.string().max(TOKEN_MAX).allow('')
 export interface SignupInput { username: string, password: string, email?: string | null }
 export interface LoginInput { username: string, password: string }
 export interface UserUpdateInput { username?: string, password?: string, email?: string | null }
-export interface SelfUpdateInput extends UserUpdateInput { current_password?: string }
+export interface SelfUpdateInput extends UserUpdateInput { current_password?: string, revoke_keys?: boolean }
+/** The body of ending every other session (optional): `revoke_keys` deletes the user's API keys too. */
+export interface EndSessionsInput { revoke_keys?: boolean }
 export interface SessionQuery { user_id: string, token?: string }
 export interface AdminQuery { admin_id: string, token?: string }
 export interface ListQuery { user_id: string, token?: string, limit: number, offset: number }
@@ -49,14 +52,18 @@ export const loginBody = Joi.object<LoginInput>({
 
 const NOTHING_TO_UPDATE = 'Nothing to update: give at least one of username, password, email'
 
-export const userUpdateBody = Joi.object<UserUpdateInput>({ username, password, email })
-  .min(1).label('body').required()
-  .messages({ 'object.min': NOTHING_TO_UPDATE })
-
-// current_password is checked against the stored hash, so any password that could ever be set is accepted here.
-export const selfUpdateBody = Joi.object<SelfUpdateInput>({ username, password, email, current_password: Joi.string().min(1).max(PASSWORD_MAX) })
+const revokeKeys = Joi.boolean().strict()
+export const userUpdateBody = Joi.object<UserUpdateInput & { revoke_keys?: boolean }>({ username, password, email, revoke_keys: revokeKeys })
   .or('username', 'password', 'email').label('body').required()
   .messages({ 'object.missing': NOTHING_TO_UPDATE })
+
+// current_password is checked against the stored hash, so any password that could ever be set is accepted here.
+const currentPassword = Joi.string().min(1).max(PASSWORD_MAX)
+export const selfUpdateBody = Joi.object<SelfUpdateInput>({ username, password, email, current_password: currentPassword, revoke_keys: revokeKeys })
+  .or('username', 'password', 'email').label('body').required()
+  .messages({ 'object.missing': NOTHING_TO_UPDATE })
+
+export const endSessionsBody = Joi.object<EndSessionsInput>({ revoke_keys: revokeKeys }).label('body')
 
 export const userStatusBody = Joi.object<{ disabled: boolean }>({ disabled: Joi.boolean().strict().required() }).label('body').required()
 
@@ -86,14 +93,14 @@ export const emptyQuery = Joi.object({})
 // "30" is not a number of days.
 export const KEY_NAME_MAX = 64
 export const KEY_MODELS_MAX = 32
-export const KEY_EXPIRES_DAYS_MAX = 3650
 const keyId = Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
   .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' })
-export const keyCreateBody = Joi.object<NewKeyInput>({
+export const keyCreateBody = Joi.object<KeyCreateInput>({
   // Printable: no control, format or line-separator characters, which would garble a listing or a log line.
   name: Joi.string().min(1).max(KEY_NAME_MAX).pattern(/^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u).required()
     .messages({ 'string.pattern.base': '{{#label}} may contain only printable characters' }),
   expires_in_days: Joi.number().strict().integer().min(1).max(KEY_EXPIRES_DAYS_MAX),
+  current_password: currentPassword,
   models: Joi.array().strict().min(1).max(KEY_MODELS_MAX).unique().items(
     Joi.string().pattern(MODEL_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
   ),

@@ -29,7 +29,7 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
   const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter })
-  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, now, logger: resolved.logger })
+  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
   const routeTable = createAuthRoutes({ options: resolved, accounts, sessions, keys })
   return {
     routeTable,

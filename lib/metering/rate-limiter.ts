@@ -16,14 +16,18 @@ export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent'
 export interface Admission {
   /** The x-ratelimit-* headers (OpenAI's names) for the response; an unlimited dimension has none. */
   headers: Record<string, string>
-  /** Charges the call's tokens (from the upstream's usage; undefined charges none) and frees its concurrency slot.
-   *  Idempotent; called on completion, error and client abort. */
+  /** Trues the reservation up to the call's tokens (from the upstream's usage; undefined: none were spent, the whole
+   *  reservation is released) and frees its concurrency slot. Idempotent; called on completion, error and client abort. */
   settle (usage: TokenUsage | undefined): Promise<void>
 }
 
 export interface RateLimiter {
-  /** Admits a key caller's call or throws RateLimitedError (RATE_LIMITED, 429, Retry-After seconds, which limit). */
-  admit (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>, estimatedInputTokens: number): Promise<Admission>
+  /**
+   * Admits a key caller's call, reserving `tokens` (its input estimate plus the output it may ask for) in the token
+   * windows, or throws RateLimitedError (RATE_LIMITED, 429, Retry-After seconds, which limit). A call is admitted
+   * while each window is under its limit, so calls in flight together overrun a limit by at most one reservation.
+   */
+  admit (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>, tokens: number): Promise<Admission>
 }
 
 /** RATE_LIMITED with the limit that refused and the headers to send with the 429. */
@@ -70,6 +74,9 @@ export function resetDuration (ms: number): string {
   const s = total % 60
   return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`
 }
+
+/** The largest reservation taken from one call: far above any model's window, and its totals stay safe integers. */
+const MAX_RESERVATION = 2 ** 40
 
 const SETTLED: Promise<void> = Promise.resolve()
 const nothing = (): void => {}
@@ -158,7 +165,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   }
 
   return {
-    async admit (caller, estimatedInputTokens) {
+    async admit (caller, tokens) {
       const { userId } = caller
       const at = now().getTime()
       const user = userOf(userId, caller.accessLevel, at)
@@ -167,16 +174,22 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       const day = at - (at % DAY)
       const minuteLeft = minute + MINUTE - at
       const headers: Record<string, string> = {}
-      const estimate = Math.max(0, Math.ceil(Number.isFinite(estimatedInputTokens) ? estimatedInputTokens : 0))
-      // Undoes this call's request count when a later limit refuses it: a refused call is no request served.
-      let uncount = async (): Promise<void> => {}
+      const reserved = Math.max(0, Math.ceil(Number.isFinite(tokens) ? Math.min(tokens, MAX_RESERVATION) : 0))
 
-      // One store call counts the request and reads the token windows, for the limits that are set.
+      // One store call counts the request and adds the reservation to the token windows, for the limits that are
+      // set: each add is atomic and answers the window's total with it, so of calls racing for the last room
+      // exactly those that found the window under its limit are let in (docs/model-proxy.md, "Limits and usage").
       const ops: CounterOp[] = []
       if (limits.rpm != null) ops.push({ key: keys.rpm, windowStart: new Date(minute), amount: 1, expiresAt: new Date(minute + 2 * MINUTE) })
-      if (limits.tpm != null) ops.push({ key: keys.tpm, windowStart: new Date(minute) })
-      if (limits.tokensPerDay != null) ops.push({ key: keys.day, windowStart: new Date(day) })
+      if (limits.tpm != null) ops.push(reserved > 0 ? { key: keys.tpm, windowStart: new Date(minute), amount: reserved, expiresAt: new Date(minute + 2 * MINUTE) } : { key: keys.tpm, windowStart: new Date(minute) })
+      if (limits.tokensPerDay != null) ops.push(reserved > 0 ? { key: keys.day, windowStart: new Date(day), amount: reserved, expiresAt: new Date(day + DAY + 3_600_000) } : { key: keys.day, windowStart: new Date(day) })
       const totals: number[] = ops.length === 0 ? [] : await store.counters.batch(ops)
+      // Undoes this call's adds when a limit refuses it: a refused call is no request served and spends nothing.
+      const undo = async (): Promise<void> => {
+        const back: CounterOp[] = []
+        for (const op of ops) if (op.amount !== undefined) back.push({ ...op, amount: -op.amount })
+        if (back.length > 0) await store.counters.batch(back)
+      }
       let next = 0
 
       if (limits.rpm != null) {
@@ -185,25 +198,26 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
         headers['x-ratelimit-limit-requests'] = String(rpm)
         headers['x-ratelimit-remaining-requests'] = String(Math.max(0, rpm - count))
         headers['x-ratelimit-reset-requests'] = resetDuration(minuteLeft)
-        if (count > rpm) refuse('requests', `Rate limit reached: ${rpm} requests per minute`, minuteLeft, headers)
-        uncount = async () => { await store.counters.add(keys.rpm, new Date(minute), -1, new Date(minute + 2 * MINUTE)) }
+        if (count > rpm) {
+          await undo()
+          refuse('requests', `Rate limit reached: ${rpm} requests per minute`, minuteLeft, headers)
+        }
       }
       if (limits.tpm != null) {
         const tpm = limits.tpm
-        const used = totals[next++]
+        const total = totals[next++]
         headers['x-ratelimit-limit-tokens'] = String(tpm)
-        headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, tpm - used))
+        headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, tpm - total))
         headers['x-ratelimit-reset-tokens'] = resetDuration(minuteLeft)
-        if (used >= tpm || used + estimate > tpm) {
-          await uncount()
+        if (total - reserved >= tpm) {
+          await undo()
           refuse('tokens', `Rate limit reached: ${tpm} tokens per minute`, minuteLeft, headers)
         }
       }
       if (limits.tokensPerDay != null) {
         const perDay = limits.tokensPerDay
-        const used = totals[next]
-        if (used >= perDay || used + estimate > perDay) {
-          await uncount()
+        if (totals[next] - reserved >= perDay) {
+          await undo()
           refuse('tokens_per_day', `Rate limit reached: ${perDay} tokens per day (UTC)`, day + DAY - at, headers)
         }
       }
@@ -212,7 +226,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       if (concurrent != null) {
         const taken = await store.leases.acquire(keys.leases, leaseId, concurrent, new Date(at), new Date(at + leaseMs))
         if (!taken) {
-          await uncount()
+          await undo()
           refuse('concurrent', `Rate limit reached: ${concurrent} calls at once`, CONCURRENT_RETRY_SECONDS * 1000, headers)
         }
         hold(leaseId, keys.leases)
@@ -231,15 +245,18 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
               tasks.push(store.leases.release(keys.leases, leaseId))
             }
             const tokens = usage === undefined ? 0 : tokensOf(usage)
-            if (tokens > 0 && (limits.tpm != null || limits.tokensPerDay != null)) {
-              // Charged in the window the tokens were spent in: the one the call ends in; both windows in one store call.
+            if (limits.tpm != null || limits.tokensPerDay != null) {
+              // The reservation is trued up to the usage (released, or the excess added) in the window it was made in;
+              // a call that ends in a later window is charged there, the earlier one kept as it was. One store call.
               const t = now().getTime()
               const m = t - (t % MINUTE)
               const d = t - (t % DAY)
               const charges: CounterOp[] = []
-              if (limits.tpm != null) charges.push({ key: keys.tpm, windowStart: new Date(m), amount: tokens, expiresAt: new Date(m + 2 * MINUTE) })
-              if (limits.tokensPerDay != null) charges.push({ key: keys.day, windowStart: new Date(d), amount: tokens, expiresAt: new Date(d + DAY + 3_600_000) })
-              tasks.push(store.counters.batch(charges))
+              const tpmCharge = m === minute ? tokens - reserved : tokens
+              const dayCharge = d === day ? tokens - reserved : tokens
+              if (limits.tpm != null && tpmCharge !== 0) charges.push({ key: keys.tpm, windowStart: new Date(m), amount: tpmCharge, expiresAt: new Date(m + 2 * MINUTE) })
+              if (limits.tokensPerDay != null && dayCharge !== 0) charges.push({ key: keys.day, windowStart: new Date(d), amount: dayCharge, expiresAt: new Date(d + DAY + 3_600_000) })
+              if (charges.length > 0) tasks.push(store.counters.batch(charges))
             }
             settled = tasks.length === 0 ? SETTLED : (tasks.length === 1 ? tasks[0] : Promise.all(tasks)).then(nothing)
           } catch (err) {

@@ -19,7 +19,7 @@ import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
-import { createModelCatalog } from './models/catalog.ts'
+import { createModelCatalog, modelLocations } from './models/catalog.ts'
 import { loadModelFile } from './models/data.ts'
 import { proxyRoutes } from './routes.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
@@ -45,12 +45,12 @@ export interface ProxyOptions {
   /** Told of every finished model call once, with the caller's access level or 'operator' (metrics). Default none. */
   onCall?: (entry: UsageEntry, accessLevel: AccessLevel | 'operator') => void
   /**
-   * Wrong passwords allowed per client address (IPv6: per /64) before its requests are a 429 with Retry-After
-   * until the window ends, even with the right password; counted in this process's memory. Default
-   * { attempts: 10, windowSeconds: 300 }; `false` counts nothing.
+   * Wrong passwords or keys answered 401 per client address (IPv6: per /64) before its further wrong ones are a 429
+   * with Retry-After until the window ends; a valid key or the right password always passes. Counted in this
+   * process's memory. Default { attempts: 10, windowSeconds: 300 }; `false` counts nothing.
    */
   passwordAttempts?: Partial<PasswordAttemptLimits> | false
-  /** The clock of the password-attempt windows. Default `() => new Date()`; tests pass a fake one. */
+  /** The clock of the password-attempt windows, metering, and the model file's shutdown dates (a shut-down model is served by its replacement). Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
   /** The upstream. Default: built from `upstream` with createBackend; with neither, calls answer 503. The caller closes a backend it passes. */
   backend?: Backend
@@ -186,9 +186,10 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   nonNegative(bodyRead.graceMs, 'bodyRead.graceMs')
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch, undefined, options.logger)
   const ownsBackend = options.backend === undefined
+  const modelSpecs = options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)
   const backend = options.backend ?? (options.upstream === undefined
     ? createUnconfiguredBackend()
-    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, ...options.upstream }))
+    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, modelLocations: modelLocations(modelSpecs), ...options.upstream }))
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
@@ -199,7 +200,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
-    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name),
+    catalog: createModelCatalog(options.models, modelSpecs, backend.name, options.now),
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,

@@ -48,7 +48,8 @@ t.test('POST /auth/keys answers 201 with the key once; GET lists it without secr
   t.equal(created.headers['cache-control'], 'no-store')
   h.advance(1) // listed by created_at
   const bare = await createKey(h, user, { name: 'no expiry' })
-  t.match(bare.body, { expires_at: null, models: null })
+  t.match(bare.body, { models: null })
+  t.equal(Date.parse(bare.body.expires_at) - Date.parse(bare.body.created_at), 90 * 86_400_000, 'without expires_in_days: the default 90 days')
 
   const list = await listKeys(h, user)
   t.equal(list.status, 200)
@@ -374,4 +375,120 @@ t.test('a key deleted while a lookup of it is under way stops at once on that re
   t.ok(await during, 'the call that began before the deletion is answered as it was found')
   h.store.keys.findByDigest = findByDigest
   t.equal(await h.service.resolveKey(key), undefined, 'the next one is refused, not served from a cached answer')
+})
+
+const REAUTH = 'Changing the password, email or username, or creating an API key, needs a fresh login or the current password (current_password)'
+
+t.test('creating a key needs a recent login or current_password, as a sensitive self-update does', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  h.advance(600)
+  const stale = await createKey(h, user, { name: 'stolen token' })
+  t.same([stale.status, stale.body], [401, { detail: REAUTH }], 'a session as old as reauthSeconds cannot mint a key')
+  const wrong = await createKey(h, user, { name: 'guess', current_password: 'not-the-password' })
+  t.same([wrong.status, wrong.body], [401, { detail: 'current_password is not the current password' }])
+  t.equal(await storedKeys(h, user.userId), '[]', 'no key was made')
+  const proven = await createKey(h, user, { name: 'ci', current_password: user.password })
+  t.equal(proven.status, 201, 'the current password shows the owner is present')
+  t.notOk(proven.text.includes(user.password), 'and is never echoed')
+  const fresh = await h.login(user.username, user.password, 'laptop/2.0')
+  t.equal((await createKey(h, { userId: user.userId, token: fresh.body.access_token, device: 'laptop/2.0' }, { name: 'fresh' })).status, 201, 'a new login is a recent one')
+})
+
+t.test('a wrong current_password when creating a key counts as a failed login', async t => {
+  const { h, user } = await setup({ loginLimits: { perUsername: 2 } })
+  t.teardown(h.close)
+  for (let i = 0; i < 2; i++) t.equal((await createKey(h, user, { name: 'x', current_password: 'wrong-password' })).status, 401)
+  const locked = await createKey(h, user, { name: 'x', current_password: user.password })
+  t.equal(locked.status, 429, 'the login limiter refuses the address for this account')
+})
+
+t.test('a key without expires_in_days expires after keyDefaultDays (PROXY_KEY_DEFAULT_DAYS, default 90); 0 means never', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key } = (await createKey(h, user, { name: 'ci' })).body
+  h.advance(90 * 86_400 - 1)
+  t.ok(await h.service.resolveKey(key) !== undefined, 'alive until the end of its 90th day')
+  h.advance(1)
+  t.equal(await h.service.resolveKey(key), undefined, 'expired after 90 days')
+
+  const forever = await setup({ keyDefaultDays: 0 })
+  t.teardown(forever.h.close)
+  t.match((await createKey(forever.h, forever.user, { name: 'ci' })).body, { expires_at: null }, 'keyDefaultDays 0: no expiry')
+  t.match((await createKey(forever.h, forever.user, { name: 'ci', expires_in_days: 7 })).body, { expires_at: /Z$/ }, 'a key\'s own expires_in_days still applies')
+  const week = await setup({ keyDefaultDays: 7 })
+  t.teardown(week.h.close)
+  const made = (await createKey(week.h, week.user, { name: 'ci' })).body
+  t.equal(Date.parse(made.expires_at) - Date.parse(made.created_at), 7 * 86_400_000)
+})
+
+t.test('keyDefaultDays is validated at construction, naming the option', async t => {
+  const store = await createEmbeddedStore({})
+  t.teardown(() => store.close())
+  for (const bad of [-1, 3651, 1.5, '90']) {
+    t.throws(() => createAuthService({ store, argon2: CHEAP_ARGON2, keyDefaultDays: bad as any }), { option: 'keyDefaultDays', message: /keyDefaultDays must be a whole number of days from 0 \(no expiry\) to 3650/ }, JSON.stringify(bad))
+  }
+  t.doesNotThrow(() => createAuthService({ store, argon2: CHEAP_ARGON2, keyDefaultDays: 0 }))
+  t.doesNotThrow(() => createAuthService({ store, argon2: CHEAP_ARGON2, keyDefaultDays: 3650 }))
+})
+
+const selfUpdate = (h: AuthHarness, who: Who, json: unknown): Promise<Reply> =>
+  h.call('PUT', '/auth/user/update', { query: { user_id: who.userId }, headers: { 'user-agent': who.device, token: who.token }, json })
+const endSessions = (h: AuthHarness, who: Who, json?: unknown): Promise<Reply> =>
+  h.call('DELETE', '/auth/sessions', { query: { user_id: who.userId }, headers: { 'user-agent': who.device, token: who.token }, json })
+
+t.test('a password change with revoke_keys: true revokes the user\'s keys at once; without it they stay', async t => {
+  const { h, user, admin } = await setup()
+  t.teardown(h.close)
+  const kept = (await createKey(h, user, { name: 'kept' })).body.key
+  t.equal((await selfUpdate(h, user, { password: 'second-password-1' })).status, 200)
+  t.ok(await h.service.resolveKey(kept) !== undefined, 'a password change alone leaves the keys')
+  const other = await h.newUser()
+  await setLevel(h, admin, other.userId, 'member')
+  const othersKey = (await createKey(h, other, { name: 'other' })).body.key
+  t.equal((await selfUpdate(h, user, { password: 'third-password-12', revoke_keys: true })).status, 200)
+  t.equal(await h.service.resolveKey(kept), undefined, 'revoked, at once on this replica')
+  t.equal(await storedKeys(h, user.userId), '[]')
+  t.ok(await h.service.resolveKey(othersKey) !== undefined, 'another user\'s keys stay')
+})
+
+t.test('a refused self-update revokes no key', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key } = (await createKey(h, user, { name: 'ci' })).body
+  h.advance(600)
+  t.equal((await selfUpdate(h, user, { password: 'attacker-password', revoke_keys: true })).status, 401)
+  t.equal((await selfUpdate(h, user, { password: 'attacker-password', revoke_keys: 'yes' })).status, 400, 'revoke_keys is a boolean')
+  t.ok(await h.service.resolveKey(key) !== undefined)
+})
+
+t.test('ending all other sessions with revoke_keys: true revokes the user\'s keys too', async t => {
+  const { h, user } = await setup()
+  t.teardown(h.close)
+  const { key } = (await createKey(h, user, { name: 'ci' })).body
+  const plain = await endSessions(h, user)
+  t.same([plain.status, plain.body], [200, { message: 'Other sessions ended', ended: 0 }])
+  t.ok(await h.service.resolveKey(key) !== undefined, 'without revoke_keys the keys stay')
+  const revoked = await endSessions(h, user, { revoke_keys: true })
+  t.same([revoked.status, revoked.body], [200, { message: 'Other sessions ended', ended: 0, revoked_keys: 1 }])
+  t.equal(await h.service.resolveKey(key), undefined)
+  t.equal((await endSessions(h, user, { revoke: true })).status, 400, 'an unknown field is refused')
+})
+
+t.test('an admin\'s password reset or ending of a user\'s sessions with revoke_keys: true revokes that user\'s keys', async t => {
+  const { h, admin, user } = await setup()
+  t.teardown(h.close)
+  const first = (await createKey(h, user, { name: 'one' })).body.key
+  const reset = await h.call('PUT', `/admin/user/${user.userId}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json: { password: 'reset-by-admin-1', revoke_keys: true } })
+  t.equal(reset.status, 200)
+  t.equal(await h.service.resolveKey(first), undefined, 'revoked with the password reset')
+  t.equal((await h.call('PUT', `/admin/user/${user.userId}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json: { revoke_keys: true } })).status, 400, 'revoke_keys alone changes nothing: 400')
+
+  const relogin = await h.login(user.username, 'reset-by-admin-1', user.device)
+  const second = (await createKey(h, { userId: user.userId, token: relogin.body.access_token, device: user.device }, { name: 'two' })).body.key
+  const end = (json?: unknown): Promise<Reply> => h.call('DELETE', `/admin/user/${user.userId}/sessions`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json })
+  t.same((await end()).body, { message: 'Sessions ended', ended: 1 })
+  t.ok(await h.service.resolveKey(second) !== undefined, 'without revoke_keys the keys stay')
+  t.same((await end({ revoke_keys: true })).body, { message: 'Sessions ended', ended: 0, revoked_keys: 1 })
+  t.equal(await h.service.resolveKey(second), undefined)
 })

@@ -13,7 +13,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
-  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'GEMINI_LIMITS',
+  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'PROXY_KEY_DEFAULT_DAYS', 'GEMINI_LIMITS',
   'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT', 'GEMINI_CREDENTIALS_DIR', 'GEMINI_CREDENTIALS_WRITE_BACK',
 ])
 
@@ -131,6 +131,11 @@ t.test('config.reauthSeconds and config.queryTokens become AUTH_REAUTH_SECONDS a
   t.match(configData(await renderSet('defaults')), { AUTH_REAUTH_SECONDS: '600', AUTH_QUERY_TOKENS: 'true' }, 'the gateway defaults')
   const strict = configData(await render({ config: { reauthSeconds: 0, queryTokens: false } }))
   t.match(strict, { AUTH_REAUTH_SECONDS: '0', AUTH_QUERY_TOKENS: 'false' })
+})
+
+t.test('config.keyDefaultDays becomes PROXY_KEY_DEFAULT_DAYS, 0 included', async t => {
+  t.equal(configData(await renderSet('defaults')).PROXY_KEY_DEFAULT_DAYS, '90', 'the gateway default')
+  t.equal(configData(await render({ config: { keyDefaultDays: 0 } })).PROXY_KEY_DEFAULT_DAYS, '0')
 })
 
 t.test('the chart sets only variables the gateway reads', async t => {

@@ -86,7 +86,7 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
   const revoked = await fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${vars.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'Hi' }] }),
+    body: JSON.stringify({ model: 'gemini-3.5-flash', messages: [{ role: 'user', content: 'Hi' }] }),
   })
   t.equal(revoked.status, 401, 'the revoked key is refused')
 
@@ -95,9 +95,9 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
   for (const deadline = Date.now() + 5000; rows.length === 0 && Date.now() < deadline; await new Promise(resolve => setTimeout(resolve, 100))) {
     rows = ((await (await fetch(`${gw.url}/v1/api/admin/usage?admin_id=${vars.admin_id}&user_id=${vars.id}`, { headers: admin })).json()) as { rows: typeof rows }).rows
   }
-  t.match(rows, [{ user_id: vars.id, key_id: vars.key_id, model: 'gemini-2.5-flash', surface: 'chat', requests: 1 }], 'the admin sees the call in usage')
+  t.match(rows, [{ user_id: vars.id, key_id: vars.key_id, model: 'gemini-3.5-flash', surface: 'chat', requests: 1 }], 'the admin sees the call in usage')
   const metrics = await (await fetch(`${gw.url}/metrics`)).text()
-  t.match(metrics, /^gatehouse_model_requests_total\{[^}]*model="gemini-2\.5-flash"[^}]*access_level="member"[^}]*\} [1-9]/m,
+  t.match(metrics, /^gatehouse_model_requests_total\{[^}]*model="gemini-3\.5-flash"[^}]*access_level="member"[^}]*\} [1-9]/m,
     'the call counts in gatehouse_model_requests_total (README, "Operations")')
 
   // The openai snippet, with a fresh key of Ada's (the walk-through revoked its own).
@@ -118,16 +118,16 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }] }),
   })
-  const denied = await call('gemini-2.5-pro')
-  t.equal(denied.status, 403, 'gemini-2.5-pro is outside the member level\'s GEMINI_MODEL_ACCESS')
+  const denied = await call('gemini-3.8-flash')
+  t.equal(denied.status, 403, 'gemini-3.8-flash is outside the member level\'s GEMINI_MODEL_ACCESS')
   t.match(await denied.json(), { error: { type: 'permission_error' } })
   const tight = await fetch(`${gw.url}/v1/api/admin/user/${vars.id}/limits?admin_id=${vars.admin_id}`, {
     method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ rpm: 1 }),
   })
   t.equal(tight.status, 200)
   ahead += 5000
-  await call('gemini-2.5-flash')
-  const over = await call('gemini-2.5-flash')
+  await call('gemini-3.5-flash')
+  const over = await call('gemini-3.5-flash')
   t.equal(over.status, 429, 'over the admin\'s rpm override the proxy answers 429')
   t.ok(over.headers.has('retry-after'), 'with Retry-After')
 })

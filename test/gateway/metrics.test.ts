@@ -122,14 +122,14 @@ t.test('upstream calls are counted by model base name and status; streams by chu
     body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
   })
 
-  t.equal((await chat({ model: 'gemini-2.5-pro' })).status, 200)
+  t.equal((await chat({ model: 'gemini-3.8-flash' })).status, 200)
   fake.reply('generateContent', { status: 429 })
   fake.reply('generateContent', { status: 429 })
   fake.reply('generateContent', { status: 429 })
-  await (await chat({ model: 'gemini-2.5-flash' })).text()
+  await (await chat({ model: 'gemini-3.5-flash' })).text()
 
   fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b' }), geminiResponse({ text: 'c', finishReason: 'STOP' })], { chunkDelayMs: 150 }))
-  const streaming = await chat({ model: 'gemini-2.5-pro', stream: true })
+  const streaming = await chat({ model: 'gemini-3.8-flash', stream: true })
   t.equal(streaming.status, 200)
   const reader = streaming.body!.getReader()
   await reader.read()
@@ -143,9 +143,9 @@ t.test('upstream calls are counted by model base name and status; streams by chu
     await new Promise(resolve => setTimeout(resolve, 5))
     text = await scrape(gw.url + '/metrics')
   }
-  t.equal(sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-2.5-pro', status: '200' }), 2)
-  t.ok((sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-2.5-flash', status: '429' }) ?? 0) >= 1)
-  t.ok((sample(text, 'gatehouse_upstream_request_duration_seconds_count', { model: 'gemini-2.5-pro' }) ?? 0) >= 2)
+  t.equal(sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-3.8-flash', status: '200' }), 2)
+  t.ok((sample(text, 'gatehouse_upstream_requests_total', { model: 'gemini-3.5-flash', status: '429' }) ?? 0) >= 1)
+  t.ok((sample(text, 'gatehouse_upstream_request_duration_seconds_count', { model: 'gemini-3.8-flash' }) ?? 0) >= 2)
   t.ok((sample(text, 'gatehouse_stream_chunks_total') ?? 0) >= 3, 'chunks counted')
   t.equal(sample(text, 'gatehouse_streams_total'), 1)
   t.equal(sample(text, 'gatehouse_active_streams'), 0, 'no stream open afterwards')

@@ -31,13 +31,13 @@ t.test('openai SDK through the gateway on Vertex with a service-account key: cha
   const { vertex, gateway } = await gatewayOnProject(t)
   const openai = new OpenAI({ apiKey: PASSWORD, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10000 })
 
-  const completion = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }] })
+  const completion = await openai.chat.completions.create({ model: 'gemini-3.1-pro-preview', messages: [{ role: 'user', content: 'hi' }] })
   t.equal(completion.choices[0].message.content, 'Hello from the fake upstream.')
   const call = vertex.fake.last('generateContent')!
-  t.equal(call.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent')
+  t.equal(call.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-3.1-pro-preview:generateContent')
   t.equal(call.headers.authorization, `Bearer ${vertex.fake.issuedTokens[0]}`)
 
-  const stream = await openai.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } })
+  const stream = await openai.chat.completions.create({ model: 'gemini-3.6-flash', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } })
   let text = ''
   let total: number | undefined
   for await (const chunk of stream) {
@@ -50,7 +50,7 @@ t.test('openai SDK through the gateway on Vertex with a service-account key: cha
 
   vertex.fake.reply('streamGenerateContent', streamReply([geminiResponse({ functionCalls: [{ name: 'lookup', args: { q: 'x' }, thoughtSignature: 'sig-1' }], finishReason: 'STOP' })]))
   const toolStream = await openai.chat.completions.create({
-    model: 'gemini-2.5-pro', stream: true, messages: [{ role: 'user', content: 'look it up' }],
+    model: 'gemini-3.1-pro-preview', stream: true, messages: [{ role: 'user', content: 'look it up' }],
     tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }],
   })
   const names: string[] = []
@@ -75,25 +75,25 @@ t.test('@google/genai through the gateway on Vertex express mode: generate, stre
   })
   t.teardown(() => gateway.close())
   const ai = new GoogleGenAI({ apiKey: PASSWORD, httpOptions: { baseUrl: gateway.url, apiVersion: 'v1beta', timeout: 10000 } })
-  const response = await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'hi' })
+  const response = await ai.models.generateContent({ model: 'gemini-3.1-pro-preview', contents: 'hi' })
   t.equal(response.text, 'Hello from the fake upstream.')
   const call = vertex.fake.last('generateContent')!
-  t.equal(call.path, '/v1/publishers/google/models/gemini-2.5-pro:generateContent')
+  t.equal(call.path, '/v1/publishers/google/models/gemini-3.1-pro-preview:generateContent')
   t.equal(call.headers['x-goog-api-key'], vertex.apiKey, 'the gateway\'s own key goes upstream, never the client\'s')
   let streamed = ''
-  for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi' })) streamed += chunk.text ?? ''
+  for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-3.6-flash', contents: 'hi' })) streamed += chunk.text ?? ''
   t.equal(streamed, 'Hello from the fake upstream.')
-  t.equal((await ai.models.countTokens({ model: 'gemini-2.5-flash', contents: 'one two' })).totalTokens, 2)
+  t.equal((await ai.models.countTokens({ model: 'gemini-3.6-flash', contents: 'one two' })).totalTokens, 2)
   // Tools: the function call reaches the SDK with its thought signature, and the history the SDK sends back with the
   // function's answer reaches Vertex with that signature and a role on every content.
   vertex.fake.reply('generateContent', { body: geminiResponse({ functionCalls: [{ name: 'lookup', args: { q: 'x' }, thoughtSignature: 'c2lnLTE=' }], finishReason: 'STOP' }) })
   const tools = [{ functionDeclarations: [{ name: 'lookup', parametersJsonSchema: { type: 'object', properties: { q: { type: 'string' } } } }] }]
-  const asked = await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'look it up', config: { tools } })
+  const asked = await ai.models.generateContent({ model: 'gemini-3.1-pro-preview', contents: 'look it up', config: { tools } })
   t.same(asked.functionCalls?.map(c => [c.name, c.args]), [['lookup', { q: 'x' }]])
   const modelTurn = asked.candidates![0].content!
   t.equal(modelTurn.parts?.[0].thoughtSignature, 'c2lnLTE=')
   const answered = await ai.models.generateContent({
-    model: 'gemini-2.5-pro',
+    model: 'gemini-3.1-pro-preview',
     contents: [{ role: 'user', parts: [{ text: 'look it up' }] }, modelTurn, { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { found: 1 } } }] }],
     config: { tools },
   })
@@ -115,14 +115,14 @@ t.test('@google/genai through the gateway on Vertex express mode: generate, stre
 t.test('@google/genai through the gateway on Vertex with a project: caches.create, then generateContent with config.cachedContent', async t => {
   const { vertex, gateway } = await gatewayOnProject(t)
   const ai = new GoogleGenAI({ apiKey: PASSWORD, httpOptions: { baseUrl: gateway.url, apiVersion: 'v1beta', timeout: 10000 } })
-  const cache = await ai.caches.create({ model: 'gemini-2.5-flash', config: { contents: 'a long document to keep', systemInstruction: 'be brief', ttl: '300s', displayName: 'doc' } })
+  const cache = await ai.caches.create({ model: 'gemini-3.6-flash', config: { contents: 'a long document to keep', systemInstruction: 'be brief', ttl: '300s', displayName: 'doc' } })
   t.equal(cache.name, 'cachedContents/1001')
-  t.equal(cache.model, 'models/gemini-2.5-flash')
-  t.equal(vertex.fake.last('cachedContents')!.body.model, 'projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash')
-  const response = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'question', config: { cachedContent: cache.name } })
+  t.equal(cache.model, 'models/gemini-3.6-flash')
+  t.equal(vertex.fake.last('cachedContents')!.body.model, 'projects/proj-1/locations/europe-west4/publishers/google/models/gemini-3.6-flash')
+  const response = await ai.models.generateContent({ model: 'gemini-3.6-flash', contents: 'question', config: { cachedContent: cache.name } })
   t.equal(response.text, 'Hello from the fake upstream.')
   const call = vertex.fake.last('generateContent')!
-  t.equal(call.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent')
+  t.equal(call.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-3.6-flash:generateContent')
   t.equal(call.body.cachedContent, 'projects/proj-1/locations/europe-west4/cachedContents/1001')
   t.equal((await ai.caches.get({ name: cache.name! })).displayName, 'doc')
   const listed: string[] = []

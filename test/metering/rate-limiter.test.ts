@@ -59,20 +59,74 @@ t.test('requests per minute: the call past rpm is refused with RATE_LIMITED, Ret
   t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-remaining-requests'], '1', 'the next minute starts afresh')
 })
 
-t.test('tokens per minute: charged after the call, checked with the estimate before the next; refused till the minute ends', async t => {
+t.test('tokens per minute: admission reserves the call\'s tokens and settle trues them up; refused once the window is full, till the minute ends', async t => {
   const r = await rig(t, { member: { tpm: 1000 } })
   const limiter = r.limiter()
   const a = await limiter.admit(USER, 100)
-  t.same(a.headers, { 'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '1000', 'x-ratelimit-reset-tokens': '45s' })
+  t.same(a.headers, { 'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '900', 'x-ratelimit-reset-tokens': '45s' }, 'the reservation counts at once')
   await a.settle({ inputTokens: 500, outputTokens: 200, thinkingTokens: 100, cachedTokens: 400 })
-  const b = await limiter.admit(USER, 200)
-  t.equal(b.headers['x-ratelimit-remaining-tokens'], '200', 'input, output and thinking are charged; cached tokens are part of the input')
-  await t.rejects(limiter.admit(USER, 201), { code: 'RATE_LIMITED', limit: 'tokens', retryAfter: 45 }, 'charged plus the estimate over the limit')
+  const b = await limiter.admit(USER, 150)
+  t.equal(b.headers['x-ratelimit-remaining-tokens'], '50', 'trued up to input, output and thinking (800); cached tokens are part of the input')
+  const c = await limiter.admit(USER, 500)
+  t.equal(c.headers['x-ratelimit-remaining-tokens'], '0', 'the window was under its limit: the call is let in with its whole reservation')
+  await t.rejects(limiter.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'tokens', retryAfter: 45, headers: { 'x-ratelimit-remaining-tokens': '0' } }, 'full: refused')
+  await c.settle(undefined)
+  t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-remaining-tokens'], '50', 'a call that spent nothing releases its reservation')
   await b.settle(used(200))
-  await t.rejects(limiter.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'tokens', headers: { 'x-ratelimit-remaining-tokens': '0' } }, 'at the limit')
+  await t.rejects(limiter.admit(USER, 0), { code: 'RATE_LIMITED', limit: 'tokens' }, 'an excess over the reservation is added: at the limit')
   t.same(r.limited, ['tokens', 'tokens'])
   r.clock.at += 45_000
-  t.equal((await limiter.admit(USER, 1000)).headers['x-ratelimit-remaining-tokens'], '1000', 'the window rolls')
+  t.equal((await limiter.admit(USER, 1000)).headers['x-ratelimit-remaining-tokens'], '0', 'the window rolls')
+})
+
+t.test('a refused call leaves no reservation and no request behind', async t => {
+  const r = await rig(t, { member: { rpm: 1, tpm: 1000, tokensPerDay: 10_000 } })
+  const limiter = r.limiter()
+  await limiter.admit(USER, 300)
+  await t.rejects(limiter.admit(USER, 300), { code: 'RATE_LIMITED', limit: 'requests' })
+  const minute = new Date(START - 15_000)
+  t.equal(await r.store.counters.get(`rate:rpm:${USER.userId}`, minute), 1)
+  t.equal(await r.store.counters.get(`rate:tpm:${USER.userId}`, minute), 300, 'the refused call\'s reservation was taken back')
+  t.equal(await r.store.counters.get(`rate:tpd:${USER.userId}`, new Date(Date.UTC(2026, 0, 5))), 300)
+})
+
+t.test('a call that ends in a later window is charged there; its reservation stays in the window it was made in', async t => {
+  const r = await rig(t, { member: { tpm: 1000, tokensPerDay: 10_000 } })
+  const limiter = r.limiter()
+  const a = await limiter.admit(USER, 400)
+  r.clock.at += 60_000
+  await a.settle(used(100))
+  const minute = START - 15_000
+  t.equal(await r.store.counters.get(`rate:tpm:${USER.userId}`, new Date(minute)), 400, 'the earlier minute keeps the reservation')
+  t.equal(await r.store.counters.get(`rate:tpm:${USER.userId}`, new Date(minute + 60_000)), 100, 'the minute the call ended in is charged the usage')
+  t.equal(await r.store.counters.get(`rate:tpd:${USER.userId}`, new Date(Date.UTC(2026, 0, 5))), 100, 'the same day: trued up')
+})
+
+/** `n` calls reserving `each` at once, spread over the limiters; how many were let in. */
+async function race (limiters: Array<ReturnType<typeof createRateLimiter>>, n: number, each: number): Promise<number> {
+  const answers = await Promise.allSettled(Array.from({ length: n }, async (_, i) => await limiters[i % limiters.length].admit(USER, each)))
+  return answers.filter(a => a.status === 'fulfilled').length
+}
+
+t.test('parallel calls overrun a token limit by at most one call\'s reservation (30 at once, one store)', async t => {
+  const r = await rig(t, { member: { tokensPerDay: 3000, tpm: 100_000 } })
+  const admitted = await race([r.limiter()], 30, 520)
+  t.equal(admitted, 6, 'exactly the calls that found the day under its limit')
+  t.ok(admitted * 520 < 3000 + 520, 'reserved: under the limit plus one reservation')
+  t.equal(await r.store.counters.get(`rate:tpd:${USER.userId}`, new Date(Date.UTC(2026, 0, 5))), 6 * 520, 'the refused calls took their reservations back')
+})
+
+t.test('parallel calls overrun a token limit by at most one call\'s reservation across replicas (two MongoDB stores on the stand-in)', async t => {
+  const standIn = await startMongoStandIn()
+  t.teardown(() => standIn.close())
+  const one = await createMongoStore({ url: standIn.url, dbName: 'race' })
+  const two = await createMongoStore({ url: standIn.url, dbName: 'race' })
+  t.teardown(async () => { await one.close(); await two.close() })
+  const r1 = await rig(t, { member: { tokensPerDay: 3000 } }, one)
+  const r2 = await rig(t, { member: { tokensPerDay: 3000 } }, two)
+  const admitted = await race([r1.limiter(), r2.limiter()], 30, 520)
+  t.equal(admitted, 6, 'the same six as on one replica')
+  t.equal(await one.counters.get(`rate:tpd:${USER.userId}`, new Date(Date.UTC(2026, 0, 5))), 6 * 520)
 })
 
 t.test('tokens per day: refused till the UTC day ends, with no token headers of its own', async t => {
@@ -206,14 +260,14 @@ t.test('a call costs one counter store call to admit and one to settle, and no s
   t.same(calls, ['limits.get', 'counters.batch', 'leases.acquire'], 'admitted: the override, then the request count and both token windows in one call, then the slot')
   t.same(a.headers, {
     'x-ratelimit-limit-requests': '100', 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-reset-requests': '45s',
-    'x-ratelimit-limit-tokens': '10000', 'x-ratelimit-remaining-tokens': '10000', 'x-ratelimit-reset-tokens': '45s',
+    'x-ratelimit-limit-tokens': '10000', 'x-ratelimit-remaining-tokens': '9990', 'x-ratelimit-reset-tokens': '45s',
   })
   calls.length = 0
   await a.settle(used(30))
-  t.same(calls.sort(), ['counters.batch', 'leases.release'], 'settled: both token windows charged in one call, the slot freed')
+  t.same(calls.sort(), ['counters.batch', 'leases.release'], 'settled: both token windows trued up in one call, the slot freed')
   calls.length = 0
-  await (await limiter.admit(USER, 10)).settle(undefined)
-  t.same(calls, ['counters.batch', 'leases.acquire', 'leases.release'], 'the override is reused within the cache period; no tokens, no charge')
+  await (await limiter.admit(USER, 0)).settle(undefined)
+  t.same(calls, ['counters.batch', 'leases.acquire', 'leases.release'], 'the override is reused within the cache period; nothing reserved, nothing spent: no true-up')
   t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-remaining-tokens'], '9970', 'the batched charge counts')
   calls.length = 0
   await (await limiter.admit({ ...OTHER, accessLevel: 'admin' }, 10)).settle(used(30))

@@ -100,7 +100,7 @@ t.test('CORS: preflights are answered without a password, and responses allow an
   await denied.arrayBuffer()
 })
 
-t.test('proxy password guessing is throttled per client address: past 10 wrong passwords in 5 minutes its requests are a 429 with Retry-After, even with the right password, until the window ends', async t => {
+t.test('proxy password guessing is throttled for the guessing address only: past 10 wrong passwords in 5 minutes its wrong ones are a 429 with Retry-After, while the right password passes', async t => {
   let now = new Date('2026-01-01T00:00:00Z')
   const h = await startProxy(t, { now: () => now })
   const call = async (path: string, init: RequestInit = {}): Promise<{ status: number, retryAfter: string | null, body: any }> => {
@@ -110,27 +110,25 @@ t.test('proxy password guessing is throttled per client address: past 10 wrong p
   const guess = (i: number): RequestInit => ({ headers: { authorization: `Bearer guess-number-${i}` } })
   for (let i = 0; i < 10; i++) t.equal((await call('/v1/models', guess(i))).status, 401, `guess ${i + 1} is a 401`)
   now = new Date(now.getTime() + 60_000)
-  const locked = await call('/v1/models', guess(10))
-  t.equal(locked.status, 429, 'the 11th is a 429')
-  t.equal(locked.retryAfter, '240', 'until 5 minutes after the first wrong password')
-  t.match(locked.body, { error: { type: 'rate_limit_error', code: 429, message: /Too many wrong proxy passwords/ } })
+  const refused = await call('/v1/models', guess(10))
+  t.equal(refused.status, 429, 'the 11th wrong one is a 429')
+  t.equal(refused.retryAfter, '240', 'until 5 minutes after the first wrong password')
+  t.match(refused.body, { error: { type: 'rate_limit_error', code: 429, message: /Too many wrong proxy passwords or keys/ } })
+  const native = await call('/v1beta/models/gemini-2.5-pro:generateContent', { method: 'POST', headers: { 'x-goog-api-key': 'still-guessing' }, body: '{"contents":[{"parts":[{"text":"x"}]}]}' })
+  t.match([native.status, native.retryAfter, native.body], [429, '240', { error: { code: 429, status: 'RESOURCE_EXHAUSTED' } }], 'native shape')
 
   const right = { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' }
   const chat = await call('/v1/chat/completions', { method: 'POST', headers: right, body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }) })
-  t.equal(chat.status, 429, 'the right password is refused too while the address is locked out')
-  t.equal(h.fake.calls('generateContent').length, 0, 'and nothing reaches the upstream')
-  const native = await call('/v1beta/models/gemini-2.5-pro:generateContent', { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body: '{"contents":[{"parts":[{"text":"x"}]}]}' })
-  t.match([native.status, native.retryAfter, native.body], [429, '240', { error: { code: 429, status: 'RESOURCE_EXHAUSTED' } }], 'native shape')
-  t.equal((await call('/v1/models')).status, 429, 'no password at all: refused too')
+  t.equal(chat.status, 200, 'the right password from the same address passes')
+  t.equal((await call('/v1/models')).status, 401, 'no password at all is no guess: a 401')
 
   now = new Date(now.getTime() + 239_000)
-  t.equal((await call('/v1/models', { headers: right })).retryAfter, '1', 'one second left')
+  t.equal((await call('/v1/models', guess(11))).retryAfter, '1', 'one second left')
   now = new Date(now.getTime() + 1_000)
-  t.equal((await call('/v1/models', { headers: right })).status, 200, 'once the window has ended the right password works again')
-  t.equal((await call('/v1/models', guess(11))).status, 401, 'and a wrong one starts a new window')
+  t.equal((await call('/v1/models', guess(12))).status, 401, 'once the window has ended a wrong one starts a new window')
 })
 
-t.test('wrong proxy passwords are counted per client address (an IPv6 /64 as one); requests presenting none are not guesses', async t => {
+t.test('wrong proxy passwords are counted per client address (an IPv6 /64 as one); requests presenting none are not guesses; the right one is never refused', async t => {
   const now = new Date('2026-01-01T00:00:00Z')
   const check = createClientAuth('the-right-password-16', createPasswordAttempts({ attempts: 2, windowSeconds: 60 }, () => now))
   const from = (remoteAddress: string, authorization?: string): HandlerRequest =>
@@ -141,12 +139,13 @@ t.test('wrong proxy passwords are counted per client address (an IPv6 /64 as one
   t.equal(await outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'ok')
   t.equal(await outcome(from('2001:db8:1:2::a', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
   t.equal(await outcome(from('2001:db8:1:2:ffff::b', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
-  t.equal(await outcome(from('2001:db8:1:2::c', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'two addresses of one /64 are one client')
-  t.equal(await outcome(from('2001:db8:1:3::c', 'Bearer the-right-password-16')), 'ok', 'the next /64 is another')
+  t.equal(await outcome(from('2001:db8:1:2::c', 'Bearer wrong')), 'PROXY_TOO_MANY_ATTEMPTS', 'two addresses of one /64 are one client')
+  t.equal(await outcome(from('2001:db8:1:2::c', 'Bearer the-right-password-16')), 'ok', 'the right password from it still passes')
+  t.equal(await outcome(from('2001:db8:1:3::c', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED', 'the next /64 is another')
   t.equal(await outcome(from('::ffff:192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
   t.equal(await outcome(from('192.0.2.1', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED')
-  t.equal(await outcome(from('192.0.2.1', 'Bearer the-right-password-16')), 'PROXY_TOO_MANY_ATTEMPTS', 'an IPv4-mapped address counts as its IPv4 form')
-  t.equal(await outcome(from('192.0.2.2', 'Bearer the-right-password-16')), 'ok', 'other addresses are not affected')
+  t.equal(await outcome(from('192.0.2.1', 'Bearer wrong')), 'PROXY_TOO_MANY_ATTEMPTS', 'an IPv4-mapped address counts as its IPv4 form')
+  t.equal(await outcome(from('192.0.2.2', 'Bearer wrong')), 'PROXY_UNAUTHENTICATED', 'other addresses are not affected')
 })
 
 t.test('a proxy password shorter than 16 characters is refused when the proxy is created, naming the option', async t => {
@@ -164,17 +163,17 @@ t.test('the password-attempt counters stay bounded: at most 10 000 addresses, ex
   let now = new Date('2026-01-01T00:00:00Z')
   const warnings: unknown[] = []
   const attempts = createPasswordAttempts({ attempts: 1, windowSeconds: 60 }, () => now, { debug () {}, info () {}, warn: (obj: unknown) => warnings.push(obj), error () {} })
-  t.equal(attempts.tracking, false, 'nothing tracked: the check skips the lookup')
   attempts.failed('198.51.100.1')
-  t.match(warnings, [{ address: '198.51.100.1', attempts: 1 }], 'a lockout is logged')
-  t.throws(() => attempts.admit('198.51.100.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS', retryAfter: 60 })
+  t.throws(() => attempts.failed('198.51.100.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS', retryAfter: 60 })
+  t.throws(() => attempts.failed('198.51.100.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS' })
+  t.match(warnings, [{ address: '198.51.100.1', attempts: 1 }], 'passing the limit is logged, once')
   now = new Date(now.getTime() + 30_000)
   for (let i = 0; i < 9_999; i++) attempts.failed(`10.0.${i >> 8}.${i & 255}`)
   attempts.failed('203.0.113.1')
-  t.doesNotThrow(() => attempts.admit('198.51.100.1'), 'the oldest window went to make room')
-  t.throws(() => attempts.admit('203.0.113.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS' }, 'the newest is kept')
+  t.doesNotThrow(() => attempts.failed('198.51.100.1'), 'the oldest window went to make room: a first wrong one again')
+  t.throws(() => attempts.failed('203.0.113.1'), { code: 'PROXY_TOO_MANY_ATTEMPTS' }, 'the newest is kept')
   now = new Date(now.getTime() + 60_000)
   attempts.failed('203.0.113.2')
-  t.doesNotThrow(() => attempts.admit('10.0.0.1'), 'expired windows are gone')
-  t.throws(() => attempts.admit('203.0.113.2'), { code: 'PROXY_TOO_MANY_ATTEMPTS' })
+  t.doesNotThrow(() => attempts.failed('10.0.0.1'), 'expired windows are gone')
+  t.throws(() => attempts.failed('203.0.113.2'), { code: 'PROXY_TOO_MANY_ATTEMPTS' })
 })

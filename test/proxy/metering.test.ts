@@ -4,7 +4,8 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { createEmbeddedStore, createProxy, createRateLimiter } from '../../lib/index.ts'
+import { createEmbeddedStore, createModelCatalog, createProxy, createRateLimiter } from '../../lib/index.ts'
+import { DEFAULT_OUTPUT_RESERVATION, outputReservation } from '../../lib/proxy/access/metering.ts'
 import type { KeyCaller, LimitsByLevel, RateLimiter, TokenUsage, UsageEntry, UsageLedger } from '../../lib/index.ts'
 
 const KEY = 'ghk_' + 'A'.repeat(43)
@@ -132,29 +133,67 @@ t.test('every key response carries the rate headers: success, upstream error, st
   t.same(r.entries.map(e => [e.surface, e.status]), [['chat', 200], ['chat', 502], ['chat', 200], ['native', 200], ['native', 400], ['native', 200], ['native', 200]])
 })
 
-t.test('tokens are charged from the upstream usage after the call, streams included', async t => {
-  const r = await rig(t, limits({ tpm: 1000 }))
+t.test('a call reserves its input estimate plus the output it asks for; settle trues the reservation up to the upstream usage, streams included', async t => {
+  const r = await rig(t, limits({ tpm: 20_000 }))
   r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: USAGE }) })
   r.fake.setDefault('streamGenerateContent', streamReply([
     geminiResponse({ text: 'a', usage: { promptTokenCount: 40, candidatesTokenCount: 1 } }),
     geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
   ]))
-  const first = await r.chat()
-  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), '1000', 'checked before the call: nothing used yet')
+  const estimate = (body: string): number => Math.ceil(Buffer.byteLength(body) / 4)
+  const firstBody = chatBody({ max_tokens: 100 })
+  const first = await r.chat(firstBody)
+  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - estimate(firstBody) - 100), 'max_tokens and the input estimate reserved at admission')
   await first.arrayBuffer()
   await r.settledCount(1)
   t.same(r.settled[0], CHARGED, 'input, output, thinking and cached tokens from usageMetadata')
-  const second = await r.chat(chatBody({ stream: true }))
-  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), '920', 'the first call was charged 80 (cached tokens are part of the input)')
+  const secondBody = chatBody({ stream: true, max_completion_tokens: 200 })
+  const second = await r.chat(secondBody)
+  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - 80 - estimate(secondBody) - 200), 'the first reservation was trued up to 80 (cached tokens are part of the input); max_completion_tokens reserved')
   await second.text()
   await r.settledCount(2)
   t.same(r.settled[1], CHARGED, 'a stream is charged the last usage the upstream reported')
   const third = await r.native('streamGenerateContent')
-  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), '840')
+  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - 160 - estimate(nativeBody) - DEFAULT_OUTPUT_RESERVATION), 'no maxOutputTokens: the model\'s output limit, capped, reserved')
   await third.text()
   await r.recorded(3)
   t.same(r.entries.map(e => [e.model, e.usage]), [['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED]], 'recorded under the base name with the usage')
   t.same(r.calls.map(c => c[1]), ['member', 'member', 'member'], 'reported once per call with the access level')
+})
+
+t.test('the output reserved is what the call asks for, else the model\'s output limit capped, never above that limit', async t => {
+  const catalog = createModelCatalog(['gemini-2.5-pro', 'gemini-1.0-pro'])
+  const pro = catalog.get('gemini-2.5-pro')!.outputTokenLimit
+  t.ok(pro > DEFAULT_OUTPUT_RESERVATION, 'the test needs a model whose limit is above the cap')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', 300), 300)
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', undefined), DEFAULT_OUTPUT_RESERVATION, 'no maximum: the cap')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', 10 ** 9), pro, 'never above the model\'s limit')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', -5), DEFAULT_OUTPUT_RESERVATION, 'a maximum that is none is ignored')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', '300'), DEFAULT_OUTPUT_RESERVATION)
+  const small = catalog.get('gemini-1.0-pro')!.outputTokenLimit
+  t.equal(outputReservation(catalog, 'gemini-1.0-pro', undefined), Math.min(small, DEFAULT_OUTPUT_RESERVATION), 'a smaller limit than the cap is the reservation')
+  t.equal(outputReservation(catalog, 'gemini-9-unknown', undefined), DEFAULT_OUTPUT_RESERVATION, 'a model the catalog does not know: the cap')
+  t.equal(outputReservation(catalog, 'gemini-9-unknown', 50_000), 50_000)
+})
+
+t.test('30 parallel calls overrun tokens_per_day by at most one call\'s reservation, and the upstream sees only the admitted ones', async t => {
+  const r = await rig(t, limits({ tokensPerDay: 3000 }))
+  // Every call spends exactly what it reserved: the worst case the bound is about.
+  const body = chatBody({ max_tokens: 500 })
+  const reservation = Math.ceil(Buffer.byteLength(body) / 4) + 500
+  r.fake.setDefault('generateContent', { delayMs: 50, body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: { promptTokenCount: reservation - 500, candidatesTokenCount: 500, totalTokenCount: reservation } }) })
+  const answers = await Promise.all(Array.from({ length: 30 }, async () => {
+    const res = await r.chat(body)
+    await res.arrayBuffer()
+    return res.status
+  }))
+  const admitted = answers.filter(s => s === 200).length
+  t.equal(admitted + answers.filter(s => s === 429).length, 30, 'each call admitted or refused as over the limit')
+  t.equal(admitted, Math.ceil(3000 / reservation), 'exactly the calls that found the day under its limit')
+  await r.recorded(30)
+  const spent = r.entries.reduce((sum, e) => sum + (e.usage === undefined ? 0 : e.usage.inputTokens + e.usage.outputTokens), 0)
+  t.ok(spent < 3000 + reservation, `spent ${spent}: under the limit plus one reservation`)
+  t.equal(r.fake.calls('generateContent').length, admitted, 'refused calls never reached the upstream')
 })
 
 t.test('a stream the client abandons is charged what the upstream reported, and frees its slot', async t => {

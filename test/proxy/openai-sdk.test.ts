@@ -315,7 +315,8 @@ t.test('models.list and models.retrieve', async t => {
 })
 
 t.test('the public Gemini API backend serves the same chat completions', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  // Before gemini-2.5-flash's shutdown on the Gemini API (test/proxy/model-shutdown.test.ts covers after).
+  const h = await startProxy(t, { geminiApi: true, now: () => new Date('2026-11-27T12:00:00Z') })
   const completion = await client(h.url).chat.completions.create({ model: 'lm-2.5-flash-nothinking', messages: [{ role: 'user', content: 'hi' }] })
   t.equal(completion.choices[0].message.content, 'Hello from the fake upstream.')
   const sent = h.fake.last('generateContent')!

@@ -20,6 +20,8 @@ async function startGateway (t: Teardown, options: Partial<ProxyOptions> = {}, h
     password: PASSWORD,
     upstream: { backend: 'gemini-api', apiKey: UPSTREAM_KEY, geminiApiEndpoint: fake.url, maxRetries: 0 },
     maxBodyBytes: 32 * 1024 * 1024,
+    // A fixed day before the 2.5 models' shutdown on the Gemini API, so the models named here are served as themselves.
+    now: () => new Date('2026-11-27T12:00:00Z'),
     ...options,
   })
   if (host === 'hapi') {

@@ -35,16 +35,16 @@ async function call (url: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: await res.json() }
 }
 
-const CACHE_BODY = { model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'a long document' }] }], systemInstruction: { parts: [{ text: 'be brief' }] }, ttl: '300s', displayName: 'doc' }
+const CACHE_BODY = { model: 'models/gemini-3.6-flash', contents: [{ role: 'user', parts: [{ text: 'a long document' }] }], systemInstruction: { parts: [{ text: 'be brief' }] }, ttl: '300s', displayName: 'doc' }
 
 t.test('cachedContents on Vertex (one location): create, get, list, patch and delete round trip with names translated both ways', async t => {
   const { url, vertex } = await start(t, oneLocation)
   const created = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY)
   t.equal(created.status, 200)
-  t.match(created.body, { name: 'cachedContents/1001', model: 'models/gemini-2.5-flash', displayName: 'doc', usageMetadata: { totalTokenCount: 3 }, createTime: String, expireTime: String })
+  t.match(created.body, { name: 'cachedContents/1001', model: 'models/gemini-3.6-flash', displayName: 'doc', usageMetadata: { totalTokenCount: 3 }, createTime: String, expireTime: String })
   const sent = vertex.fake.last('cachedContents')!
   t.equal(sent.path, '/v1/projects/proj-1/locations/us-central1/cachedContents')
-  t.equal(sent.body.model, 'projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-flash', 'the full publisher model name')
+  t.equal(sent.body.model, 'projects/proj-1/locations/us-central1/publishers/google/models/gemini-3.6-flash', 'the full publisher model name')
   t.same(sent.body.contents, CACHE_BODY.contents)
   t.same(sent.body.systemInstruction, CACHE_BODY.systemInstruction)
   t.equal(sent.body.ttl, '300s')
@@ -52,22 +52,22 @@ t.test('cachedContents on Vertex (one location): create, get, list, patch and de
 
   const got = await call(url, 'GET', '/v1beta/cachedContents/1001')
   t.equal(got.status, 200)
-  t.match(got.body, { name: 'cachedContents/1001', model: 'models/gemini-2.5-flash' })
+  t.match(got.body, { name: 'cachedContents/1001', model: 'models/gemini-3.6-flash' })
   t.equal(vertex.fake.last('cachedContents')!.path, '/v1/projects/proj-1/locations/us-central1/cachedContents/1001')
 
-  const other = await call(url, 'POST', '/v1beta/cachedContents', { ...CACHE_BODY, model: 'gemini-2.5-pro' })
+  const other = await call(url, 'POST', '/v1beta/cachedContents', { ...CACHE_BODY, model: 'gemini-3.1-pro-preview' })
   t.equal(other.status, 200, JSON.stringify(other.body))
   const page = await call(url, 'GET', '/v1beta/cachedContents?pageSize=1')
   t.equal(page.status, 200)
-  t.same(page.body.cachedContents.map((c: { name: string, model: string }) => [c.name, c.model]), [['cachedContents/1001', 'models/gemini-2.5-flash']])
+  t.same(page.body.cachedContents.map((c: { name: string, model: string }) => [c.name, c.model]), [['cachedContents/1001', 'models/gemini-3.6-flash']])
   t.equal(page.body.nextPageToken, '1', 'Vertex\'s page token passed as it is')
   t.same(vertex.fake.last('cachedContents')!.query, { pageSize: '1' })
   const next = await call(url, 'GET', `/v1beta/cachedContents?pageSize=1&pageToken=${page.body.nextPageToken as string}`)
-  t.same(next.body, { cachedContents: [{ ...next.body.cachedContents[0], name: 'cachedContents/1002', model: 'models/gemini-2.5-pro' }] })
+  t.same(next.body, { cachedContents: [{ ...next.body.cachedContents[0], name: 'cachedContents/1002', model: 'models/gemini-3.1-pro-preview' }] })
 
   const patched = await call(url, 'PATCH', '/v1beta/cachedContents/1001?updateMask=ttl', { ttl: '7200s' })
   t.equal(patched.status, 200)
-  t.match(patched.body, { name: 'cachedContents/1001', model: 'models/gemini-2.5-flash', expireTime: '2026-11-24T02:00:00Z' })
+  t.match(patched.body, { name: 'cachedContents/1001', model: 'models/gemini-3.6-flash', expireTime: '2026-11-24T02:00:00Z' })
   const patch = vertex.fake.last('cachedContents')!
   t.equal(patch.method, 'PATCH')
   t.same(patch.query, { updateMask: 'ttl' })
@@ -87,17 +87,17 @@ t.test('generateContent with a cache on Vertex: cachedContent reaches Vertex as 
   const second = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY)
   t.equal(first.body.name, 'cachedContents/1001.us-central1', 'a pool\'s names carry the location')
   t.equal(second.body.name, 'cachedContents/1002.europe-west4', 'created in the pool\'s next location')
-  t.equal(vertex.fake.last('cachedContents')!.body.model, 'projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash')
+  t.equal(vertex.fake.last('cachedContents')!.body.model, 'projects/proj-1/locations/europe-west4/publishers/google/models/gemini-3.6-flash')
 
   for (let i = 0; i < 2; i++) {
     // Twice: the pool's turn would move to the other location; a cache's calls never do.
-    const answer = await call(url, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { cachedContent: second.body.name, contents: [{ parts: [{ text: 'question' }] }] })
+    const answer = await call(url, 'POST', '/v1beta/models/gemini-3.6-flash:generateContent', { cachedContent: second.body.name, contents: [{ parts: [{ text: 'question' }] }] })
     t.equal(answer.status, 200)
     const sent = vertex.fake.last('generateContent')!
     t.equal(sent.location, 'europe-west4')
     t.equal(sent.body.cachedContent, 'projects/proj-1/locations/europe-west4/cachedContents/1002')
   }
-  const stream = await fetch(`${url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ cachedContent: first.body.name, contents: [{ role: 'user', parts: [{ text: 'q' }] }] }) })
+  const stream = await fetch(`${url}/v1beta/models/gemini-3.6-flash:streamGenerateContent?alt=sse`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ cachedContent: first.body.name, contents: [{ role: 'user', parts: [{ text: 'q' }] }] }) })
   t.equal(stream.status, 200)
   await stream.text()
   t.equal(vertex.fake.last('streamGenerateContent')!.body.cachedContent, 'projects/proj-1/locations/us-central1/cachedContents/1001')
@@ -116,7 +116,7 @@ t.test('generateContent with a cache on Vertex: cachedContent reaches Vertex as 
 
   const elsewhere = await call(url, 'GET', '/v1beta/cachedContents/1002.asia-east1')
   t.equal(elsewhere.status, 404, 'a location outside the pool is no cache of this backend')
-  const unknown = await call(url, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { cachedContent: 'cachedContents/1.asia-east1', contents: [{ parts: [{ text: 'q' }] }] })
+  const unknown = await call(url, 'POST', '/v1beta/models/gemini-3.6-flash:generateContent', { cachedContent: 'cachedContents/1.asia-east1', contents: [{ parts: [{ text: 'q' }] }] })
   t.equal(unknown.status, 404)
 })
 
@@ -130,7 +130,7 @@ async function startPooled (t: Test): Promise<{ url: string, vertex: FakeVertex,
   return { url, vertex, clock, vertexCalls: () => vertex.fake.requests.filter(r => r.api === 'vertex').length }
 }
 
-const GENERATE = '/v1beta/models/gemini-2.5-flash:generateContent'
+const GENERATE = '/v1beta/models/gemini-3.6-flash:generateContent'
 
 t.test('a 429 at a cache\'s location cools that location down for every call: the cache\'s calls wait it out with Retry-After, other calls go to the other location', async t => {
   const { url, vertex, clock, vertexCalls } = await startPooled(t)
@@ -179,12 +179,12 @@ t.test('a cache cannot be created for a model the key may not use: 403 and nothi
   const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
   const { url, vertex } = await start(t, oneLocation, {
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
-    modelAccess: { member: ['gemini-2.5-flash'] },
+    modelAccess: { member: ['gemini-3.6-flash'] },
   })
-  for (const model of ['models/gemini-2.5-pro', 'gemini-2.5-pro']) {
+  for (const model of ['models/gemini-3.1-pro-preview', 'gemini-3.1-pro-preview']) {
     const refused = await call(url, 'POST', '/v1beta/cachedContents', { ...CACHE_BODY, model }, { 'x-goog-api-key': KEY })
     t.equal(refused.status, 403, model)
-    t.match(refused.body, { error: { code: 403, status: 'PERMISSION_DENIED', message: /gemini-2\.5-pro/ } }, model)
+    t.match(refused.body, { error: { code: 403, status: 'PERMISSION_DENIED', message: /gemini-3\.1-pro-preview/ } }, model)
   }
   t.same(vertex.fake.requests.filter(r => r.call !== 'token'), [], 'nothing reached Vertex')
   const allowed = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY, { 'x-goog-api-key': KEY })
@@ -198,7 +198,7 @@ t.test('cachedContents in Vertex express mode: 404 naming express mode, nothing 
     t.equal(res.status, 404, path)
     t.match(res.body, { error: { status: 'NOT_FOUND', message: /express mode has no context caching/ } }, path)
   }
-  const generate = await call(url, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { cachedContent: 'cachedContents/1', contents: [{ parts: [{ text: 'q' }] }] })
+  const generate = await call(url, 'POST', '/v1beta/models/gemini-3.6-flash:generateContent', { cachedContent: 'cachedContents/1', contents: [{ parts: [{ text: 'q' }] }] })
   t.equal(generate.status, 404)
   t.match(generate.body.error.message, /express mode has no context caching/)
   t.same(vertex.fake.requests, [])

@@ -483,6 +483,17 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.equal(await store.counters.get('rpm:b1', minute), 2, 'a batch with a malformed op writes nothing')
   })
 
+  t.test('a negative amount takes back what an add put in (a refused call\'s reservation), in add and batch alike', async t => {
+    const store = await open(t)
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)
+    const expires = new Date(minute.getTime() + 120_000)
+    t.equal(await store.counters.add('tpm:r1', minute, 520, expires), 520)
+    t.same(await store.counters.batch([{ key: 'tpm:r1', windowStart: minute, amount: 300, expiresAt: expires }, { key: 'tpd:r1', windowStart: minute, amount: 300, expiresAt: expires }]), [820, 300])
+    t.same(await store.counters.batch([{ key: 'tpm:r1', windowStart: minute, amount: -300, expiresAt: expires }, { key: 'tpd:r1', windowStart: minute, amount: -300, expiresAt: expires }]), [520, 0])
+    t.equal(await store.counters.add('tpm:r1', minute, -20, expires), 500)
+    t.equal(await store.counters.get('tpm:r1', minute), 500)
+  })
+
   t.test('concurrent counter adds all count', async t => {
     const store = await open(t)
     const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)

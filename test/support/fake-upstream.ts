@@ -40,6 +40,17 @@
 //   fake.tokenGate = form => reply     when set, a token request it answers with a reply is refused with that reply
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.caches                        Vertex cached contents by full name (projects/p/locations/l/cachedContents/id)
+//   fake.now = () => date              when set, a generate/stream/countTokens naming a model on or after its shutdown date
+//                                      in fake.shutdowns (key `api model`, value YYYY-MM-DD) gets 404 NOT_FOUND
+//   fake.decodeTokens = n              when set, a Gemini 4 generate/stream answered by default writes an answer of n
+//                                      output tokens (the word "w" each) by Google's long-decode rules: one call gives at
+//                                      most its per-call cap (65,536 streamed; 32,768 non-streamed on Argon and Carbon),
+//                                      maxOutputTokens (default that cap) bounds every call together, and a call that
+//                                      stops at its cap with tokens left ends with finishReason CONTINUATION and a
+//                                      continuationToken the next request sends back at its top level
+// Gemini 4 rules, always: a Gemini 4 generate/stream gets 400 INVALID_ARGUMENT for a thinkingBudget, a MINIMAL level
+// (XHIGH too on Argon and Carbon), presencePenalty/frequencyPenalty or candidateCount > 1, and on Vertex a location
+// other than global, us and eu gets 404 NOT_FOUND (docs/model-proxy.md, "Gemini 4").
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
@@ -111,6 +122,12 @@ export interface FakeUpstream {
   issuedTokens: string[]
   /** Vertex cached contents by full resource name. */
   caches: Map<string, Record<string, unknown>>
+  /** The clock of the shutdown dates; unset, no model is shut down. */
+  now: (() => Date) | undefined
+  /** Shutdown dates (YYYY-MM-DD) by `api model` (api: gemini-api, vertex, code-assist). */
+  shutdowns: Map<string, string>
+  /** Output tokens a Gemini 4 answer runs to (long decode); unset, the call's default answer. */
+  decodeTokens: number | undefined
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -281,6 +298,78 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   return { api: 'unknown', call: 'other' }
 }
 
+/** Shutdown dates the fake enforces when given a clock, as the issue reports them (see lib/proxy/models/models.json). */
+function defaultShutdowns (): Map<string, string> {
+  return new Map([
+    ['gemini-api gemini-2.5-pro', '2026-12-01'],
+    ['gemini-api gemini-2.5-flash', '2026-12-01'],
+    ['gemini-api gemini-2.5-flash-image', '2026-10-02'],
+    ['gemini-api gemini-3-pro-preview', '2026-03-09'],
+    ['vertex gemini-2.5-pro', '2026-10-20'],
+    ['vertex gemini-2.5-flash', '2026-10-20'],
+    ['vertex gemini-2.5-flash-lite', '2026-10-20'],
+  ])
+}
+
+const GEMINI_4_LOCATIONS = ['global', 'us', 'eu']
+
+/** One call's output cap on a Gemini 4 model: 65,536 streamed; non-streamed 32,768 on Argon and Carbon. */
+function perCallCap (model: string, streamed: boolean): number {
+  return !streamed && /^gemini-4-(argon|carbon)/.test(model) ? 32768 : 65536
+}
+
+function invalidArgument (message: string): FakeReply {
+  return errorReply(400, { message })
+}
+
+/** A Gemini 4 request Google refuses, or a Vertex location that does not serve it; undefined when it is fine. */
+function gemini4Refusal (rec: FakeRequest, body: any): FakeReply | undefined {
+  const model = rec.model ?? ''
+  if (!model.startsWith('gemini-4-')) return undefined
+  if (rec.api === 'vertex' && rec.location !== undefined && !GEMINI_4_LOCATIONS.includes(rec.location)) {
+    return errorReply(404, { message: `Publisher Model \`projects/${rec.project ?? ''}/locations/${rec.location}/publishers/google/models/${model}\` was not found or your project does not have access to it.` })
+  }
+  if (rec.call === 'countTokens') return undefined
+  const config = body?.generationConfig ?? {}
+  const thinking = config.thinkingConfig ?? {}
+  if (thinking.thinkingBudget !== undefined) return invalidArgument('thinking_budget is not supported by this model; use thinking_level.')
+  const level = typeof thinking.thinkingLevel === 'string' ? thinking.thinkingLevel.toUpperCase() : undefined
+  if (level === 'MINIMAL' || (level === 'XHIGH' && /^gemini-4-(argon|carbon)/.test(model))) return invalidArgument(`thinking_level ${level} is not supported by this model.`)
+  for (const field of ['presencePenalty', 'frequencyPenalty']) {
+    if (config[field] !== undefined) return invalidArgument(`${field === 'presencePenalty' ? 'presence_penalty' : 'frequency_penalty'} is not supported by this model.`)
+  }
+  if (typeof config.candidateCount === 'number' && config.candidateCount > 1) return invalidArgument('Multiple candidates is not enabled for this model.')
+  return undefined
+}
+
+/** One long-decode hop of a Gemini 4 answer `total` tokens long, as a generate body or stream chunks. */
+function longDecodeHop (rec: FakeRequest, body: any, total: number): FakeReply {
+  const streamed = rec.call === 'streamGenerateContent'
+  const model = rec.model ?? ''
+  const token = body?.continuationToken
+  if (token !== undefined && (typeof token !== 'string' || !/^fake-ct-\d+$/.test(token))) return invalidArgument('Invalid continuation_token.')
+  const start = token === undefined ? 0 : Number(token.slice('fake-ct-'.length))
+  const cap = perCallCap(model, streamed)
+  const budget = typeof body?.generationConfig?.maxOutputTokens === 'number' ? body.generationConfig.maxOutputTokens : cap
+  const n = Math.max(0, Math.min(cap, total - start, budget - start))
+  const end = start + n
+  const finishReason = end >= total ? 'STOP' : end >= budget ? 'MAX_TOKENS' : 'CONTINUATION'
+  const prompt = wordCount(body?.contents)
+  const last = (text: string): Record<string, unknown> => {
+    const response = geminiResponse({ text, finishReason, modelVersion: model })
+    if (finishReason === 'CONTINUATION') (response.candidates as Array<Record<string, unknown>>)[0].continuationToken = `fake-ct-${end}`
+    response.usageMetadata = { promptTokenCount: prompt, candidatesTokenCount: n, totalTokenCount: prompt + n }
+    return response
+  }
+  const words = (count: number): string => count === 0 ? '' : 'w ' + 'w '.repeat(count - 1)
+  if (!streamed) return { body: last(words(n)) }
+  const chunks: unknown[] = []
+  const size = 16384
+  for (let done = 0; done + size < n; done += size) chunks.push(geminiResponse({ text: words(size), modelVersion: model }))
+  chunks.push(last(words(n - size * chunks.length)))
+  return { chunks }
+}
+
 function wordCount (value: unknown): number {
   let n = 0
   const walk = (v: unknown): void => {
@@ -324,6 +413,9 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     tokenGate: undefined,
     issuedTokens: [],
     caches: new Map(),
+    now: undefined,
+    shutdowns: defaultShutdowns(),
+    decodeTokens: undefined,
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -350,6 +442,9 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.bearerReplies.clear()
       fake.caches.clear()
       fake.tokenGate = undefined
+      fake.now = undefined
+      fake.shutdowns = defaultShutdowns()
+      fake.decodeTokens = undefined
     },
     async close () {
       for (const s of sockets) s.destroy()
@@ -491,8 +586,23 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return errorReply(405)
   }
 
+  /** What the model rules say about a model call (shutdowns, Gemini 4), or undefined. */
+  function modelReply (rec: FakeRequest): FakeReply | undefined {
+    if (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent' && rec.call !== 'countTokens') return undefined
+    const body = rec.api === 'code-assist' ? rec.body?.request : rec.body
+    const shutdown = fake.now === undefined || rec.model === undefined ? undefined : fake.shutdowns.get(`${rec.api} ${rec.model}`)
+    if (shutdown !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${shutdown}T00:00:00Z`)) {
+      return errorReply(404, { message: `models/${rec.model ?? ''} is not found for API version v1beta, or is not supported for ${rec.call}. Call ListModels to see the list of available models and their supported methods.` })
+    }
+    const refusal = gemini4Refusal(rec, body)
+    if (refusal !== undefined) return refusal
+    const queued = (queues.get(rec.call)?.length ?? 0) > 0
+    if (fake.decodeTokens !== undefined && rec.call !== 'countTokens' && rec.model?.startsWith('gemini-4-') === true && !queued) return longDecodeHop(rec, body, fake.decodeTokens)
+    return undefined
+  }
+
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
-    const reply = authFailure(rec) ?? cacheReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? cacheReply(rec) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

@@ -4,7 +4,8 @@
 // Comparison with the operator password is constant-time on SHA-256 digests, so neither content nor length
 // leaks; values that look like keys (`ghk_`) go to the accounts service, which looks them up by digest.
 // With neither a password nor keys configured every proxy route answers 503: there is no default password.
-// Wrong passwords and wrong keys are counted per client address (access/password-attempts.ts).
+// Wrong passwords and wrong keys are counted per client address (access/password-attempts.ts), which refuses only
+// wrong ones: a valid credential is never throttled.
 import { hash, timingSafeEqual } from 'node:crypto'
 import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { addressBucket } from '../../http/client-address.ts'
@@ -81,9 +82,8 @@ const OPERATOR: ProxyCaller = Object.freeze({ kind: 'operator' })
 
 /**
  * Returns a check that resolves with the request's caller or throws PROXY_PASSWORD_UNSET (503: neither a password
- * nor keys configured), PROXY_TOO_MANY_ATTEMPTS (429: the client's address is locked out, even with the right
- * password or key) or PROXY_UNAUTHENTICATED (401, counted against the address when a password or key was
- * presented). The caller is remembered per request object: the routes' authenticate hook and their handlers run
+ * nor keys configured), PROXY_UNAUTHENTICATED (401, counted against the address when a password or key was
+ * presented) or, for a wrong one from an address past its wrong attempts, PROXY_TOO_MANY_ATTEMPTS (429). The caller is remembered per request object: the routes' authenticate hook and their handlers run
  * the same check on the same request, and the second run answers at once.
  */
 export function createClientAuth (password: string | undefined, attempts?: PasswordAttempts, keys?: KeyResolver): (req: HandlerRequest) => Promise<ProxyCaller> {
@@ -93,9 +93,6 @@ export function createClientAuth (password: string | undefined, attempts?: Passw
     const known = callers.get(req)
     if (known !== undefined) return known
     if (expected === undefined && keys === undefined) throw fail('PROXY_PASSWORD_UNSET')
-    const address = req.remoteAddress
-    // Nothing to look up (and no bucket to compute) while no address has a wrong password on record.
-    if (attempts?.tracking === true && address !== undefined) attempts.admit(addressBucket(address))
     let operator = false
     const presented = presentedPasswords(req)
     // Compare every presented form (no early exit), so timing does not tell which form matched.
@@ -113,6 +110,7 @@ export function createClientAuth (password: string | undefined, attempts?: Passw
     }
     if (caller === undefined) {
       // A request without any password is not a guess (a browser, a probe): only wrong ones count.
+      const address = req.remoteAddress
       if (attempts !== undefined && address !== undefined && presented.length > 0) attempts.failed(addressBucket(address))
       throw fail('PROXY_UNAUTHENTICATED')
     }

@@ -39,8 +39,9 @@ export type Unreported = 'estimate' | 'nothing'
 
 export interface Metering {
   /**
-   * Begins a call of `model` (its usage row's name); throws RATE_LIMITED (RateLimitedError, recorded as a 429) when a
-   * limit refuses it. `requestedOutputTokens`: the most output the call may produce (lib/proxy/call/requested-output.ts).
+   * Begins a call of `model` (its usage row's name), reserving its input estimate plus `requestedOutputTokens` (what
+   * outputReservation gives; default 0) in the caller's token windows; throws RATE_LIMITED (RateLimitedError,
+   * recorded as a 429) when a limit refuses it.
    */
   begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported): Promise<MeteredCall>
   /** Begins a request on no model: counted against the requests per minute, charged nothing, recorded under NO_MODEL. */
@@ -66,8 +67,8 @@ export function bodyBytes (body: unknown): number {
 const CHARS_PER_TOKEN = 4
 
 /**
- * The input tokens a request is checked against before the call: its JSON bytes / 4, the usual characters per token
- * of text. Only a check of the room left; the charge is what the upstream reports.
+ * The input tokens a request reserves before the call: its JSON bytes / 4, the usual characters per token of text.
+ * Only a reservation; the charge is what the upstream reports.
  */
 export function estimateInputTokens (body: unknown): number {
   return Math.ceil(bodyBytes(body) / CHARS_PER_TOKEN)
@@ -93,6 +94,23 @@ function charged (reported: TokenUsage | undefined, forwardedChars: number, esti
   }
   const output = reported.outputTokens + reported.thinkingTokens
   return output >= floor ? reported : { ...reported, outputTokens: floor - reported.thinkingTokens }
+}
+
+/** The output a call that sets no maximum of its own reserves: the model's output limit, at most this. */
+export const DEFAULT_OUTPUT_RESERVATION = 8192
+
+/**
+ * The output tokens a call reserves at admission (docs/model-proxy.md, "Limits and usage"): the maximum it asks for
+ * (`max_completion_tokens`/`max_tokens`, `maxOutputTokens`; a positive whole number, else ignored), else the model's
+ * output limit when the catalog knows the model, at most DEFAULT_OUTPUT_RESERVATION; never more than that limit.
+ */
+export function outputReservation (catalog: { get (id: string): { outputTokenLimit: number } | undefined }, base: string, requested: unknown): number {
+  let limit: number | undefined
+  try {
+    limit = catalog.get(base)?.outputTokenLimit
+  } catch {} // a model the catalog refuses was refused before the call began
+  if (typeof requested === 'number' && Number.isSafeInteger(requested) && requested > 0) return limit === undefined ? requested : Math.min(requested, limit)
+  return limit === undefined ? DEFAULT_OUTPUT_RESERVATION : Math.min(limit, DEFAULT_OUTPUT_RESERVATION)
 }
 
 export function createMetering (options: MeteringOptions): Metering {
@@ -133,11 +151,11 @@ export function createMetering (options: MeteringOptions): Metering {
     }
   }
 
-  async function admit (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, estimate: number, unreported: Unreported | undefined): Promise<MeteredCall> {
+  async function admit (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, estimate: number, reserved: number, unreported: Unreported | undefined): Promise<MeteredCall> {
     let admission: Admission | undefined
     if (caller.kind === 'key' && limiter !== undefined) {
       try {
-        admission = await limiter.admit(caller, estimate)
+        admission = await limiter.admit(caller, estimate + reserved)
       } catch (err) {
         if (isGatehouseError(err)) {
           const entry = { at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status }
@@ -153,8 +171,8 @@ export function createMetering (options: MeteringOptions): Metering {
   }
 
   return {
-    begin: async (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate') => await admit(req, caller, surface, model, requestTokens(req), unreported),
-    request: async (req, caller, surface) => await admit(req, caller, surface, NO_MODEL, 0, undefined),
+    begin: async (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate') => await admit(req, caller, surface, model, requestTokens(req), requestedOutputTokens ?? 0, unreported),
+    request: async (req, caller, surface) => await admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
     callOf: req => calls.get(req),
   }
 }

@@ -10,6 +10,7 @@ import type { AccessLevel } from '../../store/types.ts'
 import { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './caller.ts'
 import type { ProxyCaller } from './caller.ts'
 import type { ModelName } from '../models/name.ts'
+import { checkModelName } from '../models/name.ts'
 
 /** One model-name pattern: what a level's list or a key's `models` may hold. */
 export const MODEL_PATTERN = /^[A-Za-z0-9._*-]{1,128}$/
@@ -91,6 +92,10 @@ export function modelNotAllowed (requested: string): GatehouseError {
  */
 export function allowedModel (ctx: { catalog: { resolve (name: string): ModelName }, modelPolicy: ModelPolicy }, caller: ProxyCaller, name: string): ModelName {
   const model = ctx.catalog.resolve(name)
-  if (!ctx.modelPolicy.allows(caller, model.base)) throw modelNotAllowed(model.requested)
+  // A shut-down model served by its replacement stays allowed to whoever may use it, as Google's own routing would
+  // (docs/model-proxy.md, "Shut-down models").
+  const allowed = ctx.modelPolicy.allows(caller, model.base) || (model.shutDown !== undefined && ctx.modelPolicy.allows(caller, model.shutDown))
+  // The refusal names the model as asked for, not what would have served it.
+  if (!allowed) throw modelNotAllowed(model.shutDown === undefined ? model.requested : checkModelName(name))
   return model
 }

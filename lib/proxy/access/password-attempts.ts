@@ -1,15 +1,16 @@
-// Wrong proxy passwords counted per client address (IPv6 per /64, see lib/http/client-address.ts), so
-// nobody can try passwords at the proxy's request rate. The counters live in this process's memory, not in
-// the store: the check runs on every proxied request, and a correct password must cost no store round-trip
-// (the proxy's request rate is benchmarked). With n replicas an address gets at most n times the attempts,
-// which changes nothing against a password of 16 characters or more (PROXY_PASSWORD_MIN_LENGTH).
+// Wrong proxy passwords and keys counted per client address (IPv6 per /64, see lib/http/client-address.ts): past
+// the limit the guessing address's wrong attempts are a 429 with Retry-After instead of a 401. Only wrong attempts
+// are ever refused: a valid key or the right password passes from any address, so one client's stale key never
+// locks out the others behind its NAT; guessing is no threat to 256-bit keys or a 16-character password
+// (docs/model-proxy.md, "Password attempts"). The counters live in this process's memory, not in the store: a
+// right credential never consults them, and a wrong one costs no store round-trip.
 import { fail } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 
 export interface PasswordAttemptLimits {
-  /** Wrong passwords allowed per client address within the window; past them every request from it is a 429. Default 10. */
+  /** Wrong passwords or keys answered 401 per client address within the window; past them its wrong ones are a 429. Default 10. */
   attempts: number
-  /** Window length in seconds, from the address's first wrong password; the 429s last until it ends. Default 300. */
+  /** Window length in seconds, from the address's first wrong attempt; the 429s last until it ends. Default 300. */
   windowSeconds: number
 }
 
@@ -18,15 +19,14 @@ export const DEFAULT_PASSWORD_ATTEMPT_LIMITS: Readonly<PasswordAttemptLimits> = 
 /** Addresses tracked at once; past this the expired ones go, then the oldest (bounded memory under a spray of addresses). */
 const MAX_TRACKED = 10_000
 
-interface Window { count: number, resetAt: number }
+interface Window { count: number, resetAt: number, logged?: boolean }
 
 export interface PasswordAttempts {
-  /** Throws PROXY_TOO_MANY_ATTEMPTS (429, Retry-After) while `bucket` is locked out, whatever the password. */
-  admit (bucket: string): void
-  /** Counts one wrong password from `bucket`. */
+  /**
+   * Counts one wrong password or key from `bucket`, and throws PROXY_TOO_MANY_ATTEMPTS (429, Retry-After to the
+   * window's end) when it is past the limit. Never called for a right one.
+   */
   failed (bucket: string): void
-  /** Whether any address has a live count: while none has, admit need not be called at all. */
-  readonly tracking: boolean
 }
 
 export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () => Date, logger?: Logger): PasswordAttempts {
@@ -50,13 +50,6 @@ export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () =
   }
 
   return {
-    get tracking () { return windows.size > 0 },
-    admit (bucket) {
-      const at = now().getTime()
-      const window = live(bucket, at)
-      if (window === undefined || window.count < limits.attempts) return
-      throw fail('PROXY_TOO_MANY_ATTEMPTS', undefined, { retryAfter: Math.max(1, Math.ceil((window.resetAt - at) / 1000)) })
-    },
     failed (bucket) {
       const at = now().getTime()
       let window = live(bucket, at)
@@ -65,10 +58,14 @@ export function createPasswordAttempts (limits: PasswordAttemptLimits, now: () =
         window = { count: 0, resetAt: at + windowMs }
         windows.set(bucket, window)
       }
-      window.count++
-      if (window.count === limits.attempts) {
-        logger?.warn({ address: bucket, attempts: window.count, until: new Date(window.resetAt).toISOString() }, 'Too many wrong proxy passwords: address locked out')
+      // Counted up to one past the limit: the count only says whether the limit was passed.
+      if (window.count <= limits.attempts) window.count++
+      if (window.count <= limits.attempts) return
+      if (window.logged !== true) {
+        window.logged = true
+        logger?.warn({ address: bucket, attempts: limits.attempts, until: new Date(window.resetAt).toISOString() }, 'Too many wrong proxy passwords or keys: the address\'s wrong ones are refused')
       }
+      throw fail('PROXY_TOO_MANY_ATTEMPTS', undefined, { retryAfter: Math.max(1, Math.ceil((window.resetAt - at) / 1000)) })
     },
   }
 }

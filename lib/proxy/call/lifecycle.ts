@@ -8,16 +8,15 @@ import type { Handler, HandlerRequest } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
-import { CLIENT_CLOSED } from '../access/metering.ts'
+import { CLIENT_CLOSED, DEFAULT_OUTPUT_RESERVATION, outputReservation } from '../access/metering.ts'
 import type { MeteredCall, Surface, Unreported } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
 import type { ModelName } from '../models/name.ts'
-import type { EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
+import type { Backend, EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
 import { openUpstreamStream, sseBody } from '../routes-stream.ts'
 import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
 import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
 import type { GeminiAnswer } from '../gemini/hub.ts'
-import { requestedOutputTokens } from './requested-output.ts'
 import { UsageScan } from './usage-scan.ts'
 
 /** The usage row of every model outside the catalogue (docs/model-proxy.md, "Limits and usage"): invented names cannot add rows. */
@@ -36,6 +35,8 @@ export interface ModelCallSpec {
   unreported?: Unreported
   /** How a refusal of the model reads on this surface (chat names the `model` parameter); default as it is. */
   modelRefused?: (err: unknown) => unknown
+  /** The upstream the call uses, given the configured one and the model (chat's long decoding); default the configured one. */
+  upstream?: (backend: Backend, model: ModelName) => Backend
 }
 
 /** A model call admitted: its model, its headers, and the upstream calls that end it. */
@@ -98,9 +99,9 @@ function streamWatch (metered: MeteredCall): StreamWatch & { end: (status: numbe
  */
 export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
   const model = resolve(ctx, caller, spec)
-  const requested = spec.noOutput === true ? 0 : requestedOutputTokens(model, spec.maxOutputTokens)
+  const requested = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens)
   const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported)
-  const { backend } = ctx
+  const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
   const base = model.base
   const sessionId = req.headers['x-session-id']
   return {
@@ -155,7 +156,7 @@ export function allowedTunedModel (ctx: Pick<ProxyContext, 'modelPolicy'>, calle
  */
 export async function beginTunedModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, name: string, noOutput: boolean, unreported: Unreported): Promise<MeteredCall> {
   allowedTunedModel(ctx, caller, name)
-  return await ctx.metering.begin(req, caller, 'native', OTHER_MODEL, noOutput ? 0 : requestedOutputTokens({}, undefined), unreported)
+  return await ctx.metering.begin(req, caller, 'native', OTHER_MODEL, noOutput ? 0 : DEFAULT_OUTPUT_RESERVATION, unreported)
 }
 
 /**

@@ -17,6 +17,7 @@ import { chatStreamTranslator } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
+import { longDecoding } from '../models/continuation.ts'
 
 export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {
@@ -27,6 +28,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       model: body.model,
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
       modelRefused: err => isGatehouseError(err) ? withParam(err, 'model') : err,
+      upstream: (backend, model) => longDecoding(backend, model.spec),
     })
     const model = call.model
     // Fetched images are held like a large body until the upstream has the request: they count against the

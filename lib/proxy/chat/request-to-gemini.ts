@@ -7,7 +7,7 @@ import type { GeminiRequest } from '../upstream/backend.ts'
 import type { ChatRequest } from './request-schema.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
-import { acceptsSampling } from '../models/data.ts'
+import { dropRefusedFields } from '../models/data.ts'
 import { convertMessages } from './messages.ts'
 import type { ContentContext } from './content.ts'
 import type { SafetySetting } from '../safety-settings.ts'
@@ -31,10 +31,9 @@ export interface TranslateOptions extends ContentContext {
 function generationConfigOf (body: ChatRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
   const set = (key: string, value: unknown): void => { if (value !== undefined && value !== null) config[key] = value }
-  // Sampling fields the model no longer accepts are dropped (lib/proxy/models/data.ts, acceptsSampling).
-  if (acceptsSampling(model.spec, 'temperature')) set('temperature', body.temperature)
-  if (acceptsSampling(model.spec, 'topP')) set('topP', body.top_p)
-  if (acceptsSampling(model.spec, 'topK')) set('topK', body.top_k)
+  set('temperature', body.temperature)
+  set('topP', body.top_p)
+  set('topK', body.top_k)
   set('maxOutputTokens', body.max_completion_tokens ?? body.max_tokens)
   if (body.stop !== undefined && body.stop !== null) config.stopSequences = typeof body.stop === 'string' ? [body.stop] : body.stop
   set('candidateCount', body.n)
@@ -54,6 +53,8 @@ function generationConfigOf (body: ChatRequest, model: ModelName): Record<string
   if (body.modalities !== undefined && body.modalities !== null) config.responseModalities = body.modalities.map(m => m.toUpperCase())
   const thinking = chatThinking(model, body.reasoning_effort)
   if (thinking !== undefined) config.thinkingConfig = thinking
+  // What the model refuses or ignores is never sent (lib/proxy/models/data.ts, dropRefusedFields).
+  dropRefusedFields(model.spec, config)
   return config
 }
 
@@ -75,7 +76,7 @@ export async function toGeminiRequest (body: ChatRequest, model: ModelName, opti
     throw invalidParam(`At most ${options.maxImageUrls} image URLs are fetched per request; send the others as data: URLs`, 'messages')
   }
   // Families that validate thought signatures get placeholders for calls whose signature was lost.
-  const placeholderSignatures = model.family === 'gemini-3' || model.family === 'other'
+  const placeholderSignatures = model.family === 'gemini-3' || model.family === 'gemini-4' || model.family === 'other'
   const imageAllowance = options.maxImageBytes === undefined ? undefined : { remaining: options.maxImageBytes, total: options.maxImageBytes }
   const partAllowance = options.maxParts === undefined ? undefined : { remaining: options.maxParts, total: options.maxParts }
   const { contents, systemInstruction } = await convertMessages(body.messages, { ...options, imageAllowance, partAllowance, placeholderSignatures })

@@ -7,13 +7,22 @@
 // A model of the file whose `backends` leave out the configured backend is neither listed nor sent: the file
 // knows that upstream does not serve it, so it is a 404 naming the backend (after aliases resolve, for every
 // variant and spelling), the same on every surface because every route resolves names here.
+// A model the file says is shut down on the configured backend is, from that date on (by the clock given), served
+// by its replacement: the name resolves to the replacement, and the answer names it (docs/model-proxy.md,
+// "Shut-down models").
 import { ConfigurationError, fail } from '../../errors.ts'
 import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
 import type { ModelSpec } from './data.ts'
-import { MODEL_BACKENDS, loadModelFile } from './data.ts'
+import { MODEL_BACKENDS, loadModelFile, servedBy } from './data.ts'
 
 const SHIPPED: readonly ModelSpec[] = loadModelFile()
+
+/** Per model id of `specs` (default the shipped file), the locations the model file lists for it on `backend`. */
+export function modelLocations (specs: readonly ModelSpec[] = SHIPPED, backend = 'vertex'): (model: string) => readonly string[] | undefined {
+  const byId = new Map(specs.map(s => [s.id, s.locations[backend]]))
+  return model => byId.get(model)
+}
 
 /** The base ids of the shipped model file (lib/proxy/models/models.json), in its order. */
 export const DEFAULT_MODELS: readonly string[] = SHIPPED.map(m => m.id)
@@ -100,9 +109,10 @@ function entry (base: string, suffixes: string[], spec: ModelSpec | undefined): 
  * Builds the catalog from base ids (default: every model of the file); variants are generated. `specs` is the
  * parsed model file (default the shipped one, lib/proxy/models/models.json); ids it does not know go by family.
  * `backend` is the configured Backend's name: models whose file entry leaves it out of `backends` are not listed
- * and answer 404 naming it. Default none (as any name the file does not know): no model is left out.
+ * and answer 404 naming it, and a model shut down on it is served by its replacement from the shutdown's date (read
+ * from `now`, default the wall clock). Default none (as any name the file does not know): no model is left out or replaced.
  */
-export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string): ModelCatalog {
+export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string, now: () => Date = () => new Date()): ModelCatalog {
   const byId = new Map<string, ModelSpec>()
   const replacement = new Map<string, string>()
   for (const spec of specs) {
@@ -172,7 +182,12 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
         throw fail('MODEL_NOT_FOUND', `The model \`${name}\` does not exist; GET /v1/models lists the available ones`)
       }
       const [base, spec] = specOf(model)
-      return spec === undefined ? model : { ...model, base, family: spec.family, spec }
+      if (spec === undefined) return model
+      const replacement = filtering ? servedBy(spec, byId, backend as string, now()) : undefined
+      if (replacement === undefined) return { ...model, base, family: spec.family, spec }
+      // The answer names the model that answered, with the variant suffixes the client asked for.
+      const suffixes = (model.search ? '-search' : '') + (model.thinking === 'none' ? '-nothinking' : model.thinking === 'max' ? '-maxthinking' : '')
+      return { ...model, requested: replacement.id + suffixes, base: replacement.id, family: replacement.family, spec: replacement, shutDown: spec.id }
     },
     openaiList (allows) {
       return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(openaiEntry) }

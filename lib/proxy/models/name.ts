@@ -12,7 +12,7 @@ export type ThinkingVariant = 'default' | 'none' | 'max'
 
 
 export interface ModelName {
-  /** The name as the client sent it, without a `models/` prefix (echoed back in responses). */
+  /** The name as the client sent it, without a `models/` prefix (echoed back in responses); for a shut-down model the catalog serves by its replacement, the replacement's name with the same suffixes. */
   requested: string
   /** The upstream model id: `gemini-` prefix, no variant suffix. */
   base: string
@@ -23,6 +23,8 @@ export interface ModelName {
   conflicting: boolean
   /** The model file's entry for `base`, set by the catalog's resolve (lib/proxy/models/data.ts). */
   spec?: ModelSpec
+  /** The file's id the client named when it is shut down on the backend and `base` serves it (docs/model-proxy.md, "Shut-down models"). */
+  shutDown?: string
 }
 
 const SUFFIXES = ['-search', '-nothinking', '-maxthinking'] as const
@@ -57,6 +59,7 @@ export function modelFamily (base: string): ModelFamily {
   if (base.startsWith('gemini-2.5-flash')) return 'gemini-2.5-flash'
   if (base.startsWith('gemini-2.5-pro')) return 'gemini-2.5-pro'
   if (/^gemini-3([.-]|$)/.test(base)) return 'gemini-3'
+  if (/^gemini-4([.-]|$)/.test(base)) return 'gemini-4'
   // 1.x and 2.0 models predate thinking: a thinkingConfig would be rejected.
   if (/^gemini-(1\.|2\.0)/.test(base)) return 'legacy'
   return 'other'

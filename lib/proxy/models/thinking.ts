@@ -17,23 +17,27 @@ export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'x
 export type ReasoningEffort = typeof REASONING_EFFORTS[number]
 
 type Setting = number | ThinkingLevel | 'dynamic' | undefined
+type Thinking = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'gemini-4' | 'other'
 
-const VARIANT_SETTINGS: Record<'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'other', Record<ThinkingVariant, Setting>> = {
+const VARIANT_SETTINGS: Record<Thinking, Record<ThinkingVariant, Setting>> = {
   'gemini-2.5-flash': { default: -1, none: 0, max: 24576 },
   // Pro models cannot turn thinking off; 128 is their smallest budget.
   'gemini-2.5-pro': { default: -1, none: 128, max: 32768 },
   'gemini-3': { default: 'dynamic', none: 'low', max: 'high' },
+  // Gemini 4 takes levels only, LOW to HIGH on every model (docs/model-proxy.md, "Thinking").
+  'gemini-4': { default: 'dynamic', none: 'low', max: 'high' },
   other: { default: -1, none: undefined, max: undefined },
 }
 
-const EFFORT_SETTINGS: Record<'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'other', Record<'off' | 'low' | 'medium' | 'high', Setting>> = {
+const EFFORT_SETTINGS: Record<Thinking, Record<'off' | 'low' | 'medium' | 'high', Setting>> = {
   'gemini-2.5-flash': { off: 0, low: 1000, medium: -1, high: 24576 },
   'gemini-2.5-pro': { off: 128, low: 1000, medium: -1, high: 32768 },
   'gemini-3': { off: 'low', low: 'low', medium: 'dynamic', high: 'high' },
+  'gemini-4': { off: 'low', low: 'low', medium: 'medium', high: 'high' },
   other: { off: undefined, low: 1000, medium: -1, high: undefined },
 }
 
-function thinks (family: ModelFamily): family is 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'other' {
+function thinks (family: ModelFamily): family is Thinking {
   return family !== 'image' && family !== 'legacy' && family !== 'embedding'
 }
 
@@ -43,7 +47,7 @@ type Want = 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'max'
  * What a model of the file gets. Budgets: off is the budget that turns thinking off (else the smallest), low
  * 1000 within the range, medium dynamic (-1), high and max the largest. Levels: off and -nothinking `low` where
  * accepted (else the lowest level), minimal `minimal` where accepted (else as off), medium `medium` where accepted
- * (else the model's own default), high and max the highest level.
+ * (else the model's own default), high `high` where accepted (else the highest), max (`xhigh`, -maxthinking) the highest.
  */
 function fromSpec (control: ThinkingControl, want: Want | 'default'): Setting {
   if (want === 'default') return 'budget' in control ? -1 : 'dynamic'
@@ -59,7 +63,33 @@ function fromSpec (control: ThinkingControl, want: Want | 'default'): Setting {
   if (want === 'minimal') return levels.includes('minimal') ? 'minimal' : lowest
   if (want === 'off' || want === 'low') return lowest
   if (want === 'medium') return levels.includes('medium') ? 'medium' : 'dynamic'
+  if (want === 'high' && levels.includes('high')) return 'high'
   return levels[levels.length - 1]
+}
+
+/**
+ * A native client's thinkingConfig fitted to a model of the file that takes levels: a thinkingBudget is never sent
+ * (0 becomes the lowest level when no level is set), and a level the model does not take becomes the nearest one it
+ * does (MINIMAL the lowest, XHIGH the highest). Other configs are returned as they are.
+ */
+export function fitThinking (config: Record<string, unknown>, model: ModelName): Record<string, unknown> {
+  const control = model.spec?.thinking
+  if (control === undefined || control === null || !('levels' in control)) return config
+  const fitted = { ...config }
+  const budget = fitted.thinkingBudget
+  delete fitted.thinkingBudget
+  if (fitted.thinkingLevel === undefined && budget === 0) fitted.thinkingLevel = fromSpec(control, 'off')
+  if (typeof fitted.thinkingLevel === 'string') {
+    const asked = fitted.thinkingLevel.toLowerCase()
+    const upper = fitted.thinkingLevel === fitted.thinkingLevel.toUpperCase()
+    const level = (control.levels as string[]).includes(asked)
+      ? asked
+      : asked === 'minimal' ? fromSpec(control, 'minimal') : asked === 'xhigh' ? fromSpec(control, 'max') : undefined
+    // The client's spelling (the SDKs send the enum's upper case) is kept.
+    if (typeof level === 'string' && level !== 'dynamic') fitted.thinkingLevel = upper ? level.toUpperCase() : level
+    else if (level === 'dynamic') delete fitted.thinkingLevel
+  }
+  return fitted
 }
 
 function includeThoughts (model: ModelName): boolean {

@@ -43,13 +43,16 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
       if (req.method !== 'GET') {
         throw fail('METHOD_NOT_ALLOWED', target.kind === 'list' ? 'Only GET lists models' : `Use GET to read a model, or POST to models/${target.model}:generateContent`)
       }
+      const named = target.kind === 'model' ? target.model : undefined
+      const model = named === undefined ? undefined : ctx.catalog.get(named)
+      // An id the catalog does not list is the upstream's to answer, under the model policy (./pass-through.ts).
+      if (named !== undefined && model === undefined) return await passThrough(ctx, req, caller)
       const request = await beginRequest(ctx, req, caller, 'native')
       let body: unknown = ctx.catalog.nativeList(allows)
-      if (target.kind === 'model') {
-        const model = ctx.catalog.get(target.model)
+      if (model !== undefined) {
         // A model the caller may not use is not listed, so it is not found either.
-        if (model === undefined || (allows !== undefined && !allows(parseModelName(model.name).base))) {
-          throw fail('NOT_FOUND', `models/${target.model} is not found; GET /v1beta/models lists the available ones`)
+        if (allows !== undefined && !allows(parseModelName(model.name).base)) {
+          throw fail('NOT_FOUND', `models/${String(named)} is not found; GET /v1beta/models lists the available ones`)
         }
         body = model
       }

@@ -5,13 +5,15 @@
 //    (clients that did not ask for thoughts get none); a -nothinking/-maxthinking suffix still sets its budget or
 //    level, but the client's includeThoughts, budget or level win; a null budget is dropped and an empty
 //    thinkingConfig is never created
+//  - what the model's entry says it refuses or ignores is dropped (sampling and penalty fields, a candidateCount
+//    above its largest), and a model that takes levels gets no thinkingBudget (lib/proxy/models/data.ts, thinking.ts)
 //  - -search appends googleSearch unless a tool already has a googleSearch key or the request
 //    declares function tools (the rule of both routes, lib/proxy/search-tools.ts)
 import type { GeminiRequest } from '../upstream/backend.ts'
 import { fail } from '../../errors.ts'
 import type { ModelName } from '../models/name.ts'
-import { nativeThinking } from '../models/thinking.ts'
-import { acceptsSampling, SAMPLING_FIELDS } from '../models/data.ts'
+import { fitThinking, nativeThinking } from '../models/thinking.ts'
+import { dropRefusedFields } from '../models/data.ts'
 import type { SafetySetting } from '../safety-settings.ts'
 import { declaresFunctions, searchOutcome } from '../search-tools.ts'
 import { countableContents, requestedContents } from '../upstream/count-tokens.ts'
@@ -44,7 +46,8 @@ function thinkingConfigFor (client: unknown, model: ModelName): Json | undefined
       if (variant.thinkingLevel !== undefined) config.thinkingLevel = variant.thinkingLevel
     }
   }
-  return Object.keys(config).length > 0 ? config : undefined
+  const fitted = fitThinking(config, model)
+  return Object.keys(fitted).length > 0 ? fitted : undefined
 }
 
 export function prepareNativeRequest (body: unknown, model: ModelName, safetySettings: readonly SafetySetting[]): GeminiRequest {
@@ -58,7 +61,7 @@ export function prepareNativeRequest (body: unknown, model: ModelName, safetySet
 
   if (!Array.isArray(request.safetySettings)) request.safetySettings = safetySettings.map(s => ({ ...s }))
 
-  for (const field of SAMPLING_FIELDS) if (!acceptsSampling(model.spec, field)) delete generationConfig[field]
+  dropRefusedFields(model.spec, generationConfig)
   const thinking = thinkingConfigFor(clientThinking, model)
   if (thinking !== undefined) generationConfig.thinkingConfig = thinking
   else delete generationConfig.thinkingConfig

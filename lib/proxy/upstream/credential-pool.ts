@@ -30,9 +30,10 @@ export interface CredentialPool<T> {
    * credential at most once per call. A pool of one neither cools down nor sets aside (there is nothing to
    * fail over to): each call tries it and gets the upstream's own error, as a single credential always did. Throws UPSTREAM_RATE_LIMITED (with the earliest retryAfter) when every
    * credential left is cooling down, UPSTREAM_CREDENTIALS_REJECTED when every one is set aside, else the
-   * attempt's own error.
+   * attempt's own error. `only`, when given, limits the call to the credentials it accepts (a Vertex location that
+   * serves the model); the others are neither tried nor counted.
    */
-  run<R>(attempt: (value: T, name: string) => Promise<R>): Promise<R>
+  run<R>(attempt: (value: T, name: string) => Promise<R>, only?: (name: string) => boolean): Promise<R>
   /**
    * Runs `attempt` with the credential named `name` only, for a call that cannot go elsewhere (a Vertex cache lives
    * in one location): no failing over, but the pool's rules still hold. While it cools down the call is not sent
@@ -74,12 +75,12 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
 
   const stateOf = (m: Member<T>, at: number): CredentialState => m.reason !== undefined ? 'set_aside' : m.until > at ? 'cooling' : 'ready'
 
-  function next (tried: Set<Member<T>>): Member<T> | undefined {
+  function next (tried: Set<Member<T>>, only?: (name: string) => boolean): Member<T> | undefined {
     const at = now()
     for (let k = 0; k < members.length; k++) {
       const i = (cursor + k) % members.length
       const m = members[i]
-      if (tried.has(m) || stateOf(m, at) !== 'ready') continue
+      if (tried.has(m) || stateOf(m, at) !== 'ready' || (only !== undefined && !only(m.name))) continue
       cursor = i + 1
       return m
     }
@@ -117,10 +118,10 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
   }
 
   const pool: CredentialPool<T> = {
-    async run (attempt) {
+    async run (attempt, only) {
       const tried = new Set<Member<T>>()
       let limited: GatehouseError | undefined
-      for (let m = next(tried); m !== undefined; m = next(tried)) {
+      for (let m = next(tried, only); m !== undefined; m = next(tried, only)) {
         tried.add(m)
         try {
           const result = await attempt(m.value, m.name)
@@ -132,7 +133,7 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
         }
       }
       const at = now()
-      const cooling = members.filter(m => stateOf(m, at) === 'cooling')
+      const cooling = members.filter(m => stateOf(m, at) === 'cooling' && (only === undefined || only(m.name)))
       if (cooling.length > 0) throw rateLimited(cooling, at, limited, retryAfter => `Every upstream credential is rate limited; the first is usable again in ${retryAfter} s`)
       throw fail('UPSTREAM_CREDENTIALS_REJECTED', `Every upstream credential is set aside: ${members.map(m => `${m.name}: ${m.reason ?? 'unusable'}`).join('; ')}`)
     },

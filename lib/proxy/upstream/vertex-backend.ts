@@ -22,6 +22,12 @@ import { SILENT_LOGGER } from '../../logger.ts'
 export interface VertexBackendOptions extends UpstreamClientOptions {
   /** Google Cloud project (GOOGLE_CLOUD_PROJECT). Default unset: express mode with `apiKey`. */
   projectId?: string
+  /**
+   * The locations that serve a model (the model file's `locations.vertex`), undefined for one served everywhere. A
+   * pooled location that does not serve a call's model is skipped for it; when none does, MODEL_NOT_FOUND (404).
+   * createProxy sets it from its model file.
+   */
+  modelLocations?: (model: string) => readonly string[] | undefined
   /** Vertex AI location (GOOGLE_CLOUD_LOCATION): `global` or a region such as `us-central1`; several separated by commas are a pool, one member per location, named by it (needs projectId, no vertexEndpoint). Default `global`. */
   vertexLocation?: string
   /** Base URL replacing the location's host (VERTEX_ENDPOINT). Default `https://aiplatform.googleapis.com` for `global`, `https://R-aiplatform.googleapis.com` for region R. */
@@ -166,7 +172,7 @@ export function vertexTarget (options: VertexBackendOptions, auth = adcAuth(opti
 }
 
 /** Runs one upstream request on a target: a pool's `run` (the next location after a 429 or a 401/403). */
-export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>) => Promise<R>
+export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>, model?: string) => Promise<R>
 
 /**
  * A Vertex backend whose every upstream request goes through `run`, which hands it a target (so a pool can hand out
@@ -189,11 +195,11 @@ export function createVertexBackendOn (run: OnVertexTarget, options: VertexBacke
     embed,
     forward: createVertexForward(embed, createVertexCacheForward(client, run, options.sites)),
     async generate (call) {
-      return asResponse(await runFor(call.request)(target => client.json({ url: target.url(call.model, 'generateContent'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal, expectObject: true })))
+      return asResponse(await runFor(call.request)(target => client.json({ url: target.url(call.model, 'generateContent'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal, expectObject: true }), call.model))
     },
     async stream (call) {
       // The pool sits around the request up to its 200, so a stream fails over before any event is sent.
-      return geminiEventStream(await runFor(call.request)(target => client.stream({ url: target.url(call.model, 'streamGenerateContent?alt=sse'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal }, events => events.map(asResponse))))
+      return geminiEventStream(await runFor(call.request)(target => client.stream({ url: target.url(call.model, 'streamGenerateContent?alt=sse'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal }, events => events.map(asResponse)), call.model))
     },
     async countTokens (call) {
       // Vertex's CountTokensRequest has no generateContentRequest: its contents, system instruction and tools sit at the top.
@@ -202,7 +208,7 @@ export function createVertexBackendOn (run: OnVertexTarget, options: VertexBacke
       const body: GeminiRequest = { contents: contentsToCount(call.request) }
       if (from.systemInstruction !== undefined) body.systemInstruction = from.systemInstruction
       if (from.tools !== undefined) body.tools = from.tools
-      const answer = await run(target => client.json({ url: target.url(call.model, 'countTokens'), body: vertexRequest(body, target), model: call.model, auth: target.auth, signal: call.signal })) as Record<string, unknown>
+      const answer = await run(target => client.json({ url: target.url(call.model, 'countTokens'), body: vertexRequest(body, target), model: call.model, auth: target.auth, signal: call.signal }), call.model) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
     async ready () {
@@ -231,8 +237,17 @@ export function createVertexBackend (options: VertexBackendOptions): Backend {
   const targets = new Map(locations.map(location => [location, vertexTarget({ ...options, vertexLocation: location }, auth)]))
   const pool = createCredentialPool([...targets].map(([name, value]) => ({ name, value })), options)
   const first = pool.usable()[0].value
+  // A location the model file does not list for a model is skipped for its calls (docs/model-proxy.md, "Gemini 4").
+  const servingLocations = (model: string | undefined): ((location: string) => boolean) | undefined => {
+    const serving = model === undefined || options.projectId === undefined ? undefined : options.modelLocations?.(model)
+    if (serving === undefined) return undefined
+    if (!locations.some(l => serving.includes(l))) {
+      throw fail('MODEL_NOT_FOUND', `The model \`${model as string}\` is served by Vertex only from ${serving.join(', ')}, and none of those is configured (GOOGLE_CLOUD_LOCATION: ${locations.join(', ')})`)
+    }
+    return location => serving.includes(location)
+  }
   return createVertexBackendOn(
-    attempt => pool.run(attempt),
+    async (attempt, model) => await pool.run(attempt, servingLocations(model)),
     {
       ...options,
       // Express mode (no project) has no cached contents.

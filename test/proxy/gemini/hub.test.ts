@@ -1,7 +1,6 @@
 // The Gemini hub's one reader of parts, usage and finish reasons (lib/proxy/gemini/hub.ts).
 import t from 'tap'
 import { candidatesOf, finishReasonOf, outputChars, partKind, partsOf, readUsageMetadata, usageOf } from '../../../lib/proxy/gemini/hub.ts'
-import { MAX_RESERVED_OUTPUT_TOKENS, requestedOutputTokens } from '../../../lib/proxy/call/requested-output.ts'
 import { modelTargetOf } from '../../../lib/proxy/call/model-path.ts'
 
 t.test('parts are read by kind: a function call first, then thought or answer text, then inline data', async t => {
@@ -19,15 +18,6 @@ t.test('usage is read from usageMetadata; a CachedContent\'s totalTokenCount is 
   t.same(readUsageMetadata({ totalTokenCount: 500 }), { inputTokens: 500, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 })
   t.same(readUsageMetadata({ promptTokenCount: -1, candidatesTokenCount: 'x' }), { inputTokens: 0, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 })
   t.equal(usageOf({}), undefined)
-})
-
-t.test('the output reserved is what the request asks, else the model\'s limit, capped', async t => {
-  const spec = { limits: { output: 65536 } } as never
-  t.equal(requestedOutputTokens({ spec }, 100), 100)
-  t.equal(requestedOutputTokens({ spec: { limits: { output: 50 } } as never }, 100), 50, 'never more than the model can produce')
-  t.equal(requestedOutputTokens({ spec }, undefined), MAX_RESERVED_OUTPUT_TOKENS)
-  t.equal(requestedOutputTokens({ spec: { limits: { output: 1000 } } as never }, 0), 1000)
-  t.equal(requestedOutputTokens({}, undefined), MAX_RESERVED_OUTPUT_TOKENS, 'a model outside the file')
 })
 
 t.test('a model call in a path is matched case-insensitively, tuned models included', async t => {
