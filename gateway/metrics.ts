@@ -191,6 +191,21 @@ export function createMetrics (options: MetricsOptions): Metrics {
       }
     },
   })
+  // A credential cools down per model: the state above says `cooling` while any model does, this says which.
+  new Gauge({
+    name: 'gatehouse_upstream_credential_model_cooling',
+    help: 'Upstream credentials cooling down after a 429, by credential and model (none for calls without one): 1 while it cools; other models still use the credential',
+    labelNames: ['credential', 'model'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const statuses of credentialPools) {
+        for (const { name, models } of statuses()) {
+          for (const { model } of models ?? []) this.set({ credential: name, model: model === '' ? 'none' : modelLabel(model) }, 1)
+        }
+      }
+    },
+  })
   const credentialCooldowns = new Counter({
     name: 'gatehouse_upstream_credential_cooldowns_total',
     help: 'Times an upstream credential answered 429 and was cooled down, by credential name',
