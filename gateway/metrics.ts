@@ -213,6 +213,20 @@ export function createMetrics (options: MetricsOptions): Metrics {
     registers: [registry],
   })
 
+  // Discovery (docs/upstream-protocol.md, "Model discovery"): counts only, as listed ids come from the upstream.
+  const discoveredModels = new Gauge({
+    name: 'gatehouse_model_discovery_models',
+    help: 'Models of the last good model discovery round: listed by the upstream, and added (listed but missing from the model file, served with defaults)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  })
+  const discoveryRounds = new Counter({
+    name: 'gatehouse_model_discovery_rounds_total',
+    help: 'Model discovery rounds by outcome (ok, failed: the last good list stays)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
+
   // Zero-valued series from the start, so dashboards and alerts see them before the first event.
   for (const event of ['created', 'ended', 'expired']) sessions.inc({ event }, 0)
   for (const result of ['success', 'failure', 'lockout']) logins.inc({ result }, 0)
@@ -257,6 +271,12 @@ export function createMetrics (options: MetricsOptions): Metrics {
         credentialPools.push(statuses)
         for (const { name } of statuses()) credentialCooldowns.inc({ credential: name }, 0)
       },
+      modelsDiscovered (listed, unknown) {
+        discoveredModels.set({ kind: 'listed' }, listed)
+        discoveredModels.set({ kind: 'added' }, unknown.length)
+        discoveryRounds.inc({ outcome: 'ok' })
+      },
+      modelDiscoveryFailed () { discoveryRounds.inc({ outcome: 'failed' }) },
     },
     auth: event => AUTH_EVENTS[event]?.(),
     store (adapter, operation, seconds, ok) {
