@@ -87,7 +87,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     upstream,
     models: config.geminiModels,
     modelsFile: config.geminiModelsFile,
-    // On in the gateway, off in the library (docs/configuration.md, "Model discovery").
+    // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
     modelDiscovery: config.modelDiscoveryHours === 0 ? false : { intervalMs: Math.max(1, Math.round(config.modelDiscoveryHours * 3600_000)) },
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     logger,

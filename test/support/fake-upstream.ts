@@ -14,6 +14,12 @@
 //                 and a Vertex generate/stream whose `cachedContent` is not the full name of a cache of its own
 //                 location gets 400 (call 'cachedContents')
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
+//   Model lists   GET /v1beta/models (Gemini API models.list, pageSize / pageToken, at most 1000 a page) and
+//                 GET /v1beta1/publishers/google/models (Vertex, bearer token or express key), from fake.listedModels
+//                 (fake.keyModels narrows one key's list); call 'listModels'
+//   Files, caches POST /upload/v1beta/files, GET /v1beta/files/{id} (call 'files'), POST/GET /v1beta/cachedContents
+//                 (call 'cachedContents'): each owned by the key that created it (fake.owned); a Gemini API generate,
+//                 stream or countTokens naming a file or cache another key created (or none) gets Google's bare 403
 //
 // Usage:
 //
@@ -51,6 +57,8 @@
 // wraps each one as {response, traceId} unless `raw` is set.
 //
 // Builders: geminiResponse({text, thought, functionCalls, finishReason, usage}), googleError(status, message, opts),
+// googleErrors.* (Google's own credential-fault, quota and missing-resource answers, ErrorInfo reason/domain/metadata
+// included), listedModel(id, spec),
 // errorReply(status, opts) (opts.array for array-shaped errors, opts.retryDelay for RetryInfo),
 // streamReply(chunks, framing), invalidGrant(), and the setup answers currentTier(project or null), needsOnboarding(tierId),
 // validationRequired(url), operation({done, project, name}).
