@@ -77,6 +77,8 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   // Counts live in the store, so every replica on it refuses a user at the same threshold.
   const limiter = createRateLimiter({ store, byLevel: config.geminiLimits, now: deps.now, onLimited: metrics.metering.onLimited })
   const proxy = createProxy({
+    // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
+    modelDiscovery: config.modelDiscoveryHours === 0 ? false : { intervalMs: Math.max(1, Math.round(config.modelDiscoveryHours * 3600_000)) },
     password: config.proxyPassword,
     keys: auth,
     limiter,
@@ -87,8 +89,6 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     upstream,
     models: config.geminiModels,
     modelsFile: config.geminiModelsFile,
-    // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
-    modelDiscovery: config.modelDiscoveryHours === 0 ? false : { intervalMs: Math.max(1, Math.round(config.modelDiscoveryHours * 3600_000)) },
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     logger,
     observer: metrics.proxy,
