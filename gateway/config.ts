@@ -80,6 +80,8 @@ export interface GatewayConfig {
   readonly geminiModels?: readonly string[]
   /** Model file replacing the one the library ships. Default unset: the shipped file (GEMINI_MODELS_FILE). */
   readonly geminiModelsFile?: string
+  /** Hours between two model discovery rounds, 0 for none. Default 6 (GEMINI_MODEL_DISCOVERY_HOURS). */
+  readonly modelDiscoveryHours: number
   /** Proxy rate limits by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent"}}`. Default unset: unlimited (GEMINI_LIMITS). */
   readonly geminiLimits?: LimitsByLevel
   /** Chat image URLs may point at private, loopback and link-local addresses. Default unset: the library's false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
@@ -169,6 +171,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GOOGLE_CLOUD_LOCATION: str,
   VERTEX_ENDPOINT: url,
   GEMINI_MODELS_FILE: str,
+  GEMINI_MODEL_DISCOVERY_HOURS: Joi.number().min(0).max(168),
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   GEMINI_LIMITS: Joi.string(),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
@@ -319,6 +322,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     vertexEndpoint: v.VERTEX_ENDPOINT?.replace(/\/+$/, ''),
     geminiBackend,
     geminiModelsFile: v.GEMINI_MODELS_FILE,
+    modelDiscoveryHours: v.GEMINI_MODEL_DISCOVERY_HOURS ?? 6,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     geminiLimits,
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,

@@ -191,10 +191,39 @@ export function createMetrics (options: MetricsOptions): Metrics {
       }
     },
   })
+  // A credential cools down per model: the state above says `cooling` while any model does, this says which.
+  new Gauge({
+    name: 'gatehouse_upstream_credential_model_cooling',
+    help: 'Upstream credentials cooling down after a 429, by credential and model (none for calls without one): 1 while it cools; other models still use the credential',
+    labelNames: ['credential', 'model'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const statuses of credentialPools) {
+        for (const { name, models } of statuses()) {
+          for (const { model } of models ?? []) this.set({ credential: name, model: model === '' ? 'none' : modelLabel(model) }, 1)
+        }
+      }
+    },
+  })
   const credentialCooldowns = new Counter({
     name: 'gatehouse_upstream_credential_cooldowns_total',
     help: 'Times an upstream credential answered 429 and was cooled down, by credential name',
     labelNames: ['credential'] as const,
+    registers: [registry],
+  })
+
+  // Discovery (docs/upstream-protocol.md, "Model discovery"): counts only, as listed ids come from the upstream.
+  const discoveredModels = new Gauge({
+    name: 'gatehouse_model_discovery_models',
+    help: 'Models of the last good model discovery round: listed by the upstream, and added (listed but missing from the model file, served with defaults)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  })
+  const discoveryRounds = new Counter({
+    name: 'gatehouse_model_discovery_rounds_total',
+    help: 'Model discovery rounds by outcome (ok, failed: the last good list stays)',
+    labelNames: ['outcome'] as const,
     registers: [registry],
   })
 
@@ -242,6 +271,12 @@ export function createMetrics (options: MetricsOptions): Metrics {
         credentialPools.push(statuses)
         for (const { name } of statuses()) credentialCooldowns.inc({ credential: name }, 0)
       },
+      modelsDiscovered (listed, unknown) {
+        discoveredModels.set({ kind: 'listed' }, listed)
+        discoveredModels.set({ kind: 'added' }, unknown.length)
+        discoveryRounds.inc({ outcome: 'ok' })
+      },
+      modelDiscoveryFailed () { discoveryRounds.inc({ outcome: 'failed' }) },
     },
     auth: event => AUTH_EVENTS[event]?.(),
     store (adapter, operation, seconds, ok) {

@@ -24,15 +24,16 @@ export interface ServiceDeps {
   store: Store
   logger: Logger
   metrics: Metrics
-  /** The accounts service's (and the rate limiter's) clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
+  /** The accounts service's (and the rate limiter's and credential pool's) clock and login-delay wait (GatewayOptions). Default the system clock and a timer. */
   now?: () => Date
   sleep?: (ms: number) => Promise<void>
 }
 
 /** The upstream part of the config, in createProxy's terms; undefined when no upstream is configured. */
-function upstreamOptions (config: GatewayConfig): BackendOptions | undefined {
+function upstreamOptions (config: GatewayConfig, now: (() => Date) | undefined): BackendOptions | undefined {
   if (config.geminiBackend === undefined) return undefined
   return {
+    now,
     backend: config.geminiBackend,
     credentials: config.geminiCredentials,
     credentialsFile: config.credentialsFile,
@@ -71,12 +72,14 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   const system = await auth.ensureSystemUser()
   const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.username, system.generatedPassword)
 
-  const upstream = upstreamOptions(config)
+  const upstream = upstreamOptions(config, deps.now)
   // Written in batches of at most one a second: a SIGKILL loses at most that much usage (README, "Usage").
   const usage = createUsageLedger({ store, logger })
   // Counts live in the store, so every replica on it refuses a user at the same threshold.
   const limiter = createRateLimiter({ store, byLevel: config.geminiLimits, now: deps.now, onLimited: metrics.metering.onLimited })
   const proxy = createProxy({
+    // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
+    modelDiscovery: config.modelDiscoveryHours === 0 ? false : { intervalMs: Math.max(1, Math.round(config.modelDiscoveryHours * 3600_000)) },
     password: config.proxyPassword,
     keys: auth,
     limiter,

@@ -12,7 +12,7 @@ export type { ModelAccess } from './proxy/access/model-policy.ts'
 export { createBackend } from './proxy/upstream/create-backend.ts'
 export type { BackendOptions } from './proxy/upstream/create-backend.ts'
 export type { Backend, ProxyObserver, UpstreamCall, GeminiRequest, GeminiResponse, ReadyState, ForwardRequest, ForwardResponse, EmbedCall, EmbedResult } from './proxy/upstream/backend.ts'
-export type { CredentialState, CredentialStatus } from './proxy/upstream/backend.ts'
+export type { CredentialState, CredentialStatus, ListedModel, ModelListing } from './proxy/upstream/backend.ts'
 export { createModelCatalog, DEFAULT_MODELS } from './proxy/models/catalog.ts'
 export type { ModelCatalog } from './proxy/models/catalog.ts'
 

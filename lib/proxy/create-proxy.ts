@@ -27,6 +27,9 @@ import type { BodyBudget } from '../http/body-budget.ts'
 import { DEFAULT_BODY_READ_LIMITS } from '../http/read-body.ts'
 import type { BodyReadLimits } from '../http/read-body.ts'
 import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
+import { startModelDiscovery } from './models/discovery.ts'
+import type { ProxyContext } from './context.ts'
+import type { ModelDiscovery } from './models/discovery.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
 export interface ProxyOptions {
@@ -60,6 +63,12 @@ export interface ProxyOptions {
   models?: readonly string[]
   /** Path of a model file replacing the shipped one (lib/proxy/models/models.json, docs/model-proxy.md). Default the shipped file. */
   modelsFile?: string
+  /**
+   * Model discovery (docs/upstream-protocol.md, "Model discovery"): `true` or `{ intervalMs }` reads the upstream's own
+   * model list in the background at start and every intervalMs (default 6 h) and offers only what it lists. Default
+   * false (the model file alone decides, and no list call is made).
+   */
+  modelDiscovery?: boolean | { intervalMs?: number }
   /** Safety settings sent when a client gives none. Default every category at BLOCK_NONE. */
   safetySettings?: readonly SafetySetting[]
   /** SSE keep-alive comment after this many ms without data. Default 15000. */
@@ -105,6 +114,8 @@ export interface Proxy {
   bodyBudget?: BodyBudget
   /** Ready when the upstream credentials are usable and the project is resolved. */
   ready (): Promise<ReadyState>
+  /** Runs a model discovery round now (with `modelDiscovery` on; else resolves at once); resolves when it has ended. */
+  discoverModels (): Promise<void>
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
 }
@@ -185,6 +196,11 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   nonNegative(bodyRead.minBytesPerSecond, 'bodyRead.minBytesPerSecond')
   nonNegative(bodyRead.graceMs, 'bodyRead.graceMs')
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch, undefined, options.logger)
+  const discoveryOn = options.modelDiscovery ?? false
+  if (typeof discoveryOn !== 'boolean') {
+    if (!isObject(discoveryOn)) refuse('modelDiscovery', 'true, false or { intervalMs }', discoveryOn)
+    if (discoveryOn.intervalMs !== undefined) positiveInteger(discoveryOn.intervalMs, 'modelDiscovery.intervalMs')
+  }
   const ownsBackend = options.backend === undefined
   const modelSpecs = options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)
   const backend = options.backend ?? (options.upstream === undefined
@@ -196,7 +212,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
-  const routeTable = proxyRoutes({
+  const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
@@ -214,13 +230,27 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     bodyRead,
     logger: options.logger,
     observer: options.observer,
-  })
+  }
+  const routeTable = proxyRoutes(ctx)
+  const discovery: ModelDiscovery | undefined = discoveryOn === false
+    ? undefined
+    : startModelDiscovery({
+      backend,
+      specs: modelSpecs ?? loadModelFile(),
+      intervalMs: discoveryOn === true ? undefined : discoveryOn.intervalMs,
+      // Each good round rebuilds the catalog the routes read.
+      onChange: discovered => { ctx.catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, discovered) },
+      logger: options.logger,
+      observer: options.observer,
+    })
   return {
     routeTable,
     routes: routeTable.routes,
     bodyBudget,
     ready: () => backend.ready(),
+    discoverModels: async () => { await discovery?.run() },
     async close () {
+      discovery?.stop()
       await fetcher?.close()
       if (ownsBackend) await backend.close()
     },

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startGateway, testStore } from '../support/gateway.ts'
-import { startFakeUpstream, invalidGrant, currentTier } from '../support/fake-upstream.ts'
+import { startFakeUpstream, invalidGrant, currentTier, googleErrors } from '../support/fake-upstream.ts'
 import { credentialsObject } from '../support/credentials-files.ts'
 import { createProbes } from '../../gateway/probes.ts'
 
@@ -106,7 +106,7 @@ t.test('with an upstream configured, /readyz checks it: usable credentials and a
   fake.reply('loadCodeAssist', currentTier('probe-project'))
   const gw = await startGateway({
     ...ADMIN,
-    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password-for-tests',
     GEMINI_CREDENTIALS: JSON.stringify(credentialsObject('authorized-user', { tokenUri: fake.tokenUri, accessToken: null })),
     CODE_ASSIST_ENDPOINT: fake.url,
   })
@@ -121,7 +121,7 @@ t.test('with unusable upstream credentials, /readyz is 503 naming the upstream',
   fake.setDefault('token', invalidGrant())
   const gw = await startGateway({
     ...ADMIN,
-    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password-for-tests',
     GEMINI_CREDENTIALS: JSON.stringify(credentialsObject('authorized-user', { tokenUri: fake.tokenUri, accessToken: null })),
     CODE_ASSIST_ENDPOINT: fake.url,
   })
@@ -139,4 +139,40 @@ t.test('once shutdown begins /readyz is 503 at once, naming the shutdown', async
   t.equal(res.statusCode, 503)
   t.same(JSON.parse(res.payload), { status: 'unavailable', failing: ['shutdown'], checks: { shutdown: 'draining' } })
   await stopped
+})
+
+t.test('/readyz recovers with the pool: keys set aside by a credential fault are re-probed and /readyz is 200 again once one answers', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const clock = { ms: Date.parse('2026-11-27T00:00:00Z') }
+  const gw = await startGateway({ ...ADMIN, GEMINI_BACKEND: 'gemini-api', GEMINI_API_KEY: 'k1,k2', GEMINI_API_ENDPOINT: fake.url, GEMINI_AUTH_PASSWORD: 'proxy-password-for-tests' }, { now: () => new Date(clock.ms) })
+  t.teardown(gw.close)
+  t.equal((await get(gw.url + '/readyz')).status, 200)
+  fake.keyReplies.set('k1', googleErrors.consumerSuspended())
+  fake.keyReplies.set('k2', googleErrors.apiKeyExpired())
+  const generate = (): Promise<Response> => fetch(gw.url + '/v1beta/models/gemini-2.5-flash:generateContent', {
+    method: 'POST', headers: { authorization: 'Bearer proxy-password-for-tests', 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+  })
+  t.equal((await generate()).status, 503)
+  t.same(await get(gw.url + '/readyz'), { status: 503, body: { status: 'unavailable', failing: ['upstream'], checks: { store: 'ok', upstream: 'failing' } } })
+
+  fake.keyReplies.delete('k2')
+  t.equal((await get(gw.url + '/readyz')).status, 503, 'no re-probe before it is due')
+  clock.ms += 60_000
+  t.same(await get(gw.url + '/readyz'), { status: 200, body: { status: 'ready', checks: { store: 'ok', upstream: 'ok' } } }, 'the key answered its re-probe: ready again')
+  t.equal((await generate()).status, 200)
+})
+
+t.test('/readyz stays 200 when a member\'s request names a file that does not exist (403 from Google): the pool is untouched', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const gw = await startGateway({ ...ADMIN, GEMINI_BACKEND: 'gemini-api', GEMINI_API_KEY: 'k1,k2', GEMINI_API_ENDPOINT: fake.url, GEMINI_AUTH_PASSWORD: 'proxy-password-for-tests' })
+  t.teardown(gw.close)
+  for (let i = 0; i < 4; i++) {
+    const res = await fetch(gw.url + '/v1beta/models/gemini-2.5-flash:generateContent', {
+      method: 'POST', headers: { authorization: 'Bearer proxy-password-for-tests', 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ fileData: { mimeType: 'text/plain', fileUri: 'files/nope' } }] }] }),
+    })
+    t.equal(res.status, 403)
+  }
+  t.equal((await get(gw.url + '/readyz')).status, 200)
 })

@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { Backend } from '../../lib/index.ts'
 import { createBackend } from '../../lib/index.ts'
 import { createMetrics } from '../../gateway/metrics.ts'
-import { errorReply, invalidGrant, startFakeUpstream } from '../support/fake-upstream.ts'
+import { errorReply, googleErrors, invalidGrant, startFakeUpstream } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 import { credentialsObject } from '../support/credentials-files.ts'
 import type { CredentialsSpec } from '../support/credentials-files.ts'
@@ -82,9 +82,49 @@ t.test('a credentials file answering invalid_grant on refresh is set aside with 
   t.ok((await p.metricLines('gatehouse_upstream_credential_state')).includes('gatehouse_upstream_credential_state{credential="a-revoked.json",state="set_aside"} 1'))
   t.same(await p.backend.ready(), { ok: true }, 'ready while one file is usable')
 
-  p.fake.bearerReplies.set('token-b', errorReply(403, { message: 'The caller does not have permission' }))
+  p.fake.bearerReplies.set('token-b', googleErrors.consumerInvalid())
   const err = await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST }).catch(e => e)
   t.equal(err.code, 'UPSTREAM_CREDENTIALS_REJECTED')
-  t.match(err.message, /a-revoked\.json: .*(invalid_grant|expired or revoked).*b\.json: .*does not have permission/)
+  t.match(err.message, /a-revoked\.json: .*(invalid_grant|expired or revoked).*b\.json: CONSUMER_INVALID: Permission denied on resource project default/)
   t.equal((await p.backend.ready()).ok, false)
+})
+
+t.test('a 403 without a credential reason is the caller\'s error: the file stays in the pool', async t => {
+  const p = await pool(t, { 'a.json': { accessToken: 'token-a' }, 'b.json': { accessToken: 'token-b' } })
+  p.fake.bearerReplies.set('token-a', errorReply(403, { message: 'The caller does not have permission' }))
+  const err = await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST }).catch(e => e)
+  t.equal(err.upstreamStatus, 403)
+  t.same(p.tokensCalled(), ['token-a'], 'no failover')
+  t.notOk((await p.metricLines('gatehouse_upstream_credential_state')).some(l => /state="(set_aside|cooling)"} 1/.test(l)))
+})
+
+t.test('a 429 cools a file down for that model only', async t => {
+  const p = await pool(t, { 'a.json': { accessToken: 'token-a' }, 'b.json': { accessToken: 'token-b' } })
+  p.fake.reply('generateContent', errorReply(429, { retryDelay: '600s', reason: 'RATE_LIMIT_EXCEEDED' }))
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  await p.backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  t.same(p.tokensCalled(), ['token-a', 'token-b', 'token-a', 'token-b'])
+})
+
+t.test('a set-aside file is re-probed (a token refresh, loadCodeAssist) with backoff and comes back when the token endpoint grants one again', async t => {
+  const p = await pool(t, {
+    'a-revoked.json': { accessToken: null, expiresInMs: null, refreshToken: 'revoked-refresh-token' },
+    'b-revoked.json': { accessToken: null, expiresInMs: null, refreshToken: 'revoked-for-good' },
+  })
+  let revoked = true
+  p.fake.tokenGate = form => form.refresh_token === 'revoked-for-good' || (revoked && form.refresh_token === 'revoked-refresh-token') ? invalidGrant() : undefined
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST }).catch(() => {})
+  t.equal((await p.backend.ready()).ok, false)
+  p.clock.ms += 60_000
+  t.equal((await p.backend.ready()).ok, false, 'probed: still invalid_grant')
+  const refreshes = p.fake.calls('token').length
+  revoked = false
+  p.clock.ms += 60_000
+  t.equal((await p.backend.ready()).ok, false, 'the next probe waits twice as long')
+  t.equal(p.fake.calls('token').length, refreshes)
+  p.clock.ms += 60_000
+  t.same(await p.backend.ready(), { ok: true })
+  const answer = await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  t.ok(answer.candidates)
 })

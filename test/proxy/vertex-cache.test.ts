@@ -8,7 +8,7 @@ import { createProxy } from '../../lib/index.ts'
 import { createVertexBackend } from '../../lib/proxy/upstream/vertex-backend.ts'
 import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
-import { errorReply } from '../support/fake-upstream.ts'
+import { errorReply, googleErrors } from '../support/fake-upstream.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
 
 const PASSWORD = 'vertex-cache-password'
@@ -132,7 +132,7 @@ async function startPooled (t: Test): Promise<{ url: string, vertex: FakeVertex,
 
 const GENERATE = '/v1beta/models/gemini-3.6-flash:generateContent'
 
-t.test('a 429 at a cache\'s location cools that location down for every call: the cache\'s calls wait it out with Retry-After, other calls go to the other location', async t => {
+t.test('a 429 at a cache\'s location cools that location down for that model: the cache\'s calls of it wait it out with Retry-After, other calls of it go to the other location', async t => {
   const { url, vertex, clock, vertexCalls } = await startPooled(t)
   const cache = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY)
   t.equal(cache.body.name, 'cachedContents/1001.us-central1')
@@ -147,9 +147,9 @@ t.test('a 429 at a cache\'s location cools that location down for every call: th
   const refused = await fetch(url + GENERATE, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify(ask) })
   t.equal(refused.status, 429)
   t.equal(refused.headers.get('retry-after'), '30')
-  t.match(await refused.json(), { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: /us-central1 is rate limited; usable again in 30 s/ } })
-  t.equal((await call(url, 'GET', '/v1beta/cachedContents/1001.us-central1')).status, 429, 'the cache\'s own methods too')
+  t.match(await refused.json(), { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: /us-central1 is rate limited for gemini-3.6-flash; usable again in 30 s/ } })
   t.equal(vertexCalls(), sent, 'nothing was sent to the cooling location')
+  t.equal((await call(url, 'GET', '/v1beta/cachedContents/1001.us-central1')).status, 200, 'the cache\'s own methods call no model: they still go')
 
   // Calls that may go anywhere skip it, as after any 429 of the pool.
   t.equal((await call(url, 'POST', GENERATE, { contents: [{ role: 'user', parts: [{ text: 'q' }] }] })).status, 200)
@@ -160,15 +160,15 @@ t.test('a 429 at a cache\'s location cools that location down for every call: th
   t.equal(vertex.fake.last('generateContent')!.location, 'us-central1')
 })
 
-t.test('a 403 at a cache\'s location sets that location aside: its cache answers 503 naming it, the pool goes on with the other location', async t => {
+t.test('a credential fault at a cache\'s location sets that location aside: its cache answers 503 naming it, the pool goes on with the other location', async t => {
   const { url, vertex, vertexCalls } = await startPooled(t)
   const cache = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY)
-  vertex.fake.locationReplies.set('us-central1', errorReply(403, { message: 'Permission denied on location us-central1' }))
+  vertex.fake.locationReplies.set('us-central1', googleErrors.iamPermissionDenied('projects/p/locations/us-central1/cachedContents/1001', 'aiplatform.cachedContents.get'))
   t.equal((await call(url, 'GET', `/v1beta/cachedContents/${(cache.body.name as string).split('/')[1]}`)).status, 403)
   const sent = vertexCalls()
   const again = await call(url, 'GET', `/v1beta/cachedContents/${(cache.body.name as string).split('/')[1]}`)
   t.equal(again.status, 503)
-  t.match(again.body, { error: { message: /us-central1 is set aside: .*Permission denied/ } })
+  t.match(again.body, { error: { message: /us-central1 is set aside: IAM_PERMISSION_DENIED: .*denied/ } })
   t.equal(vertexCalls(), sent, 'nothing was sent to the location set aside')
   t.equal((await call(url, 'POST', GENERATE, { contents: [{ role: 'user', parts: [{ text: 'q' }] }] })).status, 200)
   t.equal(vertex.fake.last('generateContent')!.location, 'europe-west4')

@@ -5,7 +5,7 @@ import { createBackend } from '../../lib/index.ts'
 import { createVertexBackend } from '../../lib/proxy/upstream/vertex-backend.ts'
 import type { VertexBackendOptions } from '../../lib/proxy/upstream/vertex-backend.ts'
 import { createMetrics } from '../../gateway/metrics.ts'
-import { errorReply, geminiResponse, streamReply } from '../support/fake-upstream.ts'
+import { errorReply, geminiResponse, googleErrors, streamReply } from '../support/fake-upstream.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
 import type { FakeVertex } from '../support/fake-vertex.ts'
 
@@ -104,20 +104,54 @@ t.test('every location cooling down gives one 429 with the earliest Retry-After,
   t.same(p.locationsCalled().slice(3), ['europe-west4'], 'the first location back serves again')
 })
 
-t.test('a location answering 403 is set aside with its reason; Vertex stays ready while one location is usable', async t => {
+t.test('a location answering a credential fault (IAM_PERMISSION_DENIED, SERVICE_DISABLED) is set aside with its reason; Vertex stays ready while one location is usable', async t => {
   const p = await pool(t)
-  p.vertex.fake.locationReplies.set('us-central1', errorReply(403, { message: 'Permission denied on resource project proj-1 in us-central1.' }))
+  p.vertex.fake.locationReplies.set('us-central1', googleErrors.iamPermissionDenied('projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-flash'))
   await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
   await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
   t.same(p.locationsCalled(), ['us-central1', 'europe-west4', 'europe-west4'], 'the set-aside location is not called again')
   t.ok((await p.metricLines('gatehouse_upstream_credential_state')).includes('gatehouse_upstream_credential_state{credential="us-central1",state="set_aside"} 1'))
   t.same(await p.backend.ready(), { ok: true })
 
-  p.vertex.fake.locationReplies.set('europe-west4', errorReply(403, { message: 'Vertex AI API has not been used in europe-west4.' }))
+  p.vertex.fake.locationReplies.set('europe-west4', googleErrors.serviceDisabled('aiplatform.googleapis.com', 'proj-1'))
   const err = await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST }).catch(e => e)
   t.equal(err.code, 'UPSTREAM_CREDENTIALS_REJECTED')
-  t.match(err.message, /us-central1: .*Permission denied.*europe-west4: .*has not been used/)
+  t.match(err.message, /us-central1: IAM_PERMISSION_DENIED: .*denied.*europe-west4: SERVICE_DISABLED: .*has not been used/)
   t.match(await p.backend.ready(), { ok: false, reason: /Every upstream credential is set aside/ })
+})
+
+t.test('a location answering 403 or 404 about what the request named is the caller\'s error: no location changes state', async t => {
+  const p = await pool(t)
+  p.vertex.fake.reply('generateContent', errorReply(404, { message: 'Publisher Model `projects/proj-1/locations/us-central1/publishers/google/models/gemini-nope` was not found or your project does not have access to it.' }), errorReply(403, { message: 'The caller does not have permission' }))
+  t.equal((await p.backend.generate({ model: 'gemini-nope', request: REQUEST }).catch(e => e)).upstreamStatus, 404)
+  t.equal((await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST }).catch(e => e)).upstreamStatus, 403)
+  t.same(p.locationsCalled(), ['us-central1', 'europe-west4'], 'no failover')
+  t.notOk((await p.metricLines('gatehouse_upstream_credential_state')).some(l => /state="(set_aside|cooling)"} 1/.test(l)))
+})
+
+t.test('a 429 cools a location down for that model only: another model still goes there', async t => {
+  const p = await pool(t)
+  p.vertex.fake.reply('generateContent', errorReply(429, { message: 'Resource exhausted. Please try again later.' }))
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  await p.backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
+  await p.backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  t.same(p.locationsCalled(), ['us-central1', 'europe-west4', 'us-central1', 'europe-west4', 'europe-west4'])
+})
+
+t.test('a set-aside location is re-probed (a token, the publisher model list) and comes back when it answers; readiness recovers', async t => {
+  const p = await pool(t)
+  p.vertex.fake.locationReplies.set('us-central1', googleErrors.serviceDisabled('aiplatform.googleapis.com', 'proj-1'))
+  p.vertex.fake.locationReplies.set('europe-west4', googleErrors.serviceDisabled('aiplatform.googleapis.com', 'proj-1'))
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST }).catch(() => {})
+  t.equal((await p.backend.ready()).ok, false)
+  p.vertex.fake.locationReplies.clear()
+  p.clock.ms += 60_000
+  t.same(await p.backend.ready(), { ok: true }, 'back after the re-probe')
+  t.equal(p.vertex.fake.calls('listModels').length, 2, 'one probe per location')
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
+  t.same(p.locationsCalled().slice(-2).sort(), ['europe-west4', 'us-central1'])
 })
 
 t.test('one location is a pool of one: its 429 reaches the caller as it is and it never cools down', async t => {

@@ -14,6 +14,12 @@
 //                 and a Vertex generate/stream whose `cachedContent` is not the full name of a cache of its own
 //                 location gets 400 (call 'cachedContents')
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
+//   Model lists   GET /v1beta/models (Gemini API models.list, pageSize / pageToken, at most 1000 a page) and
+//                 GET /v1beta1/publishers/google/models (Vertex, bearer token or express key), from fake.listedModels
+//                 (fake.keyModels narrows one key's list); call 'listModels'
+//   Files, caches POST /upload/v1beta/files, GET /v1beta/files/{id} (call 'files'), POST/GET /v1beta/cachedContents
+//                 (call 'cachedContents'): each owned by the key that created it (fake.owned); a Gemini API generate,
+//                 stream or countTokens naming a file or cache another key created (or none) gets Google's bare 403
 //
 // Usage:
 //
@@ -62,6 +68,8 @@
 // wraps each one as {response, traceId} unless `raw` is set.
 //
 // Builders: geminiResponse({text, thought, functionCalls, finishReason, usage}), googleError(status, message, opts),
+// googleErrors.* (Google's own credential-fault, quota and missing-resource answers, ErrorInfo reason/domain/metadata
+// included), listedModel(id, spec),
 // errorReply(status, opts) (opts.array for array-shaped errors, opts.retryDelay for RetryInfo),
 // streamReply(chunks, framing), invalidGrant(), and the setup answers currentTier(project or null), needsOnboarding(tierId),
 // validationRequired(url), operation({done, project, name}).
@@ -69,7 +77,7 @@ import http from 'node:http'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -128,6 +136,12 @@ export interface FakeUpstream {
   shutdowns: Map<string, string>
   /** Output tokens a Gemini 4 answer runs to (long decode); unset, the call's default answer. */
   decodeTokens: number | undefined
+  /** What models.list (Gemini API) and the publisher model list (Vertex) answer: Gemini API Model entries. */
+  listedModels: Array<Record<string, unknown>>
+  /** Gemini API: the model ids models.list answers through one key (its project's models); other keys get listedModels. */
+  keyModels: Map<string, string[]>
+  /** Gemini API files and caches (`files/x`, `cachedContents/y`) by name, with the key that created them: only that key may use them. */
+  owned: Map<string, string>
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -183,6 +197,10 @@ const STATUS_NAMES: Record<number, string> = {
 export interface GoogleErrorOptions {
   /** ErrorInfo reason (RATE_LIMIT_EXCEEDED, QUOTA_EXHAUSTED, VALIDATION_REQUIRED, ...). */
   reason?: string
+  /** ErrorInfo domain. Default cloudcode-pa.googleapis.com. */
+  domain?: string
+  /** ErrorInfo metadata. Default {}. */
+  metadata?: Record<string, string>
   /** RetryInfo delay, e.g. '0.2s'. */
   retryDelay?: string
   /** A Help link. */
@@ -194,7 +212,7 @@ export interface GoogleErrorOptions {
 /** A Google RPC error body `{error:{code, message, status, details}}`. */
 export function googleError (status: number, message?: string, opts: GoogleErrorOptions = {}): Record<string, unknown> {
   const details: unknown[] = [...(opts.details ?? [])]
-  if (opts.reason !== undefined) details.push({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: opts.reason, domain: 'cloudcode-pa.googleapis.com', metadata: {} })
+  if (opts.reason !== undefined) details.push({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: opts.reason, domain: opts.domain ?? 'cloudcode-pa.googleapis.com', metadata: opts.metadata ?? {} })
   if (opts.retryDelay !== undefined) details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: opts.retryDelay })
   if (opts.helpUrl !== undefined) details.push({ '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: opts.helpDescription ?? 'Learn more', url: opts.helpUrl }] })
   const error: Record<string, unknown> = { code: status, message: message ?? `Fake upstream error ${status}`, status: STATUS_NAMES[status] ?? 'UNKNOWN' }
@@ -206,6 +224,73 @@ export function googleError (status: number, message?: string, opts: GoogleError
 export function errorReply (status: number, opts: GoogleErrorOptions & { message?: string, array?: boolean } = {}): FakeReply {
   const body = googleError(status, opts.message, opts)
   return { status, body: opts.array === true ? [body] : body }
+}
+
+const GEMINI_SERVICE = 'generativelanguage.googleapis.com'
+
+/**
+ * Google's own error answers, as the Gemini API and Vertex send them: status, `error.status`, message and an ErrorInfo
+ * (`type.googleapis.com/google.rpc.ErrorInfo`) with the reason, domain and metadata of Google's `google.api.ErrorReason`
+ * (domain googleapis.com). An expired key answers API_KEY_INVALID with its own message; a missing file or a file of
+ * another project answers a bare 403 with no ErrorInfo.
+ */
+export const googleErrors = {
+  apiKeyInvalid: (service = GEMINI_SERVICE): FakeReply => errorReply(400, { message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service } }),
+  apiKeyExpired: (service = GEMINI_SERVICE): FakeReply => errorReply(400, { message: 'API key expired. Please renew the API key.', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service } }),
+  consumerSuspended: (service = GEMINI_SERVICE, project = '123456789'): FakeReply => errorReply(403, {
+    message: `Permission denied: Consumer 'api_key:AIzaFake' has been suspended.`, reason: 'CONSUMER_SUSPENDED', domain: 'googleapis.com', metadata: { service, consumer: `projects/${project}` },
+  }),
+  serviceDisabled: (service = GEMINI_SERVICE, project = '123456789'): FakeReply => {
+    const activationUrl = `https://console.developers.google.com/apis/api/${service}/overview?project=${project}`
+    const serviceTitle = service === GEMINI_SERVICE ? 'Generative Language API' : 'Vertex AI API'
+    return errorReply(403, {
+      message: `${serviceTitle} has not been used in project ${project} before or it is disabled. Enable it by visiting ${activationUrl} then retry.`,
+      reason: 'SERVICE_DISABLED', domain: 'googleapis.com', metadata: { service, consumer: `projects/${project}`, activationUrl, containerInfo: project, serviceTitle },
+    })
+  },
+  /** The credential lacks an IAM permission on its project (Vertex: aiplatform.endpoints.predict). */
+  iamPermissionDenied: (resource: string, permission = 'aiplatform.endpoints.predict'): FakeReply => errorReply(403, {
+    message: `Permission '${permission}' denied on resource '//aiplatform.googleapis.com/${resource}' (or it may not exist).`, reason: 'IAM_PERMISSION_DENIED', domain: 'iam.googleapis.com', metadata: { permission, resource },
+  }),
+  /** Code Assist for a project the account may not use. */
+  consumerInvalid: (project = 'default'): FakeReply => errorReply(403, {
+    message: `Permission denied on resource project ${project}.`, reason: 'CONSUMER_INVALID', domain: 'googleapis.com', metadata: { containerInfo: project, service: 'cloudaicompanion.googleapis.com', consumer: `projects/${project}` },
+  }),
+  accessTokenExpired: (service = 'aiplatform.googleapis.com'): FakeReply => errorReply(401, {
+    message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', reason: 'ACCESS_TOKEN_EXPIRED', domain: 'googleapis.com', metadata: { service },
+  }),
+  /** A per-model quota spent: 429 RESOURCE_EXHAUSTED with QuotaFailure (the model among its dimensions), Help and RetryInfo. */
+  quotaExceeded: (model: string, retryDelay = '30s'): FakeReply => errorReply(429, {
+    message: 'You exceeded your current quota, please check your plan and billing details.',
+    helpUrl: 'https://ai.google.dev/gemini-api/docs/rate-limits',
+    helpDescription: 'Learn more about Gemini API quotas',
+    retryDelay,
+    details: [{ '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaMetric: `${GEMINI_SERVICE}/generate_content_free_tier_requests`, quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier', quotaDimensions: { location: 'global', model }, quotaValue: '50' }] }],
+  }),
+  fileNotFound: (id: string): FakeReply => errorReply(403, { message: `You do not have permission to access the File ${id} or it may not exist.` }),
+  cacheNotFound: (): FakeReply => errorReply(403, { message: 'CachedContent not found (or permission denied)' }),
+}
+
+/** Gemini API Model entries (https://ai.google.dev/api/models#Model) the fakes list by default. */
+export function listedModel (id: string, spec: { input?: number, output?: number, thinking?: boolean, methods?: string[] } = {}): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    name: `models/${id}`,
+    version: '001',
+    displayName: id,
+    inputTokenLimit: spec.input ?? 1048576,
+    outputTokenLimit: spec.output ?? 65536,
+    supportedGenerationMethods: spec.methods ?? ['generateContent', 'countTokens', 'createCachedContent', 'batchGenerateContent'],
+    temperature: 1,
+    topP: 0.95,
+    topK: 64,
+    maxTemperature: 2,
+  }
+  if (spec.thinking !== false) entry.thinking = true
+  return entry
+}
+
+function defaultListedModels (): Array<Record<string, unknown>> {
+  return [listedModel('gemini-2.5-flash'), listedModel('gemini-2.5-pro'), listedModel('gemini-2.5-flash-lite'), listedModel('gemini-embedding-001', { input: 2048, output: 1, thinking: false, methods: ['embedContent', 'countTextTokens'] })]
 }
 
 /** A streamed answer: one SSE event per chunk. */
@@ -269,6 +354,8 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     onboardUser: operation({ done: true, project: 'fake-project' }),
     getOperation: operation({ done: true, project: 'fake-project' }),
     cachedContents: {},
+    listModels: {},
+    files: {},
     token: {},
     other: errorReply(404, { message: 'Fake upstream: unknown path' }),
   }
@@ -280,6 +367,10 @@ const VERTEX_CACHE_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/cachedC
 
 function route (method: string, path: string): { api: FakeRequest['api'], call: FakeCall, model?: string, project?: string, location?: string } {
   if (path === '/token') return { api: 'oauth', call: 'token' }
+  if (method === 'GET' && path === '/v1beta/models') return { api: 'gemini-api', call: 'listModels' }
+  if (method === 'GET' && path === '/v1beta1/publishers/google/models') return { api: 'vertex', call: 'listModels' }
+  if (/^\/(?:upload\/)?v1beta\/files(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'files' }
+  if (/^\/v1beta\/cachedContents(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'cachedContents' }
   const ca = /^\/v1internal:(\w+)$/.exec(path)
   if (ca !== null && method === 'POST') {
     const call = ca[1] as FakeCall
@@ -416,6 +507,9 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     now: undefined,
     shutdowns: defaultShutdowns(),
     decodeTokens: undefined,
+    listedModels: defaultListedModels(),
+    keyModels: new Map(),
+    owned: new Map(),
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -441,6 +535,9 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.locationReplies.clear()
       fake.bearerReplies.clear()
       fake.caches.clear()
+      fake.listedModels = defaultListedModels()
+      fake.keyModels.clear()
+      fake.owned.clear()
       fake.tokenGate = undefined
       fake.now = undefined
       fake.shutdowns = defaultShutdowns()
@@ -491,12 +588,17 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
         return errorReply(401, { message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.' })
       }
     }
+    // The publisher model list names no project: it takes a bearer token (application-default credentials) or the express key.
+    if (rec.api === 'vertex' && rec.call === 'listModels' && rec.headers.authorization !== undefined) {
+      const token = /^Bearer (.+)$/.exec(String(rec.headers.authorization))?.[1]
+      return fake.acceptedTokens === undefined || (token !== undefined && fake.acceptedTokens.has(token)) ? undefined : googleErrors.accessTokenExpired()
+    }
     if (rec.api === 'vertex' && rec.project === undefined && fake.apiKey !== undefined && rec.headers['x-goog-api-key'] !== fake.apiKey) {
-      return errorReply(400, { message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID' })
+      return googleErrors.apiKeyInvalid('aiplatform.googleapis.com')
     }
     if (rec.api === 'gemini-api' && fake.apiKey !== undefined) {
       const key = rec.headers['x-goog-api-key'] ?? rec.query.key
-      if (key !== fake.apiKey) return errorReply(400, { message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID' })
+      if (key !== fake.apiKey) return googleErrors.apiKeyInvalid()
     }
     return undefined
   }
@@ -552,7 +654,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       }
       return undefined
     }
-    if (rec.call !== 'cachedContents') return undefined
+    if (rec.call !== 'cachedContents' || rec.api !== 'vertex') return undefined
     const id = VERTEX_CACHE_PATH.exec(rec.path)?.[3]
     const now = '2026-11-24T00:00:00Z'
     if (id === undefined && rec.method === 'POST') {
@@ -601,8 +703,58 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return undefined
   }
 
+  /** models.list (Gemini API, paged by pageSize / pageToken) and the publisher model list (Vertex). */
+  function listReply (rec: FakeRequest): FakeReply | undefined {
+    if (rec.call !== 'listModels') return undefined
+    const key = String(rec.headers['x-goog-api-key'] ?? rec.query.key ?? '')
+    const only = rec.api === 'gemini-api' ? fake.keyModels.get(key) : undefined
+    const all = only === undefined ? fake.listedModels : fake.listedModels.filter(m => only.includes(String(m.name).slice('models/'.length)))
+    const from = Number(rec.query.pageToken ?? 0)
+    const size = Math.min(Number(rec.query.pageSize ?? 50), 1000)
+    const page = all.slice(from, from + size)
+    const next = from + size < all.length ? { nextPageToken: String(from + size) } : {}
+    if (rec.api === 'gemini-api') return { body: { models: page, ...next } }
+    return { body: { publisherModels: page.map(m => ({ name: `publishers/google/models/${String(m.name).slice('models/'.length)}`, versionId: '001', launchStage: 'GA' })), ...next } }
+  }
+
+  let resourceCounter = 0
+  /** Gemini API files and caches, owned by the key that created them; a generate naming one another key created (or none) gets Google's 403. */
+  function resourceReply (rec: FakeRequest): FakeReply | undefined {
+    if (rec.api !== 'gemini-api') return undefined
+    const key = String(rec.headers['x-goog-api-key'] ?? rec.query.key ?? '')
+    if (rec.call === 'files' && rec.method === 'POST' && rec.path.startsWith('/upload/')) {
+      const name = `files/upload-${++resourceCounter}`
+      fake.owned.set(name, key)
+      return { body: { file: { name, uri: `${fake.url}/v1beta/${name}`, mimeType: 'text/plain', sizeBytes: String(String(rec.body).length), state: 'ACTIVE' } } }
+    }
+    if (rec.call === 'files' && rec.method === 'GET') {
+      const name = rec.path.slice('/v1beta/'.length)
+      return fake.owned.get(name) === key ? { body: { name, state: 'ACTIVE' } } : googleErrors.fileNotFound(name.slice('files/'.length))
+    }
+    if (rec.call === 'cachedContents' && rec.method === 'POST') {
+      const name = `cachedContents/c${++resourceCounter}`
+      fake.owned.set(name, key)
+      return { body: { name, model: rec.body?.model, expireTime: '2026-11-24T01:00:00Z' } }
+    }
+    if (rec.call === 'cachedContents') {
+      const name = rec.path.slice('/v1beta/'.length)
+      return fake.owned.get(name) === key ? { body: { name } } : googleErrors.cacheNotFound()
+    }
+    if (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent' && rec.call !== 'countTokens') return undefined
+    const cache = rec.body?.cachedContent ?? rec.body?.generateContentRequest?.cachedContent
+    if (typeof cache === 'string' && fake.owned.get(cache) !== key) return googleErrors.cacheNotFound()
+    const contents: Array<{ parts?: Array<{ fileData?: { fileUri?: unknown } }> }> = Array.isArray(rec.body?.contents) ? rec.body.contents : []
+    for (const part of contents.flatMap(c => Array.isArray(c?.parts) ? c.parts : [])) {
+      const uri = part?.fileData?.fileUri
+      if (typeof uri !== 'string') continue
+      const name = /(files\/[^/?#]+)$/.exec(uri)?.[1] ?? uri
+      if (fake.owned.get(name) !== key) return googleErrors.fileNotFound(name.replace(/^files\//, ''))
+    }
+    return undefined
+  }
+
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
-    const reply = authFailure(rec) ?? cacheReply(rec) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

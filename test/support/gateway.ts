@@ -34,7 +34,8 @@ export interface StartOptions extends Omit<GatewayOptions, 'logger'> {
 
 /** The gateway in this process, on 127.0.0.1 and a free port. LOG_LEVEL defaults to info; lines are captured in `logs`. */
 export async function startGateway (env: Record<string, string> = {}, options: StartOptions = {}): Promise<StartedGateway> {
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SHUTDOWN_TIMEOUT_SECONDS: '5', ...env })
+  // Model discovery off unless a test asks: the fakes' model list would otherwise decide the catalogue.
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SHUTDOWN_TIMEOUT_SECONDS: '5', GEMINI_MODEL_DISCOVERY_HOURS: '0', ...env })
   const logs: Array<Record<string, any>> = []
   const sink = new Writable({
     write (chunk: Buffer, _enc, done) {
@@ -88,7 +89,7 @@ export interface SpawnOptions {
 export async function spawnGateway (env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<SpawnedGateway> {
   const child = spawn(NODE, [...(options.nodeArgs ?? []), '--import', path.join(ROOT, 'gateway/tracing.ts'), path.join(ROOT, 'gateway/main.ts')], {
     cwd: options.cwd ?? ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', GEMINI_MODEL_DISCOVERY_HOURS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

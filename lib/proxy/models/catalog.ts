@@ -15,6 +15,7 @@ import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
 import type { ModelSpec } from './data.ts'
 import { MODEL_BACKENDS, loadModelFile, servedBy } from './data.ts'
+import type { DiscoveredModels } from './discovery.ts'
 
 const SHIPPED: readonly ModelSpec[] = loadModelFile()
 
@@ -112,7 +113,13 @@ function entry (base: string, suffixes: string[], spec: ModelSpec | undefined): 
  * and answer 404 naming it, and a model shut down on it is served by its replacement from the shutdown's date (read
  * from `now`, default the wall clock). Default none (as any name the file does not know): no model is left out or replaced.
  */
-export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string, now: () => Date = () => new Date()): ModelCatalog {
+export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string, now: () => Date = () => new Date(), discovered?: DiscoveredModels): ModelCatalog {
+  // Discovery (lib/proxy/models/discovery.ts): only what the upstream lists is offered, plus what it lists and the file lacks.
+  if (discovered !== undefined) {
+    specs = [...specs, ...discovered.added]
+    if (models !== undefined) models = [...models, ...discovered.added.map(s => s.id)]
+  }
+  const offered = (base: string): boolean => discovered === undefined || discovered.offered.has(base)
   const byId = new Map<string, ModelSpec>()
   const replacement = new Map<string, string>()
   for (const spec of specs) {
@@ -133,6 +140,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     }
     const base = parseModelName(raw).base
     const spec = byId.get(base)
+    if (!offered(base)) continue
     if (!serves(spec)) {
       if (!explicit) continue
       throw new ConfigurationError('models', `createProxy: models: ${JSON.stringify(raw)} is not served by the ${String(backend)} backend (the model file lists it for ${(spec as ModelSpec).backends.join(', ')})`)
@@ -151,6 +159,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   const specOf = (model: ModelName): [string, ModelSpec | undefined] => {
     const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
     const spec = byId.get(base)
+    if (!offered(base)) throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not listed by the ${String(backend)} upstream for any configured credential; GET /v1/models lists the available ones`)
     if (spec !== undefined && !serves(spec)) {
       throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not served by the ` +
         `${String(backend)} backend (the model file lists it for ${spec.backends.join(', ')}); GET /v1/models lists the available ones`)

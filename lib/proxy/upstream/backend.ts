@@ -125,6 +125,12 @@ export interface Backend {
   stream (call: UpstreamCall): Promise<AsyncIterable<GeminiResponse>>
   /** countTokens for `{contents}`; answers `{totalTokens}`. */
   countTokens (call: UpstreamCall): Promise<{ totalTokens: number } & Record<string, unknown>>
+  /**
+   * Reads the upstream's own model list through every pooled credential (lib/proxy/models/discovery.ts calls it) and
+   * routes each model only to the credentials that list it. Rejects when no credential answered. Without it (Code
+   * Assist has no model list) there is no discovery.
+   */
+  listModels? (): Promise<ModelListing>
   /** Readiness: credentials usable and project resolved (may trigger discovery once). */
   ready (): Promise<ReadyState>
   close (): Promise<void>
@@ -138,8 +144,30 @@ export interface CredentialStatus {
   state: CredentialState
   /** Why it was set aside (the upstream's message). */
   reason?: string
-  /** While cooling: when it is handed out again (ms since the epoch). */
+  /** While cooling: when it is handed out again for the first of its cooling models (ms since the epoch). */
   until?: number
+  /** While cooling: the models it cools down for ('' for calls without a model) and until when; other models still use it. */
+  models?: Array<{ model: string, until: number }>
+}
+
+/** A model as the upstream's own list describes it (Gemini API models.list, Vertex publisher models). */
+export interface ListedModel {
+  /** Base id, no `models/` prefix. */
+  id: string
+  inputTokenLimit?: number
+  outputTokenLimit?: number
+  /** The list says the model thinks. */
+  thinking?: boolean
+  /** Generation methods, when the list says (generateContent, embedContent, ...). */
+  methods?: string[]
+}
+
+/** One discovery round: the models listed per credential that answered; credentials that failed keep their last list. */
+export interface ModelListing {
+  /** Every model listed by at least one credential. */
+  models: ListedModel[]
+  /** Credentials whose list call failed, with why. */
+  failed: Array<{ credential: string, reason: string }>
 }
 
 /** Observes upstream calls for metrics; every method optional. */
@@ -153,4 +181,8 @@ export interface ProxyObserver {
   credentialCooldown? (name: string): void
   /** A credential pool was created: `statuses` tells its credentials' states whenever asked (for gauges). */
   credentialPool? (statuses: () => CredentialStatus[]): void
+  /** A discovery round ended: how many models the upstream lists, and which of them the model file lacks (served with defaults). */
+  modelsDiscovered? (listed: number, unknown: readonly string[]): void
+  /** A discovery round failed as a whole; the last good list stays. */
+  modelDiscoveryFailed? (): void
 }

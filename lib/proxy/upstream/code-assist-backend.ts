@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigurationError, isGatehouseError } from '../../errors.ts'
-import { createCredentialPool, rejectsCredential } from './credential-pool.ts'
+import { createCredentialPool } from './credential-pool.ts'
+import { failureKind } from './error-reasons.ts'
 import { geminiEventStream } from './backend.ts'
 import type { Backend, GeminiResponse, UpstreamCall } from './backend.ts'
 import { loadOAuthCredential } from './credentials.ts'
@@ -98,7 +99,11 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
     })
     return { name, value: { credential, auth, setup } }
   })
-  const pool = createCredentialPool(members, options)
+  // A set-aside file is back when its token refreshes and its project answers loadCodeAssist again.
+  const pool = createCredentialPool(members, options, async ({ credential, setup }) => {
+    await credential.reprobe()
+    await setup.check()
+  })
 
   async function envelope (call: UpstreamCall, setup: CodeAssistSetup): Promise<Record<string, unknown>> {
     const project = await setup.project()
@@ -109,7 +114,7 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
   return {
     name: 'code-assist',
     async generate (call) {
-      const answer = await pool.run(async ({ auth, setup }) => client.json({ url: generateUrl, body: await envelope(call, setup), model: call.model, auth, signal: call.signal, expectObject: true }))
+      const answer = await pool.run(async ({ auth, setup }) => client.json({ url: generateUrl, body: await envelope(call, setup), model: call.model, auth, signal: call.signal, expectObject: true }), { model: call.model })
       return unwrapCodeAssistResponse(answer)
     },
     async stream (call) {
@@ -121,15 +126,16 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
           responses.push(unwrapCodeAssistResponse(event))
         }
         return responses
-      })))
+      }), { model: call.model }))
     },
     async countTokens (call) {
       const body = { request: { model: `models/${call.model}`, contents: contentsToCount(call.request) } }
-      const answer = await pool.run(({ auth }) => client.json({ url: `${base}/v1internal:countTokens`, body, model: call.model, auth, signal: call.signal })) as Record<string, unknown>
+      const answer = await pool.run(({ auth }) => client.json({ url: `${base}/v1internal:countTokens`, body, model: call.model, auth, signal: call.signal }), { model: call.model }) as Record<string, unknown>
       return { ...answer, totalTokens: typeof answer.totalTokens === 'number' ? answer.totalTokens : 0 }
     },
     async ready () {
       // Ready while one credential works; one that is refused (invalid_grant, no licence) is set aside on the way.
+      await pool.reprobe()
       let reason: string | undefined
       for (const { name, value: { credential, setup } } of pool.usable()) {
         try {
@@ -138,7 +144,7 @@ export function createCodeAssistBackend (options: CodeAssistBackendOptions): Bac
           return { ok: true }
         } catch (err) {
           reason = (err as Error).message
-          if (isGatehouseError(err) && rejectsCredential(err)) pool.setAside(name, reason)
+          if (isGatehouseError(err) && failureKind(err) === 'credential') pool.setAside(name, reason)
         }
       }
       return reason === undefined ? pool.ready() : { ok: false, reason }

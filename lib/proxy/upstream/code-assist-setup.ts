@@ -29,6 +29,8 @@ export interface CodeAssistSetupOptions {
 export interface CodeAssistSetup {
   /** The project id; discovers it on first use (single-flight). Throws UPSTREAM_SETUP_FAILED or a credential error. */
   project (): Promise<string>
+  /** A fresh loadCodeAssist through the credential (a credential pool's re-probe); rejects with the upstream's error. */
+  check (): Promise<void>
   /** Stops a running onboarding wait. */
   close (): void
 }
@@ -175,6 +177,9 @@ export function createCodeAssistSetup (options: CodeAssistSetupOptions): CodeAss
         throw error
       }).finally(() => { running = undefined })
       return running
+    },
+    async check () {
+      await loadCodeAssist()
     },
     close () {
       closing.abort()

@@ -57,7 +57,7 @@ export function checkBackendOptions (options: BackendOptions, prefix = ''): void
   if (o.credentials !== undefined && typeof o.credentials !== 'string' && (o.credentials === null || typeof o.credentials !== 'object' || Array.isArray(o.credentials))) {
     refuse('credentials', 'OAuth credentials as a JSON string or object', undefined, prefix)
   }
-  for (const name of ['connectTimeoutMs', 'idleTimeoutMs', 'retryBaseDelayMs', 'onboardPollIntervalMs', 'onboardTimeoutMs', 'refreshTimeoutMs', 'credentialCooldownMs', 'maxCredentialCooldownMs']) {
+  for (const name of ['connectTimeoutMs', 'idleTimeoutMs', 'retryBaseDelayMs', 'onboardPollIntervalMs', 'onboardTimeoutMs', 'refreshTimeoutMs', 'credentialCooldownMs', 'maxCredentialCooldownMs', 'credentialReprobeMs', 'maxCredentialReprobeMs']) {
     const v = o[name]
     if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 1)) refuse(name, 'a positive whole number of ms', v, prefix)
   }

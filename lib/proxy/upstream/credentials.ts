@@ -44,6 +44,8 @@ export interface OAuthCredential {
   saveProjectId (projectId: string): Promise<void>
   /** Why the credential can no longer be used (a refresh answered invalid_grant), else undefined. */
   unusableReason (): string | undefined
+  /** Tries a refresh even after invalid_grant (a credential pool's re-probe): resolves with a token and forgets the refusal when the token endpoint grants one. */
+  reprobe (): Promise<string>
   /** Resolves when pending write-backs have finished. */
   flush (): Promise<void>
 }
@@ -170,6 +172,16 @@ export function loadOAuthCredential (options: OAuthCredentialOptions): OAuthCred
       await writer?.idle()
     },
     unusableReason: () => unusable,
+    async reprobe () {
+      const refused = unusable
+      unusable = undefined
+      try {
+        return await refresh()
+      } catch (err) {
+        unusable ??= refused
+        throw err
+      }
+    },
     flush: async () => { await writer?.idle() },
   }
 }

@@ -6,7 +6,7 @@ import type { AuthClient } from 'google-auth-library'
 import { fail } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { geminiEventStream } from './backend.ts'
-import type { Backend, GeminiRequest, GeminiResponse } from './backend.ts'
+import type { Backend, GeminiRequest, GeminiResponse, ListedModel, ModelListing } from './backend.ts'
 import { createUpstreamClient } from './client.ts'
 import type { UpstreamAuth } from './client.ts'
 import { contentsToCount } from './count-tokens.ts'
@@ -44,6 +44,8 @@ export interface VertexTarget {
   auth: UpstreamAuth
   /** The location, for cached contents; unset in express mode, which has none. */
   cache?: VertexCacheSite
+  /** Google's publisher model list on this target's host (publishers.models.list, v1beta1), for discovery and re-probes. */
+  modelList?: string
 }
 
 /** Google's OAuth 2.0 token endpoint: the one google-auth-library calls for a service account's JWT grant. */
@@ -155,6 +157,7 @@ export function vertexTarget (options: VertexBackendOptions, auth = adcAuth(opti
     return {
       url: (model, action) => `${base}/v1/publishers/google/models/${encodeURIComponent(model)}:${action}`,
       auth: { headers: async () => ({ 'x-goog-api-key': apiKey }) },
+      modelList: `${base}/v1beta1/publishers/google/models`,
       ready: async () => {
         if (apiKey === '') throw new Error('Vertex AI needs GOOGLE_CLOUD_PROJECT (application-default credentials) or GEMINI_API_KEY (express mode)')
       },
@@ -167,11 +170,12 @@ export function vertexTarget (options: VertexBackendOptions, auth = adcAuth(opti
     url: (model, action) => `${prefix}${encodeURIComponent(model)}:${action}`,
     auth,
     cache: { location, parent, url: path => `${base}/v1/${parent}/${path}` },
+    modelList: `${base}/v1beta1/publishers/google/models`,
     ready: () => auth.check(),
   }
 }
 
-/** Runs one upstream request on a target: a pool's `run` (the next location after a 429 or a 401/403). */
+/** Runs one upstream request on a target: a pool's `run` (the next location after a 429 or a credential fault), for `model` when the call names one. */
 export type OnVertexTarget = <R>(attempt: (target: VertexTarget) => Promise<R>, model?: string) => Promise<R>
 
 /**
@@ -188,7 +192,7 @@ export function createVertexBackendOn (run: OnVertexTarget, options: VertexBacke
   function runFor (request: GeminiRequest): OnVertexTarget {
     const sites = options.sites
     const pinned = pinnedToCache(request, sites)
-    return pinned === undefined || sites === undefined ? run : async attempt => await sites.run(pinned.cache.location, attempt)
+    return pinned === undefined || sites === undefined ? run : async (attempt, model) => await sites.run(pinned.cache.location, attempt, model)
   }
   return {
     name: 'vertex',
@@ -235,8 +239,13 @@ export function createVertexBackend (options: VertexBackendOptions): Backend {
   const locations = listed.length > 0 ? listed : [DEFAULT_VERTEX_LOCATION]
   const auth = adcAuth(options)
   const targets = new Map(locations.map(location => [location, vertexTarget({ ...options, vertexLocation: location }, auth)]))
-  const pool = createCredentialPool([...targets].map(([name, value]) => ({ name, value })), options)
-  const first = pool.usable()[0].value
+  const client = createUpstreamClient(options)
+  // A set-aside location is back when a token comes and its host answers the publisher model list again.
+  const pool = createCredentialPool([...targets].map(([name, value]) => ({ name, value })), options, async target => {
+    await target.ready()
+    await client.json({ url: `${target.modelList as string}?pageSize=1`, method: 'GET', auth: target.auth })
+  })
+  const first = pool.all()[0].value
   // A location the model file does not list for a model is skipped for its calls (docs/model-proxy.md, "Gemini 4").
   const servingLocations = (model: string | undefined): ((location: string) => boolean) | undefined => {
     const serving = model === undefined || options.projectId === undefined ? undefined : options.modelLocations?.(model)
@@ -246,17 +255,62 @@ export function createVertexBackend (options: VertexBackendOptions): Backend {
     }
     return location => serving.includes(location)
   }
-  return createVertexBackendOn(
-    async (attempt, model) => await pool.run(attempt, servingLocations(model)),
+  const backend = createVertexBackendOn(
+    async (attempt, model) => await pool.run(attempt, { model, only: servingLocations(model) }),
     {
       ...options,
       // Express mode (no project) has no cached contents.
-      sites: options.projectId === undefined ? undefined : { locations, target: location => targets.get(location), run: (location, attempt) => pool.runOn(location, attempt) },
+      sites: options.projectId === undefined ? undefined : { locations, target: location => targets.get(location), run: (location, attempt, model) => pool.runOn(location, attempt, { model }) },
       ready: async () => {
         await first.ready()
+        await pool.reprobe()
         const state = pool.ready()
         if (!state.ok) throw new Error(state.reason)
       },
     },
   )
+  return {
+    ...backend,
+    async listModels () {
+      const listed = new Map<string, ListedModel>()
+      const failed: ModelListing['failed'] = []
+      await Promise.all(pool.all().map(async ({ name, value }) => {
+        try {
+          const models = await listPublisherModels(client, value)
+          pool.setModels(name, new Set(models.map(m => m.id)))
+          for (const m of models) listed.set(m.id, m)
+        } catch (err) {
+          failed.push({ credential: name, reason: err instanceof Error ? err.message : String(err) })
+        }
+      }))
+      if (failed.length === locations.length) throw fail('UPSTREAM_UNAVAILABLE', `The publisher model list failed in every location: ${failed.map(f => `${f.credential}: ${f.reason}`).join('; ')}`)
+      return { models: [...listed.values()], failed }
+    },
+    async close () {
+      await backend.close()
+      await client.close()
+    },
+  }
+}
+
+/** Most pages of the publisher model list read in one discovery round. */
+const MAX_LIST_PAGES = 20
+
+/** Google's publisher models (publishers.models.list: `publisherModels[].name` = `publishers/google/models/{id}`); the list gives no token limits. */
+async function listPublisherModels (client: ReturnType<typeof createUpstreamClient>, target: VertexTarget): Promise<ListedModel[]> {
+  const models: ListedModel[] = []
+  let token: string | undefined
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const query = new URLSearchParams({ pageSize: '1000' })
+    if (token !== undefined) query.set('pageToken', token)
+    const answer = await client.json({ url: `${target.modelList as string}?${query.toString()}`, method: 'GET', auth: target.auth }) as { publisherModels?: unknown, nextPageToken?: unknown }
+    for (const raw of Array.isArray(answer.publisherModels) ? answer.publisherModels : []) {
+      const name = (raw as { name?: unknown } | null)?.name
+      const m = typeof name === 'string' ? /^publishers\/google\/models\/([^/@]+)$/.exec(name) : null
+      if (m !== null) models.push({ id: m[1] })
+    }
+    token = typeof answer.nextPageToken === 'string' && answer.nextPageToken !== '' ? answer.nextPageToken : undefined
+    if (token === undefined) break
+  }
+  return models
 }

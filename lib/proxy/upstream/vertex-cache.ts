@@ -31,7 +31,7 @@ export interface VertexCacheSites<T extends CacheTarget = CacheTarget> {
    * Runs one upstream call at `location` only (a cache lives there and nowhere else), under the pool's rules for that
    * location: not sent while it cools down, a 429 cooling it down for every later call (credential-pool.ts, runOn).
    */
-  run<R>(location: string, attempt: (target: T) => Promise<R>): Promise<R>
+  run<R>(location: string, attempt: (target: T) => Promise<R>, model?: string): Promise<R>
 }
 
 /** Separates the cache id from its location in the names a pool of several locations hands out (`cachedContents/{id}.{location}`). */

@@ -66,7 +66,7 @@ function predictGroups (requests: GeminiRequest[], size: number): GeminiRequest[
   return groups
 }
 
-export function createVertexEmbed (client: UpstreamClient, run: <R>(attempt: (target: EmbedTarget) => Promise<R>) => Promise<R>): (call: EmbedCall) => Promise<EmbedResult> {
+export function createVertexEmbed (client: UpstreamClient, run: <R>(attempt: (target: EmbedTarget) => Promise<R>, model?: string) => Promise<R>): (call: EmbedCall) => Promise<EmbedResult> {
   async function predict (call: EmbedCall, group: GeminiRequest[]): Promise<{ values: number[][], tokens?: number }> {
     const instances = group.map(r => ({
       content: textOf(r),
@@ -75,7 +75,7 @@ export function createVertexEmbed (client: UpstreamClient, run: <R>(attempt: (ta
     }))
     const dimensions = group[0].outputDimensionality
     const body = { instances, ...(dimensions === undefined ? {} : { parameters: { outputDimensionality: dimensions } }) }
-    const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'predict'), body, model: call.model, auth, signal: call.signal })) as { predictions?: unknown }
+    const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'predict'), body, model: call.model, auth, signal: call.signal }), call.model) as { predictions?: unknown }
     const predictions = Array.isArray(answer.predictions) ? answer.predictions as Array<{ embeddings?: { values?: unknown, statistics?: { token_count?: unknown } } } | null> : []
     if (predictions.length !== group.length) throw fail('UPSTREAM_ERROR', `The upstream answered ${predictions.length} embeddings for ${group.length} inputs`)
     let tokens: number | undefined
@@ -91,7 +91,7 @@ export function createVertexEmbed (client: UpstreamClient, run: <R>(attempt: (ta
     const config: Record<string, unknown> = {}
     for (const name of EMBED_SETTINGS) if (request[name] !== undefined) config[name] = request[name]
     const body = { content: request.content, ...(Object.keys(config).length === 0 ? {} : { embedContentConfig: config }) }
-    const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'embedContent'), body, model: call.model, auth, signal: call.signal })) as { embedding?: { values?: unknown }, usageMetadata?: { promptTokenCount?: unknown } }
+    const answer = await run(({ url, auth }) => client.json({ url: url(call.model, 'embedContent'), body, model: call.model, auth, signal: call.signal }), call.model) as { embedding?: { values?: unknown }, usageMetadata?: { promptTokenCount?: unknown } }
     if (answer.embedding === null || typeof answer.embedding !== 'object') throw fail('UPSTREAM_ERROR', 'The upstream answered embedContent without an embedding')
     return { values: [numbers(answer.embedding.values)], tokens: count(answer.usageMetadata?.promptTokenCount) }
   }

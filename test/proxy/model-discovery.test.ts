@@ -1,0 +1,96 @@
+import t from 'tap'
+import type { Test } from 'tap'
+import { createMetrics } from '../../gateway/metrics.ts'
+import { PASSWORD, startProxy } from './harness.ts'
+import type { ProxyHarness } from './harness.ts'
+import { errorReply, listedModel } from '../support/fake-upstream.ts'
+
+const AUTH = { authorization: `Bearer ${PASSWORD}` }
+const BODY = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] })
+
+interface Discovering extends ProxyHarness {
+  metrics: ReturnType<typeof createMetrics>
+  generate (model: string): Promise<Response>
+  listed (): Promise<string[]>
+  keysCalled (): string[]
+}
+
+async function discovering (t: Test, apiKey = 'k1,k2', modelDiscovery: boolean = true): Promise<Discovering> {
+  const metrics = createMetrics({ models: ['gemini-2.5-flash', 'gemini-2.5-pro'], defaultMetrics: false })
+  const h = await startProxy(t, { geminiApi: true, upstream: { apiKey }, modelDiscovery, observer: metrics.proxy })
+  return {
+    ...h,
+    metrics,
+    generate: async model => fetch(`${h.url}/v1beta/models/${model}:generateContent`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: BODY }),
+    listed: async () => ((await (await fetch(h.url + '/v1beta/models', { headers: AUTH })).json()) as { models: Array<{ name: string }> }).models.map(m => m.name.slice('models/'.length)),
+    keysCalled: () => h.fake.calls('generateContent').map(r => String(r.headers['x-goog-api-key'])),
+  }
+}
+
+async function metricLines (p: Discovering, name: string): Promise<string[]> {
+  return (await p.metrics.render()).body.split('\n').filter(l => l.startsWith(name))
+}
+
+t.test('discovery is off by default in the library: no list call is made and the model file decides', async t => {
+  const p = await discovering(t, 'k1,k2', false)
+  await p.proxy.discoverModels()
+  t.ok((await p.listed()).includes('gemini-3.8-flash'))
+  t.equal(p.fake.calls('listModels').length, 0)
+})
+
+t.test('a model the upstream does not list is not offered; one listed for one key goes to that key only; one the file lacks is served with the list\'s limits and reported', async t => {
+  const p = await discovering(t)
+  p.fake.listedModels.push(listedModel('gemini-9-test', { input: 2_000_000, output: 100_000 }))
+  p.fake.keyModels.set('k1', ['gemini-2.5-flash', 'gemini-9-test'])
+  p.fake.keyModels.set('k2', ['gemini-2.5-flash', 'gemini-2.5-pro'])
+  await p.proxy.discoverModels()
+  t.same(p.fake.calls('listModels').map(r => r.headers['x-goog-api-key']).sort(), ['k1', 'k2'], 'models.list through every key')
+
+  const listed = await p.listed()
+  t.ok(listed.includes('gemini-2.5-flash') && listed.includes('gemini-2.5-pro') && listed.includes('gemini-9-test'))
+  t.notOk(listed.includes('gemini-3.8-flash'), 'a model of the file the upstream does not list is not offered')
+  const refused = await p.generate('gemini-3.8-flash')
+  t.equal(refused.status, 404)
+  t.match(await refused.json(), { error: { message: /not listed by the gemini-api upstream/ } })
+
+  for (let i = 0; i < 3; i++) t.equal((await p.generate('gemini-2.5-pro')).status, 200)
+  t.same(p.keysCalled(), ['k2', 'k2', 'k2'], 'gemini-2.5-pro only through the key that lists it')
+  t.equal((await p.generate('gemini-9-test')).status, 200)
+  t.equal(p.keysCalled().at(-1), 'k1')
+  const detail = await (await fetch(p.url + '/v1beta/models/gemini-9-test', { headers: AUTH })).json() as Record<string, unknown>
+  t.match(detail, { inputTokenLimit: 2_000_000, outputTokenLimit: 100_000 })
+
+  const gauges = await metricLines(p, 'gatehouse_model_discovery_models{')
+  t.ok(gauges.includes('gatehouse_model_discovery_models{kind="added"} 1'))
+  t.ok(gauges.includes('gatehouse_model_discovery_models{kind="listed"} 3'))
+})
+
+t.test('a failed discovery keeps the last good list', async t => {
+  const p = await discovering(t)
+  p.fake.listedModels.push(listedModel('gemini-9-test'))
+  await p.proxy.discoverModels()
+  t.ok((await p.listed()).includes('gemini-9-test'))
+  p.fake.keyReplies.set('k1', errorReply(500))
+  p.fake.keyReplies.set('k2', errorReply(500))
+  await p.proxy.discoverModels()
+  p.fake.keyReplies.clear()
+  t.ok((await p.listed()).includes('gemini-9-test'), 'still offered')
+  t.equal((await p.generate('gemini-9-test')).status, 200)
+  t.ok((await metricLines(p, 'gatehouse_model_discovery_rounds_total{')).includes('gatehouse_model_discovery_rounds_total{outcome="failed"} 1'))
+})
+
+t.test('models.list is read page by page', async t => {
+  const p = await discovering(t, 'k1')
+  for (let i = 0; i < 1005; i++) p.fake.listedModels.push(listedModel(`gemini-paged-${i}`))
+  await p.proxy.discoverModels()
+  t.same(p.fake.calls('listModels').map(r => r.query.pageToken ?? ''), ['', '1000'])
+  t.ok((await p.listed()).includes('gemini-paged-1004'))
+})
+
+t.test('Code Assist has no model list: discovery skips it and the model file decides', async t => {
+  const h = await startProxy(t, { modelDiscovery: true })
+  await h.proxy.discoverModels()
+  t.equal(h.fake.calls('listModels').length, 0)
+  const res = await fetch(h.url + '/v1beta/models', { headers: AUTH })
+  t.ok(((await res.json()) as { models: unknown[] }).models.length > 0)
+})
