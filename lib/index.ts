@@ -33,7 +33,7 @@ export { instrumentStore } from './store/instrument-store.ts'
 export type { StoreObserver } from './store/instrument-store.ts'
 export { ACCESS_LEVELS } from './store/types.ts'
 export type { Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatch, SessionRecord, AttemptCount, AccessLevel } from './store/types.ts'
-export type { KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits, CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery } from './store/types.ts'
+export type { KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits, CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery, OwnerStore, OwnerRecord } from './store/types.ts'
 
 // Host adapters and the handler contract
 export { createNodeListener } from './http/node-adapter.ts'

@@ -241,7 +241,7 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [] })
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {
