@@ -55,6 +55,8 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
 
     const model = allowedModel(ctx, caller, target.model)
     const body = readJsonBody(req)
+    // Tenant isolation (lib/proxy/access/ownership.ts): a cache or file of someone else's is a 404 before any upstream call.
+    await ctx.ownership.checkReferences(caller, body)
     const backend = ctx.backend
     const sessionId = req.headers['x-session-id']
 

@@ -147,6 +147,8 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     throw notPassedThrough(backend.name, req.path, 'other native paths pass through on the gemini-api and vertex backends only')
   }
   const { path, mount } = forwardedPath(req.path)
+  // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
+  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body))
   const named = modelInPath(path)
   /** Pass-through's model policy check, for a model in the path or in the body: the base id when allowed. */
   const allowModel = (name: string): string => allowedModel(ctx, caller, name).base
@@ -155,21 +157,23 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     const base = allowModel(named.model)
     if (named.action !== undefined && MODEL_CALLS.has(named.action)) call = await ctx.metering.begin(req, caller, 'native', base)
   }
-  let body = byteStream(req.body)
+  let body = owned.body
   let bodyModel: string | undefined
   if (req.method === 'POST' && CACHE_CREATE.test(path) && body !== undefined) ({ body, model: bodyModel } = await withBodyModelAllowed(body, allowModel))
-  const answer = await backend.forward({
+  const forwarded = await backend.forward({
     method: req.method,
     path,
     query: queryWithoutKey(req.query),
-    headers: passThroughHeaders(req.headers),
+    headers: { ...passThroughHeaders(req.headers), ...owned.headers },
     body,
     signal: req.signal,
     bodyModel,
   })
   // Answered: a call ends here whatever the status (embeddings report no usage to charge).
-  if (answer.status >= 200 && answer.status < 300) call?.succeeded(undefined)
-  else call?.failed(answer.status)
+  if (forwarded.status >= 200 && forwarded.status < 300) call?.succeeded(undefined)
+  else call?.failed(forwarded.status)
+  // Tenant isolation: record what was created, forget what was deleted, keep only the caller's own in a list.
+  const answer = await owned.settle(forwarded)
   return {
     status: answer.status,
     headers: { ...CORS_HEADERS, ...answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, mount)), ...call?.headers },
