@@ -4,7 +4,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import type { BackendOptions, KeyCaller, ProxyOptions } from '../../lib/index.ts'
-import { createProxy } from '../../lib/index.ts'
+import { createEmbeddedStore, createProxy } from '../../lib/index.ts'
 import { createVertexBackend } from '../../lib/proxy/upstream/vertex-backend.ts'
 import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
@@ -180,6 +180,8 @@ t.test('a cache cannot be created for a model the key may not use: 403 and nothi
   const { url, vertex } = await start(t, oneLocation, {
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
     modelAccess: { member: ['gemini-2.5-flash'] },
+    // The member's cache gets an owner record (docs/model-proxy.md, "Upstream resources and their owners").
+    resources: { owners: (await createEmbeddedStore()).owners },
   })
   for (const model of ['models/gemini-2.5-pro', 'gemini-2.5-pro']) {
     const refused = await call(url, 'POST', '/v1beta/cachedContents', { ...CACHE_BODY, model }, { 'x-goog-api-key': KEY })
