@@ -13,6 +13,8 @@
 //                 needs `model` as projects/{p}/locations/{l}/publishers/google/models/{m} of the same path (else 400),
 //                 and a Vertex generate/stream whose `cachedContent` is not the full name of a cache of its own
 //                 location gets 400 (call 'cachedContents')
+//   Gemini API resources: files and uploads, cachedContents, batches, long-running operations, kept in fake.gemini
+//                 (call 'resources'; test/support/fake-gemini-resources.ts)
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
 //
 // Usage:
@@ -40,6 +42,7 @@
 //   fake.tokenGate = form => reply     when set, a token request it answers with a reply is refused with that reply
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.caches                        Vertex cached contents by full name (projects/p/locations/l/cachedContents/id)
+//   fake.gemini                        the Gemini API's files, caches, batches and operations (fake-gemini-resources.ts)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
@@ -57,8 +60,10 @@
 import http from 'node:http'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { geminiResourceReply, isGeminiResourcePath, newGeminiResources } from './fake-gemini-resources.ts'
+import type { GeminiResources } from './fake-gemini-resources.ts'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'resources' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -111,6 +116,8 @@ export interface FakeUpstream {
   issuedTokens: string[]
   /** Vertex cached contents by full resource name. */
   caches: Map<string, Record<string, unknown>>
+  /** The Gemini API's files, caches, batches and operations. */
+  gemini: GeminiResources
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -252,6 +259,7 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     onboardUser: operation({ done: true, project: 'fake-project' }),
     getOperation: operation({ done: true, project: 'fake-project' }),
     cachedContents: {},
+    resources: {},
     token: {},
     other: errorReply(404, { message: 'Fake upstream: unknown path' }),
   }
@@ -271,6 +279,7 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   if (method === 'GET' && path.startsWith('/v1internal/operations/')) return { api: 'code-assist', call: 'getOperation' }
   const api = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path)
   if (api !== null && method === 'POST') return { api: 'gemini-api', call: api[2] as FakeCall, model: decodeURIComponent(api[1]) }
+  if (isGeminiResourcePath(path)) return { api: 'gemini-api', call: 'resources' }
   const cache = VERTEX_CACHE_PATH.exec(path)
   if (cache !== null) return { api: 'vertex', call: 'cachedContents', project: cache[1], location: cache[2] }
   const vertex = VERTEX_PATH.exec(path)
@@ -324,6 +333,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     tokenGate: undefined,
     issuedTokens: [],
     caches: new Map(),
+    gemini: newGeminiResources(),
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -349,6 +359,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.locationReplies.clear()
       fake.bearerReplies.clear()
       fake.caches.clear()
+      fake.gemini = newGeminiResources()
       fake.tokenGate = undefined
     },
     async close () {
@@ -492,7 +503,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   }
 
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
-    const reply = authFailure(rec) ?? cacheReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200
