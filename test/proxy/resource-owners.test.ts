@@ -182,6 +182,29 @@ t.test("Bob's generate, stream, countTokens or batch naming Alice's cache or fil
   t.equal((await call(url, bob.key, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', generateBody({ contents: [{ role: 'model', parts: [{ functionCall: { name: 'open', args: { fileUri: file, cachedContent: cache } } }] }, { role: 'user', parts: [{ text: 'go on' }] }] }))).status, 200)
 })
 
+t.test("what a member's batch or operation produced is theirs: its results file, its video; its input stays whose it was", async t => {
+  const { url, fake, alice, bob } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const input = await upload(url, alice.key, '{"request": {}}')
+  const batch = (await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', { batch: { displayName: 'a', inputConfig: { fileName: input } } })).body.name
+  const op = (await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:predictLongRunning', { instances: [{ prompt: 'a cat' }] })).body.name
+  // The upstream finishes both, as Google does: a results file for the batch, a video file for the operation.
+  for (const name of ['files/batch-results1', 'files/video1']) {
+    fake.gemini.files.set(name, { name, mimeType: 'application/octet-stream', uri: `https://generativelanguage.googleapis.com/v1beta/${name}` })
+    fake.gemini.contents.set(name, 'produced')
+  }
+  const done = fake.gemini.operations.get(batch)!
+  fake.gemini.operations.set(batch, { ...done, done: true, metadata: { ...(done.metadata as object), state: 'BATCH_STATE_SUCCEEDED', inputConfig: { fileName: 'files/legacy-input' }, output: { responsesFile: 'files/batch-results1' } } })
+  fake.gemini.operations.set(op, { name: op, done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 'https://generativelanguage.googleapis.com/v1beta/files/video1:download?alt=media' } }] } } })
+  isGoogleNotFound(t, await call(url, alice.key, 'GET', '/v1beta/files/batch-results1:download?alt=media'), 'not hers before she looks at her batch')
+  t.equal((await call(url, alice.key, 'GET', `/v1beta/${batch}`)).status, 200)
+  const polled = await call(url, alice.key, 'GET', `/v1beta/${op}`)
+  t.equal(polled.status, 200, JSON.stringify(polled.body))
+  t.equal((await call(url, alice.key, 'GET', '/v1beta/files/batch-results1:download?alt=media')).body, 'produced', 'the results file is hers')
+  t.equal((await call(url, alice.key, 'GET', '/v1beta/files/video1:download?alt=media')).body, 'produced', 'the video is hers')
+  isGoogleNotFound(t, await call(url, bob.key, 'GET', '/v1beta/files/video1:download?alt=media'), 'and not Bob\'s')
+  isGoogleNotFound(t, await call(url, alice.key, 'GET', '/v1beta/files/legacy-input'), 'an input the answer echoes is not handed over')
+})
+
 t.test('the operator password sees and may use everything; resources made before the upgrade are the operator\'s', async t => {
   const { url, fake, alice, bob } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
   const file = await upload(url, alice.key, 'alice')

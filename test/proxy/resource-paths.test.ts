@@ -1,7 +1,7 @@
 // Which pass-through path is which owned resource, and which resources a body names
 // (lib/proxy/access/resource-paths.ts; docs/model-proxy.md, "Upstream resources and their owners").
 import t from 'tap'
-import { fileName, referencesIn, resourceTarget } from '../../lib/proxy/access/resource-paths.ts'
+import { fileName, outputFilesIn, referencesIn, resourceTarget } from '../../lib/proxy/access/resource-paths.ts'
 
 t.test('a file reference in any form names files/{id}; a URL of another host names no gateway resource', async t => {
   for (const form of [
@@ -41,4 +41,10 @@ t.test('paths: lists, creations and single resources of each kind, case variants
   t.same(resourceTarget('POST', '/v1beta/models/gemini-embedding-001:embedContent', undefined), { op: 'model' })
   t.same(resourceTarget('GET', '/v1beta/tunedModels', undefined), { op: 'other', what: 'tunedModels' })
   t.same(resourceTarget('POST', '/upload/v1beta/fileSearchStores/s:uploadToFileSearchStore', undefined).op, 'other')
+})
+
+t.test("a batch's or operation's output files are found, never its input", async t => {
+  t.same(outputFilesIn({ name: 'batches/b', metadata: { inputConfig: { fileName: 'files/in' }, output: { responsesFile: 'files/out1' } }, response: { dest: { fileName: 'files/out2' } } }).sort(), ['files/out1', 'files/out2'])
+  t.same(outputFilesIn({ response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 'https://generativelanguage.googleapis.com/v1beta/files/v1:download?alt=media' } }] } } }), ['files/v1'])
+  t.same(outputFilesIn({ response: { video: { uri: 'https://example.com/v.mp4' } }, fileName: 'files/top' }), [], 'another host, or a name outside the output')
 })

@@ -17,7 +17,7 @@ import type { LimitsByLevel, ResourceKind } from '../../metering/limits-rule.ts'
 import type { OwnerStore } from '../../store/types.ts'
 import type { ForwardResponse } from '../upstream/backend.ts'
 import type { KeyCaller, ProxyCaller } from './caller.ts'
-import { referencesIn, resourceTarget } from './resource-paths.ts'
+import { outputFilesIn, referencesIn, resourceTarget } from './resource-paths.ts'
 import type { ResourceTarget } from './resource-paths.ts'
 
 /** createProxy's default maxCacheTtlSeconds (GEMINI_MAX_CACHE_TTL_SECONDS): an hour, the upstream's own default TTL. */
@@ -188,7 +188,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       }
       const upload = target.name.startsWith('uploads/')
       const patching = method === 'PATCH' && target.kind === 'caches'
-      if (!upload && !patching) return answer
+      const polling = method === 'GET' && target.kind === 'batches' && caller.kind === 'key'
+      if (!upload && !patching && !polling) return answer
     }
     if (target.op === 'list' && caller.kind !== 'key') return answer
     const bytes = await readAll(answer.body, MAX_ANSWER_BYTES)
@@ -210,6 +211,14 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       return { ...answer, headers, body: oneChunk(filtered) }
     }
     if (target.op === 'item') {
+      if (target.kind === 'batches') {
+        // What the caller's batch or operation produced (its results file, a video) is the caller's; a file that has
+        // a record already keeps it, so an answer can never hand over anyone else's.
+        for (const name of outputFilesIn(parsed)) {
+          if (owners !== undefined && await owners.get(name, now()) === null) await record(caller, name, recordExpiry('files', undefined, undefined))
+        }
+        return same
+      }
       if (target.kind === 'caches') {
         // A TTL changed: the record follows the cache's new expiry.
         const current = await owners?.get(target.name, now())

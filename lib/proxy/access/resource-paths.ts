@@ -132,3 +132,34 @@ export function referencesIn (body: unknown): Reference[] {
   walk(body)
   return found
 }
+
+/** Where a batch or a long-running operation names what it produced (a batch's results file, a video's URI). */
+const OUTPUT_FIELDS = new Set(['output', 'dest', 'response'])
+const OUTPUT_NAMES = new Set(['responsesfile', 'filename', 'uri', 'fileuri'])
+
+/**
+ * The files a batch or operation answer names as its output (`output`, `dest`, `response`, at any depth below the
+ * Operation or its metadata), never its input: those are made by the upstream for that batch's owner.
+ */
+export function outputFilesIn (answer: unknown): string[] {
+  const found = new Set<string>()
+  const walk = (value: unknown, inOutput: boolean): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, inOutput)
+      return
+    }
+    if (value === null || typeof value !== 'object') return
+    for (const [key, inner] of Object.entries(value)) {
+      const field = key.replace(/_/g, '').toLowerCase()
+      if (field === 'inputconfig' || field === 'input') continue
+      if (inOutput && typeof inner === 'string' && OUTPUT_NAMES.has(field)) {
+        const name = fileName(inner)
+        if (name !== undefined && /^files\/[A-Za-z0-9_-]+$/.test(name)) found.add(name)
+      } else {
+        walk(inner, inOutput || OUTPUT_FIELDS.has(field))
+      }
+    }
+  }
+  walk(answer, false)
+  return [...found]
+}
