@@ -287,6 +287,20 @@ t.test('every create and delete is logged with the user and key id, never the ke
   t.notOk(JSON.stringify(gateway.logs).includes(alice.key), 'the key itself is never logged')
 })
 
+t.test("a member's list page the filter would leave empty is filled from the upstream's next pages, so the SDK's pager sees no gaps", async t => {
+  const { url, fake, alice, bob } = await setup(t)
+  for (let i = 0; i < 5; i++) await upload(url, alice.key, `a${i}`)
+  const bobs = await upload(url, bob.key, 'b')
+  const before = fake.calls('resources').length
+  const first = await call(url, bob.key, 'GET', '/v1beta/files?pageSize=2')
+  t.same(first.body.files.map((f: { name: string }) => f.name), [bobs], 'the first page holds his file, found three upstream pages on')
+  t.equal(fake.calls('resources').length - before, 3)
+  const ai = new GoogleGenAI({ apiKey: bob.key, httpOptions: { baseUrl: url, apiVersion: 'v1beta', timeout: 10000 } })
+  const seen: unknown[] = []
+  for await (const f of await ai.files.list({ config: { pageSize: 2 } })) seen.push(f?.name)
+  t.same(seen, [bobs], 'no undefined items from empty pages')
+})
+
 t.test('a user owns at most 1000 live upstream resources: the next create is refused', async t => {
   const { url, fake, alice, bob, store } = await setup(t)
   const now = new Date()

@@ -34,6 +34,12 @@ const HOUR_MS = 3600_000
  * long-running operations are kept 30 days.
  */
 const RECORD_LIFE_MS = { files: 49 * HOUR_MS, uploads: 7 * 24 * HOUR_MS + HOUR_MS, caches: HOUR_MS, batches: 30 * 24 * HOUR_MS } as const
+/**
+ * Upstream pages one list request may read to find a page with something of the caller's: a page left empty would
+ * still be valid (Google's lists allow short pages), but @google/genai's pager yields `undefined` for an empty page
+ * that has a next one.
+ */
+const MAX_LIST_PAGES = 10
 /** Largest answer read whole to record or filter it (a list page, a created resource); a larger one is refused. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
@@ -58,8 +64,11 @@ export interface OwnershipOptions {
 export interface Admitted {
   body: AsyncIterable<Uint8Array> | undefined
   headers: Record<string, string>
-  /** Records what was created, forgets what was deleted, keeps only the caller's own in a list; the answer to send. */
-  settle (answer: ForwardResponse): Promise<ForwardResponse>
+  /**
+   * Records what was created, forgets what was deleted, keeps only the caller's own in a list; the answer to send.
+   * `nextPage` asks the upstream for the same list at another page token, to fill a page left empty.
+   */
+  settle (answer: ForwardResponse, nextPage?: (pageToken: string) => Promise<ForwardResponse>): Promise<ForwardResponse>
 }
 
 export interface Ownership {
@@ -180,7 +189,14 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     if (foreign !== undefined) throw notFound(foreign)
   }
 
-  async function settleAnswer (caller: ProxyCaller, method: string, target: ResourceTarget, answer: ForwardResponse, askedExpiry: Date | undefined): Promise<ForwardResponse> {
+  /** The items of a list page that are the caller's. */
+  async function ownItems (caller: ProxyCaller, items: unknown[]): Promise<unknown[]> {
+    const names = items.flatMap(i => isObject(i) && typeof i.name === 'string' ? [i.name] : [])
+    const mine = new Set((owners === undefined || names.length === 0 ? [] : await owners.getMany(names, now())).filter(o => caller.kind === 'key' && o.userId === caller.userId).map(o => o.resource))
+    return items.filter(i => isObject(i) && typeof i.name === 'string' && mine.has(i.name))
+  }
+
+  async function settleAnswer (caller: ProxyCaller, method: string, target: ResourceTarget, answer: ForwardResponse, askedExpiry: Date | undefined, nextPage: ((pageToken: string) => Promise<ForwardResponse>) | undefined): Promise<ForwardResponse> {
     const ok = answer.status >= 200 && answer.status < 300
     if (!ok || target.op === 'model' || target.op === 'other') return answer
     if (target.op === 'item') {
@@ -203,12 +219,21 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     const same = { ...answer, body: oneChunk(bytes) }
     if (target.op === 'list') {
       // Only the caller's own items; the page token stays, so paging goes on over the upstream's pages.
-      if (!isObject(parsed) || !Array.isArray(parsed[target.field])) return same
-      const items = parsed[target.field] as unknown[]
-      const names = items.flatMap(i => isObject(i) && typeof i.name === 'string' ? [i.name] : [])
-      const mine = new Set((owners === undefined || names.length === 0 ? [] : await owners.getMany(names, now())).filter(o => caller.kind === 'key' && o.userId === caller.userId).map(o => o.resource))
-      const kept = items.filter(i => isObject(i) && typeof i.name === 'string' && mine.has(i.name))
-      const filtered = Buffer.from(JSON.stringify({ ...parsed, [target.field]: kept }))
+      if (!isObject(parsed)) return same
+      let page: Record<string, unknown> = parsed
+      let kept = await ownItems(caller, Array.isArray(page[target.field]) ? page[target.field] as unknown[] : [])
+      for (let read = 1; kept.length === 0 && nextPage !== undefined && read < MAX_LIST_PAGES && typeof page.nextPageToken === 'string' && page.nextPageToken !== ''; read++) {
+        const more = await nextPage(page.nextPageToken)
+        if (more.status < 200 || more.status >= 300) return more
+        let next: unknown
+        try {
+          next = JSON.parse((await readAll(more.body, MAX_ANSWER_BYTES)).toString('utf8'))
+        } catch {}
+        if (!isObject(next)) break
+        page = next
+        kept = await ownItems(caller, Array.isArray(page[target.field]) ? page[target.field] as unknown[] : [])
+      }
+      const filtered = Buffer.from(JSON.stringify({ ...page, [target.field]: kept }))
       const headers = { ...answer.headers }
       delete headers['content-length']
       return { ...answer, headers, body: oneChunk(filtered) }
@@ -248,7 +273,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     async admit (caller, method, path, query, body) {
       const target = resourceTarget(method, path, query.upload_id)
       const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date): Admitted =>
-        ({ body: sent, headers, settle: answer => settleAnswer(caller, method, target, answer, askedExpiry) })
+        ({ body: sent, headers, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
       if (caller.kind !== 'key') return pass(body)
       if (target.op === 'other') {
         throw fail('RESOURCE_NOT_ALLOWED', `${target.what} is not available to keys: only models, files, cachedContents, batches and operations pass through for them`)

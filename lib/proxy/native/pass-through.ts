@@ -160,7 +160,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   let body = owned.body
   let bodyModel: string | undefined
   if (req.method === 'POST' && CACHE_CREATE.test(path) && body !== undefined) ({ body, model: bodyModel } = await withBodyModelAllowed(body, allowModel))
-  const forwarded = await backend.forward({
+  const request = {
     method: req.method,
     path,
     query: queryWithoutKey(req.query),
@@ -168,12 +168,14 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     body,
     signal: req.signal,
     bodyModel,
-  })
+  }
+  const forward = backend.forward.bind(backend)
+  const forwarded = await forward(request)
   // Answered: a call ends here whatever the status (embeddings report no usage to charge).
   if (forwarded.status >= 200 && forwarded.status < 300) call?.succeeded(undefined)
   else call?.failed(forwarded.status)
-  // Tenant isolation: record what was created, forget what was deleted, keep only the caller's own in a list.
-  const answer = await owned.settle(forwarded)
+  // Tenant isolation: record what was created, forget what was deleted, keep only the caller's own in a list (a page left empty filled from the next).
+  const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: queryWithoutKey({ ...req.query, pageToken }) }))
   return {
     status: answer.status,
     headers: { ...CORS_HEADERS, ...answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, mount)), ...call?.headers },
