@@ -82,8 +82,10 @@ export interface GatewayConfig {
   readonly geminiModelsFile?: string
   /** Hours between two model discovery rounds, 0 for none. Default 6 (GEMINI_MODEL_DISCOVERY_HOURS). */
   readonly modelDiscoveryHours: number
-  /** Proxy rate limits by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent"}}`. Default unset: unlimited (GEMINI_LIMITS). */
+  /** Proxy rate limits and allowed resource kinds by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent", "allow"}}`. Default unset: unlimited, files and caches (GEMINI_LIMITS). */
   readonly geminiLimits?: LimitsByLevel
+  /** Longest cache TTL a key may ask for, in seconds. Default unset: the library's 3600 (GEMINI_MAX_CACHE_TTL_SECONDS). */
+  readonly geminiMaxCacheTtlSeconds?: number
   /** Chat image URLs may point at private, loopback and link-local addresses. Default unset: the library's false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
   readonly imageFetchAllowPrivateNetworks?: boolean
   /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
@@ -135,6 +137,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
   AUTH_QUERY_TOKENS: bool,
+  GEMINI_MAX_CACHE_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   AUTH_SIGNUPS_PER_ADDRESS: Joi.number().integer().min(1).max(1_000_000),
   AUTH_SIGNUP_WINDOW_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   TRUSTED_PROXIES: str.custom((value: string, helpers) => {
@@ -325,6 +328,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     modelDiscoveryHours: v.GEMINI_MODEL_DISCOVERY_HOURS ?? 6,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     geminiLimits,
+    geminiMaxCacheTtlSeconds: v.GEMINI_MAX_CACHE_TTL_SECONDS,
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
     imageFetchAllowedPorts,
     metricsPort: v.METRICS_PORT,
@@ -370,6 +374,8 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   vertexEndpoint: ['VERTEX_ENDPOINT'],
   models: ['GEMINI_MODELS'],
   limits: ['GEMINI_LIMITS'],
+  'resources.byLevel': ['GEMINI_LIMITS'],
+  'resources.maxCacheTtlSeconds': ['GEMINI_MAX_CACHE_TTL_SECONDS'],
   'imageFetch.allowPrivateNetworks': ['IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS'],
   'imageFetch.allowedPorts': ['IMAGE_FETCH_ALLOWED_PORTS'],
   url: ['MONGODB_URL'],

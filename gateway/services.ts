@@ -84,6 +84,8 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     keys: auth,
     limiter,
     usage,
+    // Owners of upstream resources live in the store, so every replica holds members to their own.
+    resources: { owners: store.owners, byLevel: config.geminiLimits, maxCacheTtlSeconds: config.geminiMaxCacheTtlSeconds },
     onCall: metrics.metering.onCall,
     modelAccess: config.geminiModelAccess,
     minAccessLevel: config.proxyMinAccessLevel,

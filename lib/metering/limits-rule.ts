@@ -1,5 +1,6 @@
 // The one rule for rate limits as people write them: GEMINI_LIMITS (the createAuthService / createRateLimiter
-// option `limits`, by access level) and the admin override body (PUT /admin/user/{user_id}/limits).
+// option `limits`, by access level, with each level's `allow`: the upstream resource kinds its keys may use) and
+// the admin override body (PUT /admin/user/{user_id}/limits).
 // On the wire the fields are snake_case (tokens_per_day); in code camelCase (tokensPerDay).
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
@@ -17,8 +18,33 @@ export interface RateLimits {
   concurrent?: number | null
 }
 
+/** The kinds of upstream resource an access level may be allowed (`allow`): files (and uploads), cached contents, batches (and every long-running operation: predictLongRunning). */
+export const RESOURCE_KINDS = ['batches', 'caches', 'files'] as const
+export type ResourceKind = typeof RESOURCE_KINDS[number]
+
+/** What a level without `allow` may use: files and caches; batches are the operator password's only. */
+export const DEFAULT_RESOURCE_ALLOW: readonly ResourceKind[] = Object.freeze(['files', 'caches'])
+
+/** One access level's entry: its limits, and the resource kinds its keys may use (absent: DEFAULT_RESOURCE_ALLOW). */
+export interface LevelLimits extends RateLimits {
+  allow?: readonly ResourceKind[]
+}
+
 /** Limits by access level; a level not listed is unlimited. */
-export type LimitsByLevel = Readonly<Partial<Record<AccessLevel, Readonly<RateLimits>>>>
+export type LimitsByLevel = Readonly<Partial<Record<AccessLevel, Readonly<LevelLimits>>>>
+
+/** The resource kinds keys of `level` may use under `byLevel`. */
+export function allowedResources (byLevel: LimitsByLevel, level: AccessLevel): readonly ResourceKind[] {
+  return byLevel[level]?.allow ?? DEFAULT_RESOURCE_ALLOW
+}
+
+/** A level's `allow`, checked: a list of RESOURCE_KINDS. */
+function readAllow (value: unknown, where: string): readonly ResourceKind[] | Problem {
+  if (!Array.isArray(value) || value.some(v => !(RESOURCE_KINDS as readonly unknown[]).includes(v))) {
+    return { field: where, message: `${where} must be a list of ${RESOURCE_KINDS.join(', ')} (got ${shown(JSON.stringify(value) ?? String(value))})` }
+  }
+  return Object.freeze([...new Set(value as ResourceKind[])])
+}
 
 /** Wire name → code name of each limit. */
 const FIELDS = { rpm: 'rpm', tpm: 'tpm', tokens_per_day: 'tokensPerDay', concurrent: 'concurrent' } as const satisfies Record<string, keyof RateLimits>
@@ -59,9 +85,13 @@ function readTable (value: unknown, names: readonly string[], toCode: (name: str
     if (!(ACCESS_LEVELS as readonly string[]).includes(level)) {
       return { field: `${where}.${level}`, message: `${shown(level)} is not an access level (use ${ACCESS_LEVELS.join(', ')})` }
     }
-    const limits = readLimits(value[level], names, toCode, `${where}.${level}`)
+    const entry = value[level]
+    const { allow, ...rates } = isPlainObject(entry) ? entry : { allow: undefined }
+    const limits = readLimits(isPlainObject(entry) ? rates : entry, names, toCode, `${where}.${level}`)
     if ('message' in limits) return limits
-    out[level as AccessLevel] = Object.freeze(limits)
+    const kinds = allow === undefined ? undefined : readAllow(allow, `${where}.${level}.allow`)
+    if (kinds !== undefined && 'message' in kinds) return kinds
+    out[level as AccessLevel] = Object.freeze(kinds === undefined ? limits : { ...limits, allow: kinds })
   }
   return Object.freeze(out)
 }
@@ -81,7 +111,7 @@ export function resolveLimitsOption (value: unknown, option = 'limits'): LimitsB
 }
 
 /**
- * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent"}`.
+ * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent", "allow"}`.
  * Throws ConfigurationError (option `limits`) naming the field at fault, under `name` (a host passes its setting's).
  */
 export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
@@ -89,7 +119,7 @@ export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent"}})`)
+    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent", "allow"}})`)
   }
   const table = readTable(parsed, WIRE_NAMES, fromWire, name)
   if ('message' in table) throw new ConfigurationError('limits', `${name}: ${table.message}`)
@@ -114,8 +144,9 @@ export function limitsToWire (limits: RateLimits): Record<string, number | null>
 }
 
 /** The level's limits with the user's override laid over them field by field (absent keeps the level's). */
-export function effectiveLimits (level: Readonly<RateLimits> | undefined, override: Readonly<RateLimits> | null): RateLimits {
-  const out: RateLimits = { ...level }
+export function effectiveLimits (level: Readonly<LevelLimits> | undefined, override: Readonly<RateLimits> | null): RateLimits {
+  const out: RateLimits = {}
+  if (level !== undefined) for (const name of CODE_NAMES) if (level[name] !== undefined) out[name] = level[name]
   if (override !== null) for (const name of CODE_NAMES) if (override[name] !== undefined) out[name] = override[name]
   return out
 }

@@ -12,6 +12,7 @@ import type { SafetySetting } from './safety-settings.ts'
 import type { ProxyCaller } from './access/caller.ts'
 import type { ModelPolicy } from './access/model-policy.ts'
 import type { Metering } from './access/metering.ts'
+import type { Ownership } from './access/ownership.ts'
 
 /** What the handlers share; built once by createProxy. */
 export interface ProxyContext {
@@ -21,6 +22,8 @@ export interface ProxyContext {
   modelPolicy: ModelPolicy
   /** Limits, usage and call reports of every model call (access/metering.ts). */
   metering: Metering
+  /** Who owns each upstream resource, and what keys may touch (access/ownership.ts). */
+  ownership: Ownership
   catalog: ModelCatalog
   backend: Backend
   validateChat: (body: unknown) => ChatRequest

@@ -15,6 +15,10 @@ import { createModelPolicy } from './access/model-policy.ts'
 import type { ModelAccess } from './access/model-policy.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { createMetering } from './access/metering.ts'
+import { createOwnership, DEFAULT_MAX_CACHE_TTL_SECONDS } from './access/ownership.ts'
+import { resolveLimitsOption } from '../metering/limits-rule.ts'
+import type { LimitsByLevel } from '../metering/limits-rule.ts'
+import type { OwnerStore } from '../store/types.ts'
 import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
 import { createImageFetcher } from './images/fetch.ts'
@@ -32,6 +36,16 @@ import type { ProxyContext } from './context.ts'
 import type { ModelDiscovery } from './models/discovery.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
+/** Tenant isolation of upstream resources (docs/model-proxy.md, "Upstream resources and their owners"). */
+export interface ProxyResourceOptions {
+  /** Where the owner of each file, upload, cache, batch and operation a key creates is kept (a Store's `owners`). Default none: keys cannot create upstream resources, and every existing one is the operator's. */
+  owners?: OwnerStore
+  /** The level table whose `allow` lists the resource kinds (`files`, `caches`, `batches`) each level's keys may use (the same table as createAuthService's `limits`, GEMINI_LIMITS). Default files and caches for every level. */
+  byLevel?: LimitsByLevel
+  /** Longest TTL a key may give a cache, in seconds; a create or TTL change asking more is a 400 (GEMINI_MAX_CACHE_TTL_SECONDS). Default 3600. */
+  maxCacheTtlSeconds?: number
+}
+
 export interface ProxyOptions {
   /** The operator password (GEMINI_AUTH_PASSWORD), at least 16 characters: every model, no limits. Default unset: only keys work, and without `keys` every proxy route answers 503. */
   password?: string
@@ -43,6 +57,8 @@ export interface ProxyOptions {
   minAccessLevel?: AccessLevel
   /** Admits key callers' model calls and charges their tokens (createRateLimiter); the operator password is never limited. Default none: no limits. */
   limiter?: RateLimiter
+  /** Who owns which upstream resource, which kinds keys may use, the longest cache TTL. Default: no owners kept (keys create nothing), files and caches allowed, 3600 s. The operator password is held to none of it. */
+  resources?: ProxyResourceOptions
   /** Where every model call is recorded, the operator's with userId "operator" (createUsageLedger). Default none. */
   usage?: UsageLedger
   /** Told of every finished model call once, with the caller's access level or 'operator' (metrics). Default none. */
@@ -146,6 +162,14 @@ function checkProxyOptions (options: ProxyOptions): void {
   if (password !== undefined && typeof password !== 'string') refuse('password', 'a string', '(not a string)')
   if (options.keys !== undefined && (!isObject(options.keys) || typeof options.keys.resolveKey !== 'function')) refuse('keys', 'an object with resolveKey (a KeyResolver)', isObject(options.keys) ? Object.keys(options.keys) : options.keys)
   if (options.limiter !== undefined && (!isObject(options.limiter) || typeof options.limiter.admit !== 'function')) refuse('limiter', 'a RateLimiter (createRateLimiter)', isObject(options.limiter) ? Object.keys(options.limiter) : options.limiter)
+  if (options.resources !== undefined) {
+    const r = options.resources
+    if (!isObject(r)) refuse('resources', 'an object', r)
+    if (r.owners !== undefined && (!isObject(r.owners) || ['put', 'get', 'getMany', 'delete', 'countByUser'].some(m => typeof (r.owners as unknown as Record<string, unknown>)[m] !== 'function'))) {
+      refuse('resources.owners', 'an OwnerStore (a Store\'s owners)', isObject(r.owners) ? Object.keys(r.owners) : r.owners)
+    }
+    if (r.maxCacheTtlSeconds !== undefined) positiveInteger(r.maxCacheTtlSeconds as number, 'resources.maxCacheTtlSeconds')
+  }
   if (options.usage !== undefined && (!isObject(options.usage) || typeof options.usage.record !== 'function')) refuse('usage', 'a UsageLedger (createUsageLedger)', isObject(options.usage) ? Object.keys(options.usage) : options.usage)
   if (options.passwordAttempts !== undefined && options.passwordAttempts !== false && !isObject(options.passwordAttempts)) refuse('passwordAttempts', 'an object or false', options.passwordAttempts)
   for (const name of ['now', 'onCall'] as const) if (options[name] !== undefined && typeof options[name] !== 'function') refuse(name, 'a function', options[name])
@@ -216,6 +240,13 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
+    ownership: createOwnership({
+      owners: options.resources?.owners,
+      byLevel: resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel'),
+      maxCacheTtlSeconds: options.resources?.maxCacheTtlSeconds ?? DEFAULT_MAX_CACHE_TTL_SECONDS,
+      now: options.now ?? (() => new Date()),
+      logger: options.logger,
+    }),
     catalog: createModelCatalog(options.models, modelSpecs, backend.name, options.now),
     backend,
     validateChat: createChatRequestValidator(chatLimits),

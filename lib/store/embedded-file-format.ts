@@ -2,8 +2,8 @@
 // Reading checks every field, so a hand-edited or damaged file stops start-up instead of
 // loading half a database that the next save would then write back.
 import { ACCESS_LEVELS } from './types.ts'
-import { checkedLimits, checkedUsage } from './record-checks.ts'
-import type { AccessLevel, AttemptCount, KeyRecord, SessionRecord, UsageRecord, UserLimits, UserRecord } from './types.ts'
+import { checkedLimits, checkedOwner, checkedUsage } from './record-checks.ts'
+import type { AccessLevel, AttemptCount, KeyRecord, OwnerRecord, SessionRecord, UsageRecord, UserLimits, UserRecord } from './types.ts'
 
 const FILE_FORMAT = 'gatehouse-embedded-store'
 const FILE_VERSION = 1
@@ -24,6 +24,7 @@ export interface EmbeddedData {
   keys: KeyRecord[]
   limits: StoredLimits[]
   usage: UsageRecord[]
+  owners: OwnerRecord[]
 }
 
 export function encodeStoreFile (data: EmbeddedData): string {
@@ -41,6 +42,7 @@ export function encodeStoreFile (data: EmbeddedData): string {
     })),
     limits: data.limits,
     usage: data.usage,
+    owners: data.owners.map(o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() })),
   }, null, 2) + '\n'
 }
 
@@ -65,6 +67,8 @@ export function decodeStoreFile (text: string): EmbeddedData {
     keys: optionalArrayAt(top, 'keys').map((v, i) => readKey(objectAt(v, `keys[${i}]`), `keys[${i}]`)),
     limits: optionalArrayAt(top, 'limits').map((v, i) => readLimits(objectAt(v, `limits[${i}]`), `limits[${i}]`)),
     usage: optionalArrayAt(top, 'usage').map((v, i) => readUsage(objectAt(v, `usage[${i}]`), `usage[${i}]`)),
+    // Absent in files written before resource owners were recorded.
+    owners: optionalArrayAt(top, 'owners').map((v, i) => readOwner(objectAt(v, `owners[${i}]`), `owners[${i}]`)),
   }
   assertUnique(data.users.map(u => u.id), 'users', 'id')
   assertUnique(data.users.map(u => u.usernameKey), 'users', 'usernameKey')
@@ -74,6 +78,7 @@ export function decodeStoreFile (text: string): EmbeddedData {
   assertUnique(data.keys.map(k => k.keyId), 'keys', 'keyId')
   assertUnique(data.keys.map(k => k.digest), 'keys', 'digest')
   assertUnique(data.limits.map(l => l.userId), 'limits', 'userId')
+  assertUnique(data.owners.map(o => o.resource), 'owners', 'resource')
   assertUnique(data.usage.map(r => JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface])), 'usage', 'day, userId, keyId, model and surface')
   return data
 }
@@ -142,6 +147,14 @@ function readLimits (o: Record<string, unknown>, where: string): StoredLimits {
 function readUsage (o: Record<string, unknown>, where: string): UsageRecord {
   try {
     return checkedUsage(o as unknown as UsageRecord)
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+function readOwner (o: Record<string, unknown>, where: string): OwnerRecord {
+  try {
+    return checkedOwner({ resource: stringAt(o, 'resource', where), userId: stringAt(o, 'userId', where), keyId: stringAt(o, 'keyId', where), createdAt: dateAt(o, 'createdAt', where), expiresAt: dateAt(o, 'expiresAt', where) })
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
   }

@@ -12,8 +12,8 @@ import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
 import type { EmbeddedData } from './embedded-file-format.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
-import type { AttemptCount, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import type { AttemptCount, KeyRecord, OwnerRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface EmbeddedStoreOptions {
   /** JSON file loaded at start and saved on every change; its directory is created if missing. Default: none (memory only, lost on exit). */
@@ -59,6 +59,10 @@ function copyKey (k: KeyRecord): KeyRecord {
   }
 }
 
+function copyOwner (o: OwnerRecord): OwnerRecord {
+  return { ...o, createdAt: new Date(o.createdAt), expiresAt: new Date(o.expiresAt) }
+}
+
 function usageKey (r: UsageRecord): string {
   return JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface])
 }
@@ -91,6 +95,8 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   const keyIdByDigest = new Map<string, string>()
   const limits = new Map<string, UserLimits>()
   const usage = new Map<string, UsageRecord>()
+  /** resource name -> its owner; saved with the file, dropped by the sweep once expired. */
+  const owners = new Map<string, OwnerRecord>()
   // Counters and leases live in memory only: they guard a single process's traffic over minutes, a restart
   // ends every request holding a lease, and saving the file on every proxied call would cost more than the
   // call. A restart therefore starts every rate window (the day's token count included) afresh.
@@ -175,6 +181,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       if (windows.size === 0) counters.delete(key)
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
+    for (const [resource, o] of owners) if (o.expiresAt.getTime() <= now) owners.delete(resource)
   }
 
   function snapshot (): EmbeddedData {
@@ -185,6 +192,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       keys: [...keys.values()],
       limits: [...limits].map(([userId, l]) => ({ userId, limits: l })),
       usage: [...usage.values()],
+      owners: [...owners.values()],
     }
   }
 
@@ -222,6 +230,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const k of data?.keys ?? []) addKey(k)
     for (const l of data?.limits ?? []) limits.set(l.userId, l.limits)
     for (const r of data?.usage ?? []) addUsage(r)
+    for (const o of data?.owners ?? []) owners.set(o.resource, o)
     sweep()
     saver = createFileSaver(file, () => encodeStoreFile(snapshot()), options.logger)
     // A new file is written now, so a path that cannot be written fails at start, not at the first sign-up.
@@ -526,6 +535,47 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
           .sort(compareUsage)
           .slice(0, limit)
           .map(r => ({ ...r }))
+      },
+    },
+
+    owners: {
+      async put (record) {
+        const checked = checkedOwner(record)
+        beginChange()
+        owners.set(checked.resource, checked)
+        await commit()
+      },
+
+      async get (resource, now) {
+        const o = owners.get(text(resource, 'resource'))
+        return o === undefined || o.expiresAt <= checkedDate(now, 'now') ? null : copyOwner(o)
+      },
+
+      async getMany (resources, now) {
+        if (!Array.isArray(resources)) throw new TypeError('resources must be an array')
+        const at = checkedDate(now, 'now')
+        const found: OwnerRecord[] = []
+        for (const resource of new Set(resources.map(r => text(r, 'resource')))) {
+          const o = owners.get(resource)
+          if (o !== undefined && o.expiresAt > at) found.push(copyOwner(o))
+        }
+        return found
+      },
+
+      async delete (resource) {
+        text(resource, 'resource')
+        beginChange()
+        if (!owners.delete(resource)) return false
+        await commit()
+        return true
+      },
+
+      async countByUser (userId, now) {
+        text(userId, 'userId')
+        const at = checkedDate(now, 'now')
+        let n = 0
+        for (const o of owners.values()) if (o.userId === userId && o.expiresAt > at) n++
+        return n
       },
     },
 

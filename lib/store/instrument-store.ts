@@ -24,7 +24,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       return result.then(value => { done(true); return value }, (err: unknown) => { done(isGatehouseError(err)); throw err })
     }
   }
-  const { users, sessions, attempts, keys, limits, counters, leases, usage } = store
+  const { users, sessions, attempts, keys, limits, counters, leases, usage, owners } = store
 
   return {
     kind: store.kind,
@@ -79,6 +79,13 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
     usage: {
       record: timed('usage.record', batch => usage.record(batch)),
       query: timed('usage.query', q => usage.query(q)),
+    },
+    owners: {
+      put: timed('owners.put', record => owners.put(record)),
+      get: timed('owners.get', (resource, now) => owners.get(resource, now)),
+      getMany: timed('owners.getMany', (resources, now) => owners.getMany(resources, now)),
+      delete: timed('owners.delete', resource => owners.delete(resource)),
+      countByUser: timed('owners.countByUser', (userId, now) => owners.countByUser(userId, now)),
     },
     ping: timed('ping', () => store.ping()),
     flush: timed('flush', () => store.flush()),

@@ -1,6 +1,6 @@
 // The MongoDB store, on the official driver. Collections: users, sessions, login_attempts, api_keys,
-// user_limits, rate_counters, leases, usage. Every query has an index; usernames are unique on their
-// lower-cased key; sessions, attempt windows, rate windows and lease sets carry TTL indexes (deletion
+// user_limits, rate_counters, leases, usage, resource_owners. Every query has an index; usernames are unique on their
+// lower-cased key; sessions, attempt windows, rate windows and lease sets and resource owners carry TTL indexes (deletion
 // is lazy, so callers still check expiry on every read). Counters, leases and usage change only by
 // single atomic updates, never read-modify-write, so any number of replicas can share them.
 // User-supplied values only ever reach a query as plain strings: each one is checked to be a
@@ -9,8 +9,8 @@ import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import { ConfigurationError, fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
-import type { AccessLevel, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import type { AccessLevel, KeyRecord, OwnerRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface MongoStoreOptions {
   /** Connection string; used when `client` is not given. */
@@ -57,6 +57,9 @@ interface LeaseDoc {
 }
 
 type UsageDoc = UsageRecord & { _id?: ObjectId }
+
+/** A resource's owner, by the resource name. */
+type OwnerDoc = Omit<OwnerRecord, 'resource'> & { _id: string }
 
 // The driver (with bson) is loaded on first use: it costs about 28 MB of memory that users of the
 // embedded store should not pay just because the library exports both adapters.
@@ -107,6 +110,10 @@ function fromUsageDoc (d: UsageDoc): UsageRecord {
   const row: UsageRecord = { day: d.day, userId: d.userId, keyId: d.keyId ?? null, model: d.model, surface: d.surface, requests: 0, inputTokens: 0, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0, errors4xx: 0, errors5xx: 0 }
   for (const field of USAGE_COUNTS) row[field] = d[field] ?? 0
   return row
+}
+
+function fromOwnerDoc (d: OwnerDoc): OwnerRecord {
+  return { resource: d._id, userId: d.userId, keyId: d.keyId, createdAt: d.createdAt, expiresAt: d.expiresAt }
 }
 
 function counterId (key: string, windowStart: Date): string {
@@ -201,6 +208,10 @@ async function createIndexes (db: Db): Promise<void> {
     db.collection('leases').createIndexes([
       { key: { expiresAt: 1 }, expireAfterSeconds: 0 },
     ]),
+    db.collection('resource_owners').createIndexes([
+      { key: { expiresAt: 1 }, expireAfterSeconds: 0 },
+      { key: { userId: 1, expiresAt: 1 } },
+    ]),
     db.collection('usage').createIndexes([
       // Unique, so concurrent first records of one row can never make two.
       { key: { day: 1, userId: 1, keyId: 1, model: 1, surface: 1 }, unique: true },
@@ -233,6 +244,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
   const counters = db.collection<CounterDoc>('rate_counters')
   const leases = db.collection<LeaseDoc>('leases')
   const usage = db.collection<UsageDoc>('usage')
+  const owners = db.collection<OwnerDoc>('resource_owners')
   let closed = false
 
   /** One counter window's add: a single atomic upsert that returns the new total (no read-modify-write). */
@@ -562,6 +574,36 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
         // limit keeps the first rows; the unique index holds this order.
         const docs = await usage.find(filter, { projection: { _id: 0 }, sort: { day: 1, userId: 1, keyId: 1, model: 1, surface: 1 }, ...(limit === undefined ? {} : { limit }) }).toArray()
         return docs.map(fromUsageDoc).sort(compareUsage)
+      },
+    },
+
+    owners: {
+      async put (record) {
+        const { resource, ...rest } = checkedOwner(record)
+        await retryDuplicateUpsert(() => owners.replaceOne({ _id: resource }, rest, { upsert: true }))
+      },
+
+      async get (resource, now) {
+        // The TTL index drops expired records lazily, so expiry is checked on every read.
+        const doc = await owners.findOne({ _id: text(resource, 'resource'), expiresAt: { $gt: checkedDate(now, 'now') } })
+        return doc === null ? null : fromOwnerDoc(doc)
+      },
+
+      async getMany (resources, now) {
+        if (!Array.isArray(resources)) throw new TypeError('resources must be an array')
+        const names = [...new Set(resources.map(r => text(r, 'resource')))]
+        if (names.length === 0) return []
+        const docs = await owners.find({ _id: { $in: names }, expiresAt: { $gt: checkedDate(now, 'now') } }).toArray()
+        return docs.map(fromOwnerDoc)
+      },
+
+      async delete (resource) {
+        const result = await owners.deleteOne({ _id: text(resource, 'resource') })
+        return result.deletedCount > 0
+      },
+
+      async countByUser (userId, now) {
+        return await owners.countDocuments({ userId: text(userId, 'userId'), expiresAt: { $gt: checkedDate(now, 'now') } })
       },
     },
 

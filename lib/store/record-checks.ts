@@ -1,6 +1,6 @@
 // Checks both adapters apply to the values of the newer store parts before storing them, so a value
 // shaped like a query operator, or a count that is not a count, is refused the same way everywhere.
-import type { CounterOp, NewKeyRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
+import type { CounterOp, NewKeyRecord, OwnerRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent'] as const
@@ -109,6 +109,14 @@ export function checkedUsageQuery (q: UsageQuery): UsageQuery {
 }
 
 export { USAGE_COUNTS }
+
+/** A copy of an owner record with every field checked (the resource and ids non-empty strings, valid dates). */
+export function checkedOwner (r: OwnerRecord): OwnerRecord {
+  if (r === null || typeof r !== 'object') throw new TypeError('an owner record must be an object')
+  const out: OwnerRecord = { resource: text(r.resource, 'resource'), userId: text(r.userId, 'userId'), keyId: text(r.keyId, 'keyId'), createdAt: new Date(date(r.createdAt, 'createdAt')), expiresAt: new Date(date(r.expiresAt, 'expiresAt')) }
+  if (out.resource === '' || out.userId === '' || out.keyId === '') throw new TypeError('resource, userId and keyId must not be empty')
+  return out
+}
 
 /** The order query answers in: day, userId, keyId (null first), model, surface. */
 export function compareUsage (a: UsageRecord, b: UsageRecord): number {

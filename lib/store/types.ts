@@ -224,6 +224,34 @@ export interface UsageStore {
   query (query: UsageQuery): Promise<UsageRecord[]>
 }
 
+/**
+ * Who created an upstream resource through the gateway (a file, an upload, a cached content, a batch, an operation;
+ * any resource the proxy hands out by name). The proxy's rules on it: lib/proxy/access/ownership.ts.
+ */
+export interface OwnerRecord {
+  /** The resource's name as clients see it (`files/abc`, `cachedContents/x`, `batches/b`, `models/m/operations/o`, `uploads/u`). Unique. */
+  resource: string
+  userId: string
+  /** The key it was created with. */
+  keyId: string
+  createdAt: Date
+  /** When the record may go: the resource's own expiry (ownership.ts says how long each kind lives). */
+  expiresAt: Date
+}
+
+export interface OwnerStore {
+  /** Records the owner, replacing any record of the same resource. Throws TypeError for a malformed record. */
+  put (record: OwnerRecord): Promise<void>
+  /** The record, or null when there is none or it expired at `now`. */
+  get (resource: string, now: Date): Promise<OwnerRecord | null>
+  /** The records of those of `resources` that have one live at `now`, in no particular order (a list page's names). */
+  getMany (resources: readonly string[], now: Date): Promise<OwnerRecord[]>
+  /** Returns true when a record was removed. */
+  delete (resource: string): Promise<boolean>
+  /** How many records of the user are live at `now`. */
+  countByUser (userId: string, now: Date): Promise<number>
+}
+
 export interface Store {
   /** 'embedded' or 'mongodb': used as a metrics label. */
   readonly kind: string
@@ -235,6 +263,7 @@ export interface Store {
   counters: CounterStore
   leases: LeaseStore
   usage: UsageStore
+  owners: OwnerStore
   /** Resolves when the backing database answers; rejects otherwise (readiness). */
   ping (): Promise<void>
   /** Waits for pending writes (embedded: the file is saved). Every mutation already resolves only once it is durable. */

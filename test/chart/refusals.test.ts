@@ -84,8 +84,8 @@ t.test('values.schema.json rejects unknown keys, wrong types and values the gate
 })
 
 
-t.test('config.limits outside GEMINI_LIMITS\' rule is refused by the schema (unknown level or field, negative or fractional numbers)', async t => {
-  for (const limits of [{ owner: { rpm: 1 } }, { member: { tokensPerDay: 1 } }, { member: { rpm: -1 } }, { member: { tpm: 1.5 } }, { member: 5 }]) {
+t.test('config.limits outside GEMINI_LIMITS\' rule is refused by the schema (unknown level or field, negative or fractional numbers, an unknown resource kind)', async t => {
+  for (const limits of [{ owner: { rpm: 1 } }, { member: { tokensPerDay: 1 } }, { member: { rpm: -1 } }, { member: { tpm: 1.5 } }, { member: 5 }, { member: { allow: ['everything'] } }, { member: { allow: 'files' } }]) {
     const result = await template({ config: { limits } })
     t.not(result.code, 0, JSON.stringify(limits))
     t.equal(result.stdout, '', 'nothing is rendered')

@@ -13,7 +13,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
-  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'PROXY_KEY_DEFAULT_DAYS', 'GEMINI_LIMITS',
+  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'PROXY_KEY_DEFAULT_DAYS', 'GEMINI_LIMITS', 'GEMINI_MAX_CACHE_TTL_SECONDS',
   'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT', 'GEMINI_CREDENTIALS_DIR', 'GEMINI_CREDENTIALS_WRITE_BACK',
 ])
 
@@ -208,7 +208,8 @@ t.test('with existingSecret the chart makes no Secret and references only the de
   t.equal(configData(objects).GEMINI_OAUTH_CLIENT_ID, 'id.apps.example.com')
   t.equal(configData(objects).GOOGLE_CLOUD_PROJECT, 'my-project')
   t.equal(configData(objects).IMAGE_FETCH_ALLOWED_PORTS, '80,443,8080', 'config.imageFetchAllowedPorts becomes IMAGE_FETCH_ALLOWED_PORTS')
-  t.same(loadConfig(configData(objects)).geminiLimits, { member: { rpm: 60, tokensPerDay: null } }, 'config.limits becomes GEMINI_LIMITS, JSON the gateway accepts')
+  t.same(loadConfig(configData(objects)).geminiLimits, { member: { rpm: 60, tokensPerDay: null }, dev: { allow: ['batches', 'caches', 'files'] } }, 'config.limits becomes GEMINI_LIMITS, JSON the gateway accepts, a level\'s allow included')
+  t.equal(loadConfig(configData(objects)).geminiMaxCacheTtlSeconds, 900, 'config.maxCacheTtlSeconds becomes GEMINI_MAX_CACHE_TTL_SECONDS')
 })
 
 t.test('pod template carries config and secret checksums that change with the values', async t => {

@@ -189,6 +189,9 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ GEMINI_LIMITS: '{"member": {"rpm": 60' }, 'GEMINI_LIMITS'],
   [{ GEMINI_LIMITS: '{"owner": {"rpm": 60}}' }, 'GEMINI_LIMITS'],
   [{ GEMINI_LIMITS: '{"member": {"rpm": -1}}' }, 'GEMINI_LIMITS'],
+  [{ GEMINI_LIMITS: '{"member": {"allow": ["everything"]}}' }, 'GEMINI_LIMITS'],
+  [{ GEMINI_MAX_CACHE_TTL_SECONDS: '0' }, 'GEMINI_MAX_CACHE_TTL_SECONDS'],
+  [{ GEMINI_MAX_CACHE_TTL_SECONDS: 'an hour' }, 'GEMINI_MAX_CACHE_TTL_SECONDS'],
 ]
 
 t.test('a bad value is refused with one line naming the variable', async t => {
@@ -282,6 +285,12 @@ t.test('GEMINI_LIMITS is JSON from access level to limits (snake_case), unset by
   t.notOk('geminiLimits' in loadConfig({}))
   t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tokensPerDay": 5}}' }), { variable: 'GEMINI_LIMITS', message: 'Invalid configuration: GEMINI_LIMITS is refused: "GEMINI_LIMITS.member.tokensPerDay" is not a limit (use rpm, tpm, tokens_per_day, concurrent)' })
   t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tpm": 0.5}}' }), { message: /GEMINI_LIMITS\.member\.tpm must be a whole number, 0 or more, or null/ })
+})
+
+t.test('GEMINI_LIMITS carries each level\'s allow; GEMINI_MAX_CACHE_TTL_SECONDS is unset by default (the library\'s 3600)', async t => {
+  t.same(loadConfig({ GEMINI_LIMITS: '{"dev": {"allow": ["batches", "caches", "files"]}}' }).geminiLimits, { dev: { allow: ['batches', 'caches', 'files'] } })
+  t.equal(loadConfig({ GEMINI_MAX_CACHE_TTL_SECONDS: '900' }).geminiMaxCacheTtlSeconds, 900)
+  t.notOk('geminiMaxCacheTtlSeconds' in loadConfig({}))
 })
 
 t.test('GOOGLE_CLOUD_LOCATION: several locations are refused in express mode and with VERTEX_ENDPOINT, naming what to change', async t => {

@@ -166,6 +166,8 @@ t.test('/readyz recovers with the pool: keys set aside by a credential fault are
 t.test('/readyz stays 200 when a member\'s request names a file that does not exist (403 from Google): the pool is untouched', async t => {
   const fake = await startFakeUpstream()
   t.teardown(() => fake.close())
+  // Two keys stand for two projects: Google answers a file no key of this one made with its bare 403.
+  fake.keyScoped = true
   const gw = await startGateway({ ...ADMIN, GEMINI_BACKEND: 'gemini-api', GEMINI_API_KEY: 'k1,k2', GEMINI_API_ENDPOINT: fake.url, GEMINI_AUTH_PASSWORD: 'proxy-password-for-tests' })
   t.teardown(gw.close)
   for (let i = 0; i < 4; i++) {

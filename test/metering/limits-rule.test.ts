@@ -1,6 +1,6 @@
 // GEMINI_LIMITS, the option `limits` and the admin override body: one rule, three forms.
 import t from 'tap'
-import { effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
+import { allowedResources, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
 import { ConfigurationError } from '../../lib/index.ts'
 
 t.test('GEMINI_LIMITS: access levels to snake_case limits, null or absent for unlimited', async t => {
@@ -23,6 +23,22 @@ t.test('GEMINI_LIMITS: a bad value is refused with a ConfigurationError naming t
     ['{"member": {"tokensPerDay": 5}}', /"limits\.member\.tokensPerDay" is not a limit \(use rpm, tpm, tokens_per_day, concurrent\)/],
   ]
   for (const [text, message] of refused) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
+})
+
+t.test('allow: the upstream resource kinds a level may use; files and caches by default, batches only where allowed', async t => {
+  const table = parseLimitsJson('{"member": {"rpm": 60, "allow": ["files"]}, "dev": {"allow": ["batches", "caches", "files", "files"]}, "admin": {"allow": []}}')
+  t.same(table, { member: { rpm: 60, allow: ['files'] }, dev: { allow: ['batches', 'caches', 'files'] }, admin: { allow: [] } })
+  t.same(allowedResources(table, 'member'), ['files'])
+  t.same(allowedResources(table, 'admin'), [], 'an empty list allows nothing')
+  t.same(allowedResources(table, 'default'), ['files', 'caches'], 'a level left out: files and caches')
+  t.same(allowedResources(parseLimitsJson('{"hush": {"rpm": 1}}'), 'hush'), ['files', 'caches'], 'a level without allow: the same')
+  t.same(resolveLimitsOption({ dev: { allow: ['batches'] } }), { dev: { allow: ['batches'] } }, 'the option takes it too')
+  t.same(effectiveLimits(table.member, null), { rpm: 60 }, 'allow is no rate limit')
+  for (const [text, message] of [
+    ['{"member": {"allow": "files"}}', /limits\.member\.allow must be a list of batches, caches, files/],
+    ['{"member": {"allow": ["uploads"]}}', /limits\.member\.allow must be a list/],
+  ] as Array<[string, RegExp]>) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
+  t.throws(() => parseLimitsBody({ allow: ['batches'] }), { code: 'INVALID_INPUT' }, 'an admin override cannot widen what a level may use')
 })
 
 t.test('the option limits takes camelCase fields and names the option at fault', async t => {

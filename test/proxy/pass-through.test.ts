@@ -3,7 +3,7 @@ import http from 'node:http'
 import { createHash } from 'node:crypto'
 import type { KeyCaller, ProxyOptions } from '../../lib/index.ts'
 import Hapi from '@hapi/hapi'
-import { createProxy, hapiPlugin } from '../../lib/index.ts'
+import { createEmbeddedStore, createProxy, hapiPlugin } from '../../lib/index.ts'
 import { forwardedPath } from '../../lib/proxy/native/pass-through.ts'
 import { UNREACHED_CODE_ASSIST, serveProxy } from '../support/serve-proxy.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
@@ -171,6 +171,8 @@ t.test('a cache cannot be created for a model the key may not use: the model in 
   const { url, fake } = await startGateway(t, {
     keys: { resolveKey: async secret => secret === MEMBER_KEY ? member : undefined },
     modelAccess: { member: ['gemini-2.5-flash'] },
+    // The member's cache gets an owner record (docs/model-proxy.md, "Upstream resources and their owners").
+    resources: { owners: (await createEmbeddedStore()).owners },
   })
   const create = async (body: string): Promise<Response> =>
     await fetch(`${url}/v1beta/cachedContents`, { method: 'POST', headers: { 'x-goog-api-key': MEMBER_KEY, 'content-type': 'application/json' }, body })

@@ -4,7 +4,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import type { BackendOptions, KeyCaller, ProxyOptions } from '../../lib/index.ts'
-import { createProxy } from '../../lib/index.ts'
+import { createEmbeddedStore, createProxy } from '../../lib/index.ts'
 import { createVertexBackend } from '../../lib/proxy/upstream/vertex-backend.ts'
 import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeVertex } from '../support/fake-vertex.ts'
@@ -180,6 +180,8 @@ t.test('a cache cannot be created for a model the key may not use: 403 and nothi
   const { url, vertex } = await start(t, oneLocation, {
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
     modelAccess: { member: ['gemini-3.6-flash'] },
+    // The member's cache gets an owner record (docs/model-proxy.md, "Upstream resources and their owners").
+    resources: { owners: (await createEmbeddedStore()).owners },
   })
   for (const model of ['models/gemini-3.1-pro-preview', 'gemini-3.1-pro-preview']) {
     const refused = await call(url, 'POST', '/v1beta/cachedContents', { ...CACHE_BODY, model }, { 'x-goog-api-key': KEY })
@@ -240,4 +242,49 @@ t.test('malformed cachedContents requests on Vertex answer 4xx in the native sha
   await raw('GET', '/v1beta/cachedContents?pageToken=europe-west4:7&pageSize=2')
   t.same(vertex.fake.last('cachedContents')!.query, { pageSize: '2', pageToken: '7' })
   t.equal(vertex.fake.last('cachedContents')!.location, 'europe-west4')
+})
+
+t.test("ownership holds on Vertex too: a member's caches are theirs alone, another's is a 404 and nothing reaches Vertex", async t => {
+  const keys: Record<string, KeyCaller> = {
+    ['ghk_alice' + 'A'.repeat(38)]: { kind: 'key', userId: 'a'.repeat(24), keyId: '1'.repeat(24), accessLevel: 'member', models: null },
+    ['ghk_bob00' + 'B'.repeat(38)]: { kind: 'key', userId: 'b'.repeat(24), keyId: '2'.repeat(24), accessLevel: 'member', models: null },
+  }
+  const [alice, bob] = Object.keys(keys).map(key => ({ 'x-goog-api-key': key }))
+  const { url, vertex } = await start(t, twoLocations, {
+    keys: { resolveKey: async secret => keys[secret] },
+    resources: { owners: (await createEmbeddedStore()).owners },
+  })
+  const mine = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY, alice)
+  t.equal(mine.status, 200)
+  t.match(mine.body.name, /^cachedContents\/\d+\.us-central1$/, 'the name a pool hands out, with its location')
+  const theirs = await call(url, 'POST', '/v1beta/cachedContents', CACHE_BODY, bob)
+  t.equal(theirs.status, 200)
+  // The pool lists a location per page: a member's page may be empty, its page token leads on.
+  const listed = async (headers: Record<string, string>): Promise<string[]> => {
+    const names: string[] = []
+    let token = ''
+    for (let i = 0; i < 10; i++) {
+      const page = await call(url, 'GET', `/v1beta/cachedContents${token === '' ? '' : `?pageToken=${encodeURIComponent(token)}`}`, undefined, headers)
+      names.push(...page.body.cachedContents.map((c: { name: string }) => c.name))
+      token = page.body.nextPageToken ?? ''
+      if (token === '') break
+    }
+    return names.sort()
+  }
+  t.same(await listed(alice), [mine.body.name], 'Alice lists only hers')
+  t.same(await listed(bob), [theirs.body.name], 'Bob only his')
+  t.same(await listed(AUTH), [mine.body.name, theirs.body.name].sort(), 'the operator both')
+  const before = vertex.fake.requests.length
+  for (const [method, path, body] of [
+    ['GET', `/v1beta/${mine.body.name}`],
+    ['PATCH', `/v1beta/${mine.body.name}`, { ttl: '60s' }],
+    ['DELETE', `/v1beta/${mine.body.name}`],
+    ['POST', '/v1beta/models/gemini-2.5-flash:generateContent', { cachedContent: mine.body.name, contents: [{ parts: [{ text: 'q' }] }] }],
+  ] as Array<[string, string, unknown?]>) {
+    const refused = await call(url, method, path, body, bob)
+    t.equal(refused.status, 404, `${method} ${path}`)
+    t.match(refused.body, { error: { status: 'NOT_FOUND' } })
+  }
+  t.equal(vertex.fake.requests.length, before, 'nothing reached Vertex')
+  t.equal((await call(url, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { cachedContent: mine.body.name, contents: [{ parts: [{ text: 'q' }] }] }, alice)).status, 200, 'Alice uses hers')
 })

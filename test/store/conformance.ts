@@ -653,6 +653,66 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.same((await store.usage.query({ from: '2026-03-01', to: '2026-03-01', userId: '$ne' })).map(r => r.model), ['$where'])
   })
 
+  t.test('an owner record reads back by resource until deleted; another put replaces it', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const record = { resource: 'files/abc-1', userId: 'u1', keyId: 'k1', createdAt: now, expiresAt: new Date(now.getTime() + 48 * HOUR) }
+    await store.owners.put(record)
+    t.same(await store.owners.get('files/abc-1', now), record)
+    t.equal(await store.owners.get('files/abc-2', now), null, 'an unknown resource has no owner')
+    const mine = await store.owners.get('files/abc-1', now)
+    mine!.userId = 'changed'
+    t.equal((await store.owners.get('files/abc-1', now))!.userId, 'u1', 'records handed out are copies')
+    await store.owners.put({ ...record, userId: 'u2', keyId: 'k2' })
+    t.same(await store.owners.get('files/abc-1', now), { ...record, userId: 'u2', keyId: 'k2' })
+    t.equal(await store.owners.delete('files/abc-1'), true)
+    t.equal(await store.owners.delete('files/abc-1'), false)
+    t.equal(await store.owners.get('files/abc-1', now), null)
+  })
+
+  t.test('an owner record past its expiry is not returned or counted', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    await store.owners.put({ resource: 'cachedContents/c1', userId: 'u1', keyId: 'k1', createdAt: now, expiresAt: new Date(now.getTime() + 60_000) })
+    t.ok(await store.owners.get('cachedContents/c1', now))
+    const later = new Date(now.getTime() + 60_000)
+    t.equal(await store.owners.get('cachedContents/c1', later), null, 'expired at its expiresAt')
+    t.same(await store.owners.getMany(['cachedContents/c1'], later), [])
+    t.equal(await store.owners.countByUser('u1', later), 0)
+    t.equal(await store.owners.countByUser('u1', now), 1)
+  })
+
+  t.test("getMany answers the live records of the names asked for; countByUser counts one user's", async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const until = new Date(now.getTime() + HOUR)
+    for (const [resource, userId] of [['files/a', 'u1'], ['files/b', 'u2'], ['batches/c', 'u1'], ['models/veo/operations/d', 'u1']]) {
+      await store.owners.put({ resource, userId, keyId: `key-${userId}`, createdAt: now, expiresAt: until })
+    }
+    const found = await store.owners.getMany(['files/a', 'files/b', 'files/zz', 'files/a', 'models/veo/operations/d'], now)
+    t.same(found.map(o => `${o.resource} ${o.userId}`).sort(), ['files/a u1', 'files/b u2', 'models/veo/operations/d u1'])
+    t.same(await store.owners.getMany([], now), [])
+    t.equal(await store.owners.countByUser('u1', now), 3)
+    t.equal(await store.owners.countByUser('u2', now), 1)
+    t.equal(await store.owners.countByUser('u3', now), 0)
+  })
+
+  t.test('owner records refuse malformed values; operator-like names are plain strings', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const until = new Date(now.getTime() + HOUR)
+    await t.rejects(store.owners.put({ resource: { $ne: '' } as unknown as string, userId: 'u', keyId: 'k', createdAt: now, expiresAt: until }), TypeError)
+    await t.rejects(store.owners.put({ resource: 'files/x', userId: '', keyId: 'k', createdAt: now, expiresAt: until }), TypeError)
+    await t.rejects(store.owners.put({ resource: 'files/x', userId: 'u', keyId: 'k', createdAt: now, expiresAt: new Date(Number.NaN) }), TypeError)
+    await t.rejects(store.owners.get({ $gt: '' } as unknown as string, now), TypeError)
+    await t.rejects(store.owners.getMany([{ $gt: '' } as unknown as string], now), TypeError)
+    await t.rejects(store.owners.countByUser({ $ne: '' } as unknown as string, now), TypeError)
+    t.equal(await store.owners.get('files/x', now), null, 'nothing was written')
+    await store.owners.put({ resource: '$where', userId: '$ne', keyId: '$gt', createdAt: now, expiresAt: until })
+    t.equal((await store.owners.get('$where', now))?.userId, '$ne')
+    t.equal(await store.owners.countByUser('$ne', now), 1)
+  })
+
   t.test('ping answers and close can be called twice', async t => {
     const store = await open(t)
     await t.resolves(store.ping())

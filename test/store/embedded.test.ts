@@ -136,6 +136,22 @@ t.test('keys, limits and usage survive a restart; rate windows and leases start 
   await t.rejects(second.keys.create(makeKey('u2', { digest: key.digest })), 'digest uniqueness holds after a restart')
 })
 
+t.test('owners of upstream resources survive a restart; expired ones are dropped, and a file without them loads', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const first = await createEmbeddedStore({ file })
+  const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+  const record = { resource: 'files/abc', userId: 'u1', keyId: 'k1', createdAt: now, expiresAt: new Date(now.getTime() + 48 * 3600_000) }
+  await first.owners.put(record)
+  await first.owners.put({ ...record, resource: 'cachedContents/gone', expiresAt: new Date(now.getTime() - 1000) })
+  await first.close()
+  t.same((await readJson(file)).owners.map((o: { resource: string }) => o.resource).sort(), ['cachedContents/gone', 'files/abc'])
+  const second = await openAt(t, { file })
+  t.same(await second.owners.get('files/abc', now), record)
+  t.equal(await second.owners.get('cachedContents/gone', now), null, 'an expired record is not returned')
+  await second.owners.delete('files/abc')
+  t.same((await readJson(file)).owners, [], 'the sweep at start dropped the expired one; the next save writes what is left')
+})
+
 t.test('a data file written before keys, limits and usage existed loads, with none of them', async t => {
   const file = join(t.testdir(), 'auth-db.json')
   await writeFile(file, JSON.stringify({
@@ -241,7 +257,7 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [] })
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {

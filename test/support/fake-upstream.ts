@@ -13,6 +13,8 @@
 //                 needs `model` as projects/{p}/locations/{l}/publishers/google/models/{m} of the same path (else 400),
 //                 and a Vertex generate/stream whose `cachedContent` is not the full name of a cache of its own
 //                 location gets 400 (call 'cachedContents')
+//   Gemini API resources: files and uploads, cachedContents, batches, long-running operations, kept in fake.gemini
+//                 (call 'resources'; test/support/fake-gemini-resources.ts)
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
 //   Model lists   GET /v1beta/models (Gemini API models.list, pageSize / pageToken, at most 1000 a page) and
 //                 GET /v1beta1/publishers/google/models (Vertex, bearer token or express key), from fake.listedModels
@@ -57,6 +59,7 @@
 // Gemini 4 rules, always: a Gemini 4 generate/stream gets 400 INVALID_ARGUMENT for a thinkingBudget, a MINIMAL level
 // (XHIGH too on Argon and Carbon), presencePenalty/frequencyPenalty or candidateCount > 1, and on Vertex a location
 // other than global, us and eu gets 404 NOT_FOUND (docs/model-proxy.md, "Gemini 4").
+//   fake.gemini                        the Gemini API's files, caches, batches and operations (fake-gemini-resources.ts)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
@@ -76,8 +79,10 @@
 import http from 'node:http'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { geminiResourceReply, isGeminiResourcePath, newGeminiResources } from './fake-gemini-resources.ts'
+import type { GeminiResources } from './fake-gemini-resources.ts'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'resources' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -142,6 +147,13 @@ export interface FakeUpstream {
   keyModels: Map<string, string[]>
   /** Gemini API files and caches (`files/x`, `cachedContents/y`) by name, with the key that created them: only that key may use them. */
   owned: Map<string, string>
+  /**
+   * Gemini API files and caches belong to the key that created them (`owned`, the pool's resource pins); off, they
+   * are the one project's resources of `gemini` (fake-gemini-resources.ts). Default false.
+   */
+  keyScoped: boolean
+  /** The Gemini API's files, caches, batches and operations. */
+  gemini: GeminiResources
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -356,6 +368,7 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     cachedContents: {},
     listModels: {},
     files: {},
+    resources: {},
     token: {},
     other: errorReply(404, { message: 'Fake upstream: unknown path' }),
   }
@@ -379,6 +392,7 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   if (method === 'GET' && path.startsWith('/v1internal/operations/')) return { api: 'code-assist', call: 'getOperation' }
   const api = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path)
   if (api !== null && method === 'POST') return { api: 'gemini-api', call: api[2] as FakeCall, model: decodeURIComponent(api[1]) }
+  if (isGeminiResourcePath(path)) return { api: 'gemini-api', call: 'resources' }
   const cache = VERTEX_CACHE_PATH.exec(path)
   if (cache !== null) return { api: 'vertex', call: 'cachedContents', project: cache[1], location: cache[2] }
   const vertex = VERTEX_PATH.exec(path)
@@ -510,6 +524,8 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     listedModels: defaultListedModels(),
     keyModels: new Map(),
     owned: new Map(),
+    keyScoped: false,
+    gemini: newGeminiResources(),
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -538,6 +554,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.listedModels = defaultListedModels()
       fake.keyModels.clear()
       fake.owned.clear()
+      fake.gemini = newGeminiResources()
       fake.tokenGate = undefined
       fake.now = undefined
       fake.shutdowns = defaultShutdowns()
@@ -720,7 +737,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   let resourceCounter = 0
   /** Gemini API files and caches, owned by the key that created them; a generate naming one another key created (or none) gets Google's 403. */
   function resourceReply (rec: FakeRequest): FakeReply | undefined {
-    if (rec.api !== 'gemini-api') return undefined
+    if (rec.api !== 'gemini-api' || !fake.keyScoped) return undefined
     const key = String(rec.headers['x-goog-api-key'] ?? rec.query.key ?? '')
     if (rec.call === 'files' && rec.method === 'POST' && rec.path.startsWith('/upload/')) {
       const name = `files/upload-${++resourceCounter}`
@@ -754,7 +771,9 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   }
 
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
-    const reply = authFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
+    // Without key-scoped resources, the Gemini API's files and caches are the project's (fake-gemini-resources.ts).
+    if (!fake.keyScoped && rec.api === 'gemini-api' && (rec.call === 'files' || rec.call === 'cachedContents') && isGeminiResourcePath(rec.path)) rec.call = 'resources'
+    const reply = authFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

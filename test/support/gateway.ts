@@ -138,6 +138,7 @@ export async function testStore (options: { ping?: () => Promise<void> } = {}): 
     counters: store.counters,
     leases: store.leases,
     usage: store.usage,
+    owners: store.owners,
     ping: options.ping ?? (() => store.ping()),
     flush: async () => { calls.push('flush'); await store.flush() },
     close: async () => { calls.push('close'); await store.close() },

@@ -61,6 +61,8 @@ export function createNativeHandler (ctx: ProxyContext): Handler {
     }
     if (req.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', `${target.action} takes POST`)
     const body = readJsonBody(req)
+    // Tenant isolation (lib/proxy/access/ownership.ts): a cache or file of someone else's is a 404 before any upstream call.
+    await ctx.ownership.checkReferences(caller, body)
 
     if (target.action === 'countTokens') {
       const request = countTokensRequest(body)

@@ -144,13 +144,14 @@ interface Governed {
 }
 
 /** Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request on no model. */
-async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string): Promise<Governed> {
+/** `given`: the request body as tenant isolation passed it on (read and checked when a key sent JSON). */
+async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined): Promise<Governed> {
   if (req.method === 'POST' && CACHE_CREATE.test(path)) {
-    const { bytes, model } = await cacheCreation(byteStream(req.body))
+    const { bytes, model } = await cacheCreation(given)
     const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true })
     return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
   }
-  const body = byteStream(req.body)
+  const body = given
   const target = modelTargetOf(path)
   if (target === undefined) return { call: await beginRequest(ctx, req, caller, 'native'), onModel: false, body }
   const { collection, model, action } = target
@@ -175,16 +176,22 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     throw notPassedThrough(backend.name, req.path, 'other native paths pass through on the gemini-api and vertex backends only')
   }
   const { path, mount } = forwardedPath(req.path)
-  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path)
-  const answer = await backend.forward({
+  // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
+  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body))
+  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body)
+  const request = {
     method: req.method,
     path,
     query: queryWithoutKey(req.query),
-    headers: passThroughHeaders(req.headers),
+    headers: { ...passThroughHeaders(req.headers), ...owned.headers },
     body,
     signal: req.signal,
     bodyModel,
-  })
+  }
+  const forward = backend.forward.bind(backend)
+  const forwarded = await forward(request)
+  // Tenant isolation: record what was created, forget what was deleted, keep only the caller's own in a list (a page left empty filled from the next).
+  const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: queryWithoutKey({ ...req.query, pageToken }) }))
   // A model call ends with its answer's body, charged the usage it reports; a request ends with its answer.
   let answerBody = answer.body
   if (onModel) answerBody = meteredAnswer(call, answer)
