@@ -19,6 +19,8 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 export interface EventStreamOptions {
   keepAliveMs: number
+  /** What a keep-alive sends. Default KEEPALIVE, an SSE comment; a surface whose clients expect an event of their own names it. */
+  keepAlive?: string
   observer?: ProxyObserver
   /** Runs when the stream stops before its source is done (the client went away): aborts the upstream call. */
   onStop?: () => void
@@ -165,7 +167,7 @@ class SseBody implements AsyncIterableIterator<string> {
     const reader = this.reader
     if (reader === undefined || this.buffer !== '' || this.sourceDone) return
     this.reader = undefined
-    reader.resolve({ value: KEEPALIVE, done: false })
+    reader.resolve({ value: this.options.keepAlive ?? KEEPALIVE, done: false })
   }
 
   private finish (): void {

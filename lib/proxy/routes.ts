@@ -14,6 +14,8 @@ import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler, isPassThrough } from './native/handler.ts'
 import { createEmbeddingsHandler } from './chat/embeddings.ts'
+import { createCountTokensHandler, createMessagesHandler } from './messages/handler.ts'
+import { createMessagesErrorResponse } from './messages/error-body.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -45,6 +47,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
   }
   const chatError = metered(createChatErrorResponse())
   const nativeError = metered(createNativeErrorResponse())
+  const messagesError = metered(createMessagesErrorResponse())
   // Preflights carry no password and need none.
   const authenticate = async (req: HandlerRequest): Promise<undefined> => {
     if (req.method !== 'OPTIONS') await ctx.checkAuth(req)
@@ -70,6 +73,10 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     chat('OPTIONS', '/v1/chat/completions', preflight),
     chat('POST', '/v1/embeddings', createEmbeddingsHandler(ctx)),
     chat('OPTIONS', '/v1/embeddings', preflight),
+    chat('POST', '/v1/messages', createMessagesHandler(ctx), messagesError),
+    chat('OPTIONS', '/v1/messages', preflight, messagesError),
+    chat('POST', '/v1/messages/count_tokens', createCountTokensHandler(ctx), messagesError),
+    chat('OPTIONS', '/v1/messages/count_tokens', preflight, messagesError),
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
       return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }

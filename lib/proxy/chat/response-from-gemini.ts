@@ -1,6 +1,6 @@
 // Gemini GenerateContentResponse → chat-completions objects (docs/chat-completions.md, "Responses" and "Finish reasons").
 import type { GeminiResponse } from '../upstream/backend.ts'
-import { newToolCallId } from './tool-call-ids.ts'
+import { newToolCallId } from '../tool-call-ids.ts'
 
 export interface OpenAIToolCall {
   id: string
