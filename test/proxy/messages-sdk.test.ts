@@ -19,7 +19,6 @@ t.test('messages.create: system, sampling and stop sequences reach Gemini; the a
     max_tokens: 256,
     system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Be kind.' }],
     messages: [{ role: 'user', content: 'Hello?' }],
-    temperature: 0.3,
     stop_sequences: ['END'],
   })
   t.match(message.id, /^msg_[0-9a-f]{24}$/)
@@ -52,11 +51,14 @@ t.test('x-api-key, ?beta=true, anthropic-beta and the fields Claude Code adds ar
       tools: [{ name: 'Read', description: 'read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } } }, strict: true, defer_loading: false }],
       context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
       metadata: { user_id: 'someone' },
+      temperature: 0.3,
+      top_k: 40,
     }),
   })
   t.equal(res.status, 200)
   const body = await res.json() as { content: unknown[] }
   t.same(body.content, [{ type: 'text', text: 'Hello from the fake upstream.' }])
+  t.match(h.fake.last('generateContent')!.body.generationConfig, { temperature: 0.3, topK: 40, maxOutputTokens: 100 }, 'sampling fields the SDK no longer types still pass when sent')
   t.same(h.fake.last('generateContent')!.body.tools, [{ functionDeclarations: [{ name: 'Read', description: 'read a file', parametersJsonSchema: { type: 'object', properties: { path: { type: 'string' } } } }] }])
 })
 
