@@ -43,7 +43,7 @@ export interface HandlerResponse {
 export type Handler = (req: HandlerRequest) => Promise<HandlerResponse>
 
 /** Which documented error shape a route answers with. */
-export type Surface = 'auth' | 'chat' | 'native' | 'ops'
+export type Surface = 'auth' | 'chat' | 'native' | 'messages' | 'ops'
 
 export interface Route {
   /** Upper-case HTTP method, or '*' for any. */

@@ -19,6 +19,8 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 export interface EventStreamOptions {
   keepAliveMs: number
+  /** What a keep-alive sends. Default KEEPALIVE, an SSE comment; a surface whose clients expect an event of their own names it. */
+  keepAlive?: string
   observer?: ProxyObserver
   /** Runs when the stream stops before its source is done (the client went away): aborts the upstream call. */
   onStop?: () => void
@@ -173,7 +175,7 @@ class SseBody implements AsyncIterableIterator<string> {
     const reader = this.reader
     if (reader === undefined || this.buffer !== '' || this.sourceDone) return
     this.reader = undefined
-    reader.resolve({ value: KEEPALIVE, done: false })
+    reader.resolve({ value: this.options.keepAlive ?? KEEPALIVE, done: false })
   }
 
   private finish (): void {
@@ -236,6 +238,8 @@ export function eventStream (source: AsyncIterable<string>, options: EventStream
 export interface SseTranslator {
   /** Sent first, before any event (may be ''). */
   head: string
+  /** What a keep-alive sends on this surface (EventStreamOptions.keepAlive); default the SSE comment KEEPALIVE. */
+  keepAlive?: string
   /** The text for the events of one upstream read ('' when they have nothing for the client). */
   events: (batch: GeminiResponse[]) => string
   /** After the last event. */

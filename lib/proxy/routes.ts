@@ -15,6 +15,8 @@ import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler, isPassThrough } from './native/handler.ts'
 import { createEmbeddingsHandler } from './chat/embeddings.ts'
 import { beginRequest, governed } from './call/lifecycle.ts'
+import { createCountTokensHandler, createMessagesHandler } from './messages/handler.ts'
+import { createMessagesErrorResponse } from './messages/error-body.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -78,6 +80,8 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
   const routes: Route[] = [
     ...surface('/v1/chat/completions', createChatCompletionsHandler, createChatErrorResponse),
     ...surface('/v1/embeddings', createEmbeddingsHandler, createChatErrorResponse),
+    ...surface('/v1/messages', createMessagesHandler, createMessagesErrorResponse),
+    ...surface('/v1/messages/count_tokens', createCountTokensHandler, createMessagesErrorResponse),
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
       const request = await beginRequest(ctx, req, caller, 'chat')

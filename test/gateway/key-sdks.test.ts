@@ -4,6 +4,7 @@
 import t from 'tap'
 import OpenAI from 'openai'
 import { GoogleGenAI } from '@google/genai'
+import Anthropic from '@anthropic-ai/sdk'
 import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream, geminiResponse } from '../support/fake-upstream.ts'
 import { staleCredentials } from '../proxy/harness.ts'
@@ -71,4 +72,29 @@ t.test('@google/genai with a user key: a 429 is an ApiError RESOURCE_EXHAUSTED, 
   }
   t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-2.5-flash', surface: 'native', requests: 2 }, { model: 'none', requests: 1, errors_4xx: 1 }])
   t.match(report.totals, { requests: 3, input_tokens: 11, output_tokens: 7, thinking_tokens: 3 })
+})
+
+t.test('@anthropic-ai/sdk with a user key, as Claude Code sends it: usage under the messages surface, a 429 a RateLimitError', async t => {
+  const { url, fake } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { rpm: 2 } }) })
+  const user = await keyUser(url, 'anthropic_user', { name: 'claude-code' })
+  fake.setDefault('generateContent', { body: geminiResponse({ text: 'ok', finishReason: 'STOP', usage: { promptTokenCount: 11, candidatesTokenCount: 7, thoughtsTokenCount: 3, totalTokenCount: 21 } }) })
+  // ANTHROPIC_API_KEY sends x-api-key; ANTHROPIC_AUTH_TOKEN sends Authorization: Bearer.
+  const byApiKey = new Anthropic({ apiKey: user.key, baseURL: url, maxRetries: 0, timeout: 10000 })
+  const byToken = new Anthropic({ authToken: user.key, apiKey: null, baseURL: url, maxRetries: 0, timeout: 10000 })
+  const first = await byApiKey.messages.create({ model: 'gemini-3.5-flash', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  t.same(first.data.content, [{ type: 'text', text: 'ok' }])
+  t.equal(first.response.headers.get('x-ratelimit-remaining-requests'), '1')
+  t.same((await byToken.messages.create({ model: 'gemini-3.5-flash', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })).usage.output_tokens, 10)
+  const limited = await byApiKey.messages.create({ model: 'gemini-3.5-flash', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).catch(e => e)
+  t.ok(limited instanceof Anthropic.RateLimitError, 'over the limit')
+  t.ok(Number(limited.headers.get('retry-after')) >= 1, 'Retry-After')
+
+  let report: any
+  for (let i = 0; i < 50; i++) {
+    report = await user.admin('/admin/usage', { user_id: user.userId })
+    if (report.rows?.length > 0 && report.totals.requests >= 2) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-3.5-flash', surface: 'messages' }])
+  t.match(report.totals, { input_tokens: 22, output_tokens: 14, thinking_tokens: 6 })
 })

@@ -4,7 +4,7 @@ import type { TranslateOptions } from '../../lib/proxy/chat/request-to-gemini.ts
 import { createChatRequestValidator } from '../../lib/proxy/chat/request-schema.ts'
 import { parseModelName } from '../../lib/proxy/models/name.ts'
 import { DEFAULT_SAFETY_SETTINGS } from '../../lib/proxy/safety-settings.ts'
-import { newToolCallId, thoughtSignatureOf, SKIP_THOUGHT_SIGNATURE } from '../../lib/proxy/chat/tool-call-ids.ts'
+import { newToolCallId, thoughtSignatureOf, SKIP_THOUGHT_SIGNATURE } from '../../lib/proxy/tool-call-ids.ts'
 import { parseDataUrl } from '../../lib/proxy/images/data-url.ts'
 import { imageTypeOf, sniffImageType } from '../../lib/proxy/images/bytes.ts'
 import { textToParts } from '../../lib/proxy/chat/content.ts'

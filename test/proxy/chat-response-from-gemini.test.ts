@@ -5,7 +5,7 @@ import { chatCompletionStream } from '../../lib/proxy/chat/stream.ts'
 import { KEEPALIVE, eventStream, sseBody } from '../../lib/proxy/routes-stream.ts'
 import type { SseTranslator } from '../../lib/proxy/routes-stream.ts'
 import { nativeEventStream } from '../../lib/proxy/native/stream.ts'
-import { thoughtSignatureOf } from '../../lib/proxy/chat/tool-call-ids.ts'
+import { thoughtSignatureOf } from '../../lib/proxy/tool-call-ids.ts'
 
 const META = { id: 'chatcmpl-test', created: 1700000000, model: 'gemini-2.5-pro-search' }
 

@@ -119,13 +119,17 @@ t.test('without any upstream configured the routes answer 503 and readiness says
 t.test('the route table: every route has a surface, a body limit and its surface\'s error mapper', async t => {
   const proxy = createProxy({ password: 'route-table-password', maxBodyBytes: 1234 })
   t.teardown(() => proxy.close())
-  // A route's surface is the error mapper it carries (chatErrorResponse, nativeErrorResponse).
+  // A route's surface is the error mapper it carries (chatErrorResponse, nativeErrorResponse, messagesErrorResponse).
   const summary = proxy.routes.map(r => `${r.method} ${r.path} ${r.errorResponse.name.replace(/ErrorResponse$/, '')}`)
   t.same(summary, [
     'POST /v1/chat/completions chat',
     'OPTIONS /v1/chat/completions chat',
     'POST /v1/embeddings chat',
     'OPTIONS /v1/embeddings chat',
+    'POST /v1/messages messages',
+    'OPTIONS /v1/messages messages',
+    'POST /v1/messages/count_tokens messages',
+    'OPTIONS /v1/messages/count_tokens messages',
     'GET /v1/models chat',
     'OPTIONS /v1/models chat',
     'GET /v1/models/{id} chat',
@@ -138,8 +142,10 @@ t.test('the route table: every route has a surface, a body limit and its surface
   t.ok(proxy.routes.every(r => r.maxBytes === 1234))
   const chatErr = proxy.routes[0].errorResponse({ isBoom: true, output: { statusCode: 413 } })
   t.match(chatErr, { status: 413, body: { error: { type: 'invalid_request_error', message: /too large/ } } })
-  const nativeErr = proxy.routes[8].errorResponse({ isBoom: true, output: { statusCode: 413 } })
+  const nativeErr = proxy.routes.find(r => r.path === '/v1beta/models')!.errorResponse({ isBoom: true, output: { statusCode: 413 } })
   t.match(nativeErr, { status: 413, body: { error: { code: 413, status: 'INVALID_ARGUMENT' } } })
+  const messagesErr = proxy.routes.find(r => r.path === '/v1/messages')!.errorResponse({ isBoom: true, output: { statusCode: 413 } })
+  t.match(messagesErr, { status: 413, body: { type: 'error', error: { type: 'request_too_large', message: /too large/ } } })
   const crash = proxy.routes[0].errorResponse(new TypeError('boom at line 3'))
   t.match(crash, { status: 500, body: { error: { message: 'Internal error', type: 'api_error' } } }, 'internals are not leaked')
 })
@@ -158,7 +164,7 @@ t.test('every proxy route shares one budget of request-body bytes in flight (at 
   t.ok(unlimited.routes.every(r => r.bodyBudget === undefined))
   const busy = proxy.routes[0].errorResponse(new GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
   t.match(busy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { type: 'api_error' } } }, 'a request that waited too long gets a 503 the SDKs retry')
-  const nativeBusy = proxy.routes[8].errorResponse(new GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
+  const nativeBusy = proxy.routes.find(r => r.path === '/v1beta/models')!.errorResponse(new GatehouseError('SERVER_BUSY', undefined, { retryAfter: 1 }))
   t.match(nativeBusy, { status: 503, headers: { 'retry-after': '1' }, body: { error: { code: 503, status: 'UNAVAILABLE' } } })
 })
 

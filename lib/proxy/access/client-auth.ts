@@ -28,7 +28,7 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 export const WWW_AUTHENTICATE = 'Bearer realm="gatehouse", Basic realm="gatehouse", charset="UTF-8"'
 
-const DEFAULT_ALLOWED_HEADERS = 'authorization, content-type, x-goog-api-key, x-vendor-api-key, x-goog-api-client, x-stainless-arch, x-stainless-lang, x-stainless-os, x-stainless-package-version, x-stainless-runtime, x-stainless-runtime-version, x-stainless-retry-count, x-stainless-timeout'
+const DEFAULT_ALLOWED_HEADERS = 'authorization, content-type, x-goog-api-key, x-vendor-api-key, x-goog-api-client, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access, x-stainless-arch, x-stainless-lang, x-stainless-os, x-stainless-package-version, x-stainless-runtime, x-stainless-runtime-version, x-stainless-retry-count, x-stainless-timeout'
 
 /**
  * The answer to a CORS preflight, given without authentication. `*` origins never come with
@@ -56,7 +56,7 @@ function digest (value: string): Buffer {
 export function presentedPasswords (req: HandlerRequest): string[] {
   const found: string[] = []
   if (typeof req.query.key === 'string') found.push(req.query.key)
-  for (const name of ['x-goog-api-key', 'x-vendor-api-key']) {
+  for (const name of ['x-goog-api-key', 'x-vendor-api-key', 'x-api-key']) {
     const value = req.headers[name]
     if (typeof value === 'string') found.push(value.trim())
   }

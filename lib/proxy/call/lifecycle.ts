@@ -121,6 +121,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
       const watch = streamWatch(metered)
       return sseBody(upstream.events, translator, {
         keepAliveMs: ctx.keepAliveMs,
+        keepAlive: translator.keepAlive,
         observer: ctx.observer,
         logger: ctx.logger,
         watch,

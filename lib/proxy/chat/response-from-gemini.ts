@@ -2,7 +2,7 @@
 import type { GeminiResponse } from '../upstream/backend.ts'
 import { candidatesOf, finishReasonOf, partKind, partsOf } from '../gemini/hub.ts'
 import type { GeminiPart } from '../gemini/hub.ts'
-import { newToolCallId } from './tool-call-ids.ts'
+import { newToolCallId } from '../tool-call-ids.ts'
 
 export interface OpenAIToolCall {
   id: string

@@ -1,0 +1,74 @@
+// A Gemini GenerateContentResponse → an Anthropic Message (docs/messages.md, "Response"): the first
+// candidate's parts as content blocks, its finish reason as stop_reason, usageMetadata as usage.
+import type { GeminiResponse } from '../upstream/backend.ts'
+import { BlockAssembler, collectBlocks } from './blocks.ts'
+import type { ContentBlock } from './blocks.ts'
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal'
+
+export interface AnthropicUsage {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+}
+
+export interface AnthropicMessage {
+  id: string
+  type: 'message'
+  role: 'assistant'
+  model: string
+  content: ContentBlock[]
+  stop_reason: StopReason | null
+  stop_sequence: string | null
+  usage: AnthropicUsage
+}
+
+export interface MessageMeta {
+  /** `msg_…` */
+  id: string
+  /** The model as requested (variant suffix included). */
+  model: string
+}
+
+/** Gemini finish reasons that mean the answer was withheld. */
+const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
+
+/** The stop_reason of a finished answer; Gemini does not say which stop sequence ended it, so that is end_turn too. */
+export function stopReasonOf (finishReason: unknown, toolUses: number, blocked: boolean): StopReason {
+  if (blocked || (typeof finishReason === 'string' && REFUSALS.has(finishReason))) return 'refusal'
+  if (finishReason === 'MAX_TOKENS') return 'max_tokens'
+  return toolUses > 0 ? 'tool_use' : 'end_turn'
+}
+
+const count = (n: unknown): number => typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0
+
+/** Anthropic counts cached input apart from input_tokens, and thinking inside output_tokens. */
+export function usageOf (usage: Record<string, unknown> | undefined | null): AnthropicUsage {
+  const cached = count(usage?.cachedContentTokenCount)
+  return {
+    input_tokens: Math.max(0, count(usage?.promptTokenCount) + count(usage?.toolUsePromptTokenCount) - cached),
+    output_tokens: count(usage?.candidatesTokenCount) + count(usage?.thoughtsTokenCount),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+  }
+}
+
+export function toAnthropicMessage (response: GeminiResponse, meta: MessageMeta): AnthropicMessage {
+  const candidate = Array.isArray(response?.candidates) ? response.candidates[0] : undefined
+  const { sink, blocks } = collectBlocks()
+  const assembler = new BlockAssembler(sink)
+  assembler.parts(candidate?.content?.parts)
+  assembler.end()
+  const blocked = candidate === undefined && response?.promptFeedback?.blockReason !== undefined
+  return {
+    id: meta.id,
+    type: 'message',
+    role: 'assistant',
+    model: meta.model,
+    content: blocks,
+    stop_reason: stopReasonOf(candidate?.finishReason, assembler.toolUses, blocked),
+    stop_sequence: null,
+    usage: usageOf(response?.usageMetadata),
+  }
+}
