@@ -19,7 +19,7 @@ export interface UsageEntry {
   keyId: string | null
   /** The model's base name. */
   model: string
-  surface: 'chat' | 'native'
+  surface: 'chat' | 'native' | 'responses'
   /** The HTTP status answered: 4xx and 5xx count as errors of their class. */
   status: number
   /** Absent when the upstream reported none (an error, a call refused before it). */

@@ -27,6 +27,8 @@ import type { BodyBudget } from '../http/body-budget.ts'
 import { DEFAULT_BODY_READ_LIMITS } from '../http/read-body.ts'
 import type { BodyReadLimits } from '../http/read-body.ts'
 import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
+import { createResponsesSettings } from './responses/settings.ts'
+import type { ResponsesOptions } from './responses/settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
 export interface ProxyOptions {
@@ -87,6 +89,11 @@ export interface ProxyOptions {
   bodyRead?: Partial<BodyReadLimits>
   /** Chat request limits. Default 2048 messages, 1000 parts per message, 4096 parts per request, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
+  /**
+   * The OpenAI Responses surface (docs/responses.md, "Options"): `secret` sealing thought signatures, `store` keeping
+   * `store: true` responses, `ttlDays` (default 30), `limits`. Default a per-process secret and no store.
+   */
+  responses?: ResponsesOptions
   /** Logger. Default none. Passwords and tokens are never logged. */
   logger?: Logger
   /** Told about streams (opened, chunk, closed) and, through the backend it builds, upstream calls. Default none. */
@@ -195,6 +202,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
+  const responses = createResponsesSettings(options.responses, options.now ?? (() => new Date()))
   const routeTable = proxyRoutes({
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
@@ -211,6 +219,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     maxBodyBytes,
     bodyBudget,
     bodyRead,
+    responses,
     logger: options.logger,
     observer: options.observer,
   })

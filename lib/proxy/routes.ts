@@ -14,6 +14,8 @@ import { parseModelName } from './models/name.ts'
 import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler, isPassThrough } from './native/handler.ts'
 import { createEmbeddingsHandler } from './chat/embeddings.ts'
+import { responsesRoutes } from './responses/routes.ts'
+import { codexModelList } from './models/codex-list.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -72,7 +74,9 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     chat('OPTIONS', '/v1/embeddings', preflight),
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
-      return { status: 200, headers: { ...CORS_HEADERS }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
+      // Codex asks with ?client_version= and reads {"models": [...]} (docs/responses.md, "Codex's model list").
+      const list = ctx.catalog.openaiList(modelFilter(ctx, caller))
+      return { status: 200, headers: { ...CORS_HEADERS }, body: req.query.client_version === undefined ? list : codexModelList(list.data, id => ctx.catalog.resolve(id)) }
     }), chatErrorResponse),
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
@@ -87,6 +91,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
       if (entry === undefined || !ctx.modelPolicy.allows(caller, parseModelName(entry.id as string).base)) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
       return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
     }), chatErrorResponse),
+    ...responsesRoutes(ctx, metered, authenticate),
     native('*', '/v1/models/{path*}', nativeHandler),
     native('GET', '/v1beta/models', nativeHandler),
     native('GET', '/v1beta/models/{id}', nativeHandler),

@@ -12,8 +12,8 @@ import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
 import type { EmbeddedData } from './embedded-file-format.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
-import type { AttemptCount, KeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import type { AttemptCount, KeyRecord, ResponseRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface EmbeddedStoreOptions {
   /** JSON file loaded at start and saved on every change; its directory is created if missing. Default: none (memory only, lost on exit). */
@@ -98,6 +98,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   const counters = new Map<string, Map<number, { total: number, expiresAt: number }>>()
   /** key -> leaseId -> expiry ms */
   const leases = new Map<string, Map<string, number>>()
+  // Stored responses too live in memory only (docs/responses.md, "Stored responses"): conversation bodies are large
+  // and the file is written whole on every change; Codex, the main client, stores nothing.
+  const responses = new Map<string, ResponseRecord>()
   let lastSweep = 0
   let closed = false
   let saver: FileSaver | undefined
@@ -175,6 +178,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       if (windows.size === 0) counters.delete(key)
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
+    for (const [id, r] of responses) if (r.expiresAt.getTime() <= now) responses.delete(id)
   }
 
   function snapshot (): EmbeddedData {
@@ -506,6 +510,29 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       async count (key, now) {
         text(key, 'key')
         return liveLeases(key, checkedDate(now, 'now').getTime())?.size ?? 0
+      },
+    },
+
+    responses: {
+      async put (record) {
+        const r = checkedResponse(record)
+        beginChange()
+        const held = responses.get(r.id)
+        if (held !== undefined && held.ownerId !== r.ownerId) throw new Error(`A response with id ${r.id} is held by another owner`)
+        responses.set(r.id, r)
+      },
+
+      async get (id, ownerId, now) {
+        const r = responses.get(text(id, 'id'))
+        if (r === undefined || r.ownerId !== text(ownerId, 'ownerId') || r.expiresAt <= checkedDate(now, 'now')) return null
+        return { ...r }
+      },
+
+      async delete (id, ownerId) {
+        const r = responses.get(text(id, 'id'))
+        if (r === undefined || r.ownerId !== text(ownerId, 'ownerId')) return false
+        beginChange()
+        return responses.delete(id)
       },
     },
 

@@ -24,7 +24,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       return result.then(value => { done(true); return value }, (err: unknown) => { done(isGatehouseError(err)); throw err })
     }
   }
-  const { users, sessions, attempts, keys, limits, counters, leases, usage } = store
+  const { users, sessions, attempts, keys, limits, counters, leases, usage, responses } = store
 
   return {
     kind: store.kind,
@@ -79,6 +79,11 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
     usage: {
       record: timed('usage.record', batch => usage.record(batch)),
       query: timed('usage.query', q => usage.query(q)),
+    },
+    responses: {
+      put: timed('responses.put', record => responses.put(record)),
+      get: timed('responses.get', (id, ownerId, now) => responses.get(id, ownerId, now)),
+      delete: timed('responses.delete', (id, ownerId) => responses.delete(id, ownerId)),
     },
     ping: timed('ping', () => store.ping()),
     flush: timed('flush', () => store.flush()),

@@ -137,6 +137,7 @@ export async function testStore (options: { ping?: () => Promise<void> } = {}): 
     counters: store.counters,
     leases: store.leases,
     usage: store.usage,
+    responses: store.responses,
     ping: options.ping ?? (() => store.ping()),
     flush: async () => { calls.push('flush'); await store.flush() },
     close: async () => { calls.push('close'); await store.close() },

@@ -12,7 +12,8 @@ import type { JsonAllowance } from '../../http/json-body.ts'
 import { invalidParam } from './error-body.ts'
 import { contentText, contentToParts } from './content.ts'
 import type { ContentContext, GeminiPart } from './content.ts'
-import { SKIP_THOUGHT_SIGNATURE, thoughtSignatureOf } from './tool-call-ids.ts'
+import { thoughtSignatureOf } from './tool-call-ids.ts'
+import { addPlaceholderSignatures } from '../thought-signatures.ts'
 
 export interface GeminiContent {
   role: 'user' | 'model'
@@ -51,23 +52,6 @@ function toolResult (content: ChatMessage['content'], allowance: JsonAllowance):
 }
 
 interface CallInfo { name: string, order: number }
-
-/** Marks the first unsigned functionCall of each model turn after the last real user prompt. */
-function addPlaceholderSignatures (contents: GeminiContent[]): void {
-  let start = 0
-  for (let i = contents.length - 1; i >= 0; i--) {
-    const c = contents[i]
-    if (c.role === 'user' && c.parts.some(p => typeof p.text === 'string') && !c.parts.some(p => 'functionResponse' in p)) {
-      start = i + 1
-      break
-    }
-  }
-  for (const c of contents.slice(start)) {
-    if (c.role !== 'model') continue
-    const call = c.parts.find(p => 'functionCall' in p)
-    if (call !== undefined && call.thoughtSignature === undefined) call.thoughtSignature = SKIP_THOUGHT_SIGNATURE
-  }
-}
 
 export async function convertMessages (messages: readonly ChatMessage[], options: MessageOptions): Promise<ConvertedMessages> {
   const system: string[] = []

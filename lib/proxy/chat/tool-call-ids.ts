@@ -4,8 +4,7 @@
 // the id (`call_<24 hex>_<signature as base64url>`), and is restored when the id comes back.
 import { randomBytes } from 'node:crypto'
 
-/** Google's documented placeholder for a function call whose signature is unknown, the same on every backend (docs/upstream-protocol.md, "Thought signatures"). */
-export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
+export { SKIP_THOUGHT_SIGNATURE } from '../thought-signatures.ts'
 
 const ID = /^call_([0-9a-f]{24})(?:_([A-Za-z0-9_-]+))?$/
 
