@@ -523,14 +523,17 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       },
 
       async get (id, ownerId, now) {
+        const owner = text(ownerId, 'ownerId')
+        const at = checkedDate(now, 'now')
         const r = responses.get(text(id, 'id'))
-        if (r === undefined || r.ownerId !== text(ownerId, 'ownerId') || r.expiresAt <= checkedDate(now, 'now')) return null
+        if (r === undefined || r.ownerId !== owner || r.expiresAt <= at) return null
         return { ...r }
       },
 
       async delete (id, ownerId) {
+        const owner = text(ownerId, 'ownerId')
         const r = responses.get(text(id, 'id'))
-        if (r === undefined || r.ownerId !== text(ownerId, 'ownerId')) return false
+        if (r === undefined || r.ownerId !== owner) return false
         beginChange()
         return responses.delete(id)
       },
