@@ -319,7 +319,7 @@ function generationConfigOf (body: ResponsesRequest, model: ModelName): Record<s
   if (thinking !== undefined) {
     // Thought summaries are sent only when the request asks for them, as OpenAI's reasoning.summary.
     const summary = body.reasoning?.summary
-    if (summary !== undefined && summary !== null) thinking.includeThoughts = true
+    thinking.includeThoughts = summary !== undefined && summary !== null
     config.thinkingConfig = thinking
   }
   return config
