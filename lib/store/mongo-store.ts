@@ -1,6 +1,6 @@
 // The MongoDB store, on the official driver. Collections: users, sessions, login_attempts, api_keys,
-// user_limits, rate_counters, leases, usage. Every query has an index; usernames are unique on their
-// lower-cased key; sessions, attempt windows, rate windows and lease sets carry TTL indexes (deletion
+// user_limits, rate_counters, leases, usage, responses. Every query has an index; usernames are unique on their
+// lower-cased key; sessions, attempt windows, rate windows, lease sets and stored responses carry TTL indexes (deletion
 // is lazy, so callers still check expiry on every read). Counters, leases and usage change only by
 // single atomic updates, never read-modify-write, so any number of replicas can share them.
 // User-supplied values only ever reach a query as plain strings: each one is checked to be a
