@@ -147,3 +147,20 @@ t.test('previous_response_id continues from the stored response; another user ge
   t.same(deleted, { id: second.id, object: 'response', deleted: true })
   t.ok(await openai.responses.retrieve(second.id).catch(e => e) instanceof OpenAI.NotFoundError, 'gone once deleted')
 })
+
+t.test('a tool loop on Gemini 3 through previous_response_id: the stored reasoning item gives the signature back', async t => {
+  const { openai, fake } = await setup(t, 'resp_loop_prev')
+  fake.reply('generateContent',
+    { body: geminiResponse({ functionCalls: [{ name: 'get_weather', args: { city: 'Oslo' }, thoughtSignature: 'b3Nsby1zaWc=' }], finishReason: 'STOP', usage: true }) },
+    { body: geminiResponse({ text: 'Snow in Oslo.', finishReason: 'STOP', usage: true }) })
+  const first = await openai.responses.create({ model: 'gemini-3-pro-preview', input: 'Weather in Oslo?', tools: [WEATHER] })
+  const call = first.output.find(item => item.type === 'function_call')
+  const second = await openai.responses.create({
+    model: 'gemini-3-pro-preview',
+    previous_response_id: first.id,
+    input: [{ type: 'function_call_output', call_id: call!.type === 'function_call' ? call!.call_id : '', output: 'snow' }],
+    tools: [WEATHER],
+  })
+  t.equal(second.output_text, 'Snow in Oslo.')
+  t.same(fake.last('generateContent')!.body.request.contents[1], { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: 'b3Nsby1zaWc=' }] })
+})
