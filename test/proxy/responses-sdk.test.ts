@@ -9,8 +9,9 @@ import { geminiResponse, startFakeUpstream, streamReply } from '../support/fake-
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 import { staleCredentials } from './harness.ts'
 import { ADMIN, keyUser } from '../support/gateway-keys.ts'
+import type { KeyUser } from '../support/gateway-keys.ts'
 
-interface Setup { openai: OpenAI, fake: FakeUpstream, url: string, key: string }
+interface Setup { openai: OpenAI, fake: FakeUpstream, url: string, user: KeyUser }
 
 async function setup (t: { teardown (fn: () => unknown): void }, username: string): Promise<Setup> {
   const fake = await startFakeUpstream()
@@ -23,13 +24,13 @@ async function setup (t: { teardown (fn: () => unknown): void }, username: strin
   })
   t.teardown(() => gateway.close())
   const user = await keyUser(gateway.url, username)
-  return { openai: new OpenAI({ apiKey: user.key, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10000 }), fake, url: gateway.url, key: user.key }
+  return { openai: new OpenAI({ apiKey: user.key, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10000 }), fake, url: gateway.url, user }
 }
 
 const WEATHER = { type: 'function' as const, name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: false }
 
 t.test('responses.create: instructions and a string input become one Gemini turn, the answer a response object', async t => {
-  const { openai, fake } = await setup(t, 'resp_create')
+  const { openai, fake, user } = await setup(t, 'resp_create')
   fake.reply('generateContent', { body: geminiResponse({ thought: 'Thinking it over.', text: 'Hello there.', finishReason: 'STOP', usage: { promptTokenCount: 10, candidatesTokenCount: 3, thoughtsTokenCount: 4, cachedContentTokenCount: 2, totalTokenCount: 17 } }) })
   const response = await openai.responses.create({ model: 'gemini-2.5-flash', instructions: 'Be brief.', input: 'Hi!', max_output_tokens: 200, reasoning: { effort: 'high', summary: 'auto' } })
   t.match(response.id, /^resp_/)
@@ -43,6 +44,14 @@ t.test('responses.create: instructions and a string input become one Gemini turn
   t.same(sent.systemInstruction, { parts: [{ text: 'Be brief.' }] })
   t.same(sent.contents, [{ role: 'user', parts: [{ text: 'Hi!' }] }])
   t.same(sent.generationConfig, { maxOutputTokens: 200, thinkingConfig: { thinkingBudget: 24576, includeThoughts: true } })
+
+  // The ledger writes at most every second: wait for the row rather than assume the timing.
+  let report: any
+  for (let i = 0; i < 50 && !(report?.rows?.length > 0); i++) {
+    report = await user.admin('/admin/usage', { user_id: user.userId })
+    if (!(report?.rows?.length > 0)) await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-2.5-flash', surface: 'responses', requests: 1, input_tokens: 10, output_tokens: 3, thinking_tokens: 4 }], 'usage under the surface responses')
 })
 
 t.test('responses.stream: the SDK accumulates every event into the final response', async t => {
