@@ -13,7 +13,7 @@ import type { KeyUser } from '../support/gateway-keys.ts'
 
 interface Setup { openai: OpenAI, fake: FakeUpstream, url: string, user: KeyUser }
 
-async function setup (t: { teardown (fn: () => unknown): void }, username: string): Promise<Setup> {
+async function setup (t: { teardown (fn: () => unknown): void }, username: string, env: Record<string, string> = {}): Promise<Setup> {
   const fake = await startFakeUpstream()
   t.teardown(() => fake.close())
   const gateway = await startGateway({
@@ -21,6 +21,7 @@ async function setup (t: { teardown (fn: () => unknown): void }, username: strin
     GEMINI_CREDENTIALS: JSON.stringify(staleCredentials(fake.tokenUri)),
     CODE_ASSIST_ENDPOINT: fake.url,
     LOG_LEVEL: 'silent',
+    ...env,
   })
   t.teardown(() => gateway.close())
   const user = await keyUser(gateway.url, username)
@@ -172,4 +173,26 @@ t.test('a tool loop on Gemini 3 through previous_response_id: the stored reasoni
   })
   t.equal(second.output_text, 'Snow in Oslo.')
   t.same(fake.last('generateContent')!.body.request.contents[1], { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: 'b3Nsby1zaWc=' }] })
+})
+
+t.test('the gateway\'s own limits answer in OpenAI\'s codes: rate_limit_exceeded with its wait, insufficient_quota for the daily budget', async t => {
+  const { openai } = await setup(t, 'resp_limits', { GEMINI_LIMITS: JSON.stringify({ member: { rpm: 1 } }) })
+  await openai.responses.create({ model: 'gemini-2.5-flash', input: 'hi', store: false })
+  const limited = await openai.responses.create({ model: 'gemini-2.5-flash', input: 'hi', store: false }).catch(e => e)
+  t.ok(limited instanceof OpenAI.RateLimitError)
+  t.equal(limited.code, 'rate_limit_exceeded')
+  t.match(limited.message, /Please try again in \d+s\.$/)
+  t.equal(limited.headers.get('x-ratelimit-limit-requests'), '1')
+
+  const daily = await setup(t, 'resp_daily', { GEMINI_LIMITS: JSON.stringify({ member: { tokens_per_day: 20 } }) })
+  await daily.openai.responses.create({ model: 'gemini-2.5-flash', input: 'hi', store: false })
+  const spent = await daily.openai.responses.create({ model: 'gemini-2.5-flash', input: 'hi', store: false }).catch(e => e)
+  t.ok(spent instanceof OpenAI.RateLimitError)
+  t.equal(spent.code, 'insufficient_quota')
+  t.equal(spent.type, 'insufficient_quota')
+
+  const anonymous = new OpenAI({ apiKey: 'ghk_not-a-key', baseURL: openai.baseURL, maxRetries: 0, timeout: 10000 })
+  const refused = await anonymous.responses.create({ model: 'gemini-2.5-flash', input: 'hi' }).catch(e => e)
+  t.ok(refused instanceof OpenAI.AuthenticationError)
+  t.equal(refused.code, 'invalid_api_key')
 })

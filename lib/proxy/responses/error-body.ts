@@ -51,7 +51,10 @@ export function responsesError (err: unknown): ResponsesError {
     param = err.param ?? null
     const retryAfter = err.retryAfter === undefined ? undefined : Math.max(0, Math.ceil(err.retryAfter))
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
-    if (err.code === 'PROXY_UNAUTHENTICATED') headers['www-authenticate'] = WWW_AUTHENTICATE
+    if (err.code === 'PROXY_UNAUTHENTICATED') {
+      headers['www-authenticate'] = WWW_AUTHENTICATE
+      code = 'invalid_api_key'
+    }
     if (err.code === 'MODEL_NOT_FOUND' || err.code === 'UPSTREAM_NOT_FOUND') code = 'model_not_found'
     const dailyLimit = err instanceof RateLimitedError && err.limit === 'tokens_per_day'
     if (dailyLimit || (err.code === 'UPSTREAM_RATE_LIMITED' && errorReasons(err.upstreamBody).includes('QUOTA_EXHAUSTED'))) {
