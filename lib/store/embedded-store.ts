@@ -22,9 +22,12 @@ export interface EmbeddedStoreOptions {
   logger?: Logger
   /** Clock used to drop sessions and attempt windows long past their end (see retention.ts). Default: the system clock. */
   now?: () => Date
+  /** Most characters the stored Responses answers may total in memory; past it the oldest are dropped. Default 67108864 (64 Mi). */
+  maxResponseChars?: number
 }
 
 const SWEEP_INTERVAL_MS = 60_000
+const DEFAULT_MAX_RESPONSE_CHARS = 64 * 1024 * 1024
 const HEX_ID = /^[0-9a-f]{24}$/i
 
 function copyUser (u: UserRecord): UserRecord {
@@ -80,6 +83,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     throw new ConfigurationError('file', `createEmbeddedStore: file must be a non-empty path (got ${JSON.stringify(options.file)})`)
   }
   if (options.now !== undefined && typeof options.now !== 'function') throw new ConfigurationError('now', 'createEmbeddedStore: now must be a function returning a Date')
+  if (options.maxResponseChars !== undefined && (!Number.isSafeInteger(options.maxResponseChars) || options.maxResponseChars < 1)) {
+    throw new ConfigurationError('maxResponseChars', `createEmbeddedStore: maxResponseChars must be a positive integer (got ${String(options.maxResponseChars)})`)
+  }
   const clock = options.now ?? (() => new Date())
   const users = new Map<string, UserRecord>()
   const userIdByKey = new Map<string, string>()
@@ -99,8 +105,11 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   /** key -> leaseId -> expiry ms */
   const leases = new Map<string, Map<string, number>>()
   // Stored responses too live in memory only (docs/responses.md, "Stored responses"): conversation bodies are large
-  // and the file is written whole on every change; Codex, the main client, stores nothing.
+  // and the file is written whole on every change; Codex, the main client, stores nothing. Their total is bounded:
+  // past it the oldest go first (a Map keeps insertion order, and a replaced record moves to the end).
   const responses = new Map<string, ResponseRecord>()
+  const responsesMaxChars = options.maxResponseChars ?? DEFAULT_MAX_RESPONSE_CHARS
+  let responseChars = 0
   let lastSweep = 0
   let closed = false
   let saver: FileSaver | undefined
@@ -162,6 +171,14 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     return true
   }
 
+  function dropResponse (id: string): boolean {
+    const r = responses.get(id)
+    if (r === undefined) return false
+    responses.delete(id)
+    responseChars -= r.data.length
+    return true
+  }
+
   /** Drops records long past their end, at most once a minute; the next save carries the removals. */
   function sweep (): void {
     const now = clock().getTime()
@@ -178,7 +195,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       if (windows.size === 0) counters.delete(key)
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
-    for (const [id, r] of responses) if (r.expiresAt.getTime() <= now) responses.delete(id)
+    for (const [id, r] of responses) if (r.expiresAt.getTime() <= now) dropResponse(id)
   }
 
   function snapshot (): EmbeddedData {
@@ -519,7 +536,13 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         beginChange()
         const held = responses.get(r.id)
         if (held !== undefined && held.ownerId !== r.ownerId) throw new Error(`A response with id ${r.id} is held by another owner`)
+        dropResponse(r.id)
         responses.set(r.id, r)
+        responseChars += r.data.length
+        for (const id of responses.keys()) {
+          if (responseChars <= responsesMaxChars) break
+          dropResponse(id)
+        }
       },
 
       async get (id, ownerId, now) {
@@ -535,7 +558,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         const r = responses.get(text(id, 'id'))
         if (r === undefined || r.ownerId !== owner) return false
         beginChange()
-        return responses.delete(id)
+        return dropResponse(id)
       },
     },
 

@@ -224,8 +224,8 @@ export interface UsageStore {
   query (query: UsageQuery): Promise<UsageRecord[]>
 }
 
-/** The most characters a ResponseRecord's data may hold (put refuses more): within one MongoDB document. */
-export const RESPONSE_RECORD_MAX_CHARS = 8 * 1024 * 1024
+/** The most characters a ResponseRecord's data may hold (put refuses more): even at 3 bytes a character, within one MongoDB document (16 MiB). */
+export const RESPONSE_RECORD_MAX_CHARS = 4 * 1024 * 1024
 
 /** One stored OpenAI Responses answer (docs/responses.md, "Stored responses"). */
 export interface ResponseRecord {
