@@ -91,12 +91,12 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
       if (entry === undefined || !ctx.modelPolicy.allows(caller, parseModelName(entry.id as string).base)) throw withParam(fail('MODEL_NOT_FOUND', `The model \`${req.params.id}\` does not exist`), 'model')
       return { status: 200, headers: { ...CORS_HEADERS }, body: entry }
     }), chatErrorResponse),
-    ...responsesRoutes(ctx, metered, authenticate),
     native('*', '/v1/models/{path*}', nativeHandler),
     native('GET', '/v1beta/models', nativeHandler),
     native('GET', '/v1beta/models/{id}', nativeHandler),
     native('*', '/v1beta/{path*}', nativeHandler),
     native('*', '/upload/v1beta/{path*}', nativeHandler),
+    ...responsesRoutes(ctx, metered, authenticate),
   ]
   // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.
   return { scope: '/v1', routes, errorResponse: chatError }
