@@ -219,3 +219,48 @@ t.test('GET /v1/models with client_version answers Codex\'s {"models": [...]} sh
   const openai = await get('')
   t.equal(openai.object, 'list')
 })
+
+t.test('a streamed Gemini 3 turn of thoughts and parallel calls: the reasoning item closes with the signatures before the calls', async t => {
+  const h = await proxy(t)
+  h.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ thought: 'Two lookups.' }),
+    geminiResponse({ functionCalls: [{ name: 'f', args: { n: 1 }, thoughtSignature: 'Zmlyc3Q=' }, { name: 'f', args: { n: 2 } }], finishReason: 'STOP', usage: { promptTokenCount: 20, cachedContentTokenCount: 8, candidatesTokenCount: 6, thoughtsTokenCount: 9, totalTokenCount: 35 } }),
+  ]))
+  const res = await post(h, { model: 'gemini-3-pro-preview', input: 'go', tools: [{ type: 'function', name: 'f' }], reasoning: { effort: 'high', summary: 'auto' }, stream: true, store: false })
+  const list = events(res.text)
+  t.same(list.map(e => e.type), [
+    'response.created', 'response.in_progress',
+    'response.output_item.added', 'response.reasoning_summary_part.added', 'response.reasoning_summary_text.delta',
+    'response.reasoning_summary_text.done', 'response.reasoning_summary_part.done', 'response.output_item.done',
+    'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+    'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+    'response.completed',
+  ])
+  t.same(list.filter(e => e.output_index !== undefined).map(e => e.output_index), [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
+  const reasoning = list[7].item
+  t.match(reasoning, { type: 'reasoning', id: list[2].item.id, summary: [{ type: 'summary_text', text: 'Two lookups.' }], encrypted_content: /^gh1\./ })
+  const completed = list.at(-1).response
+  t.same(completed.output.map((i: any) => i.type), ['reasoning', 'function_call', 'function_call'])
+  t.same(completed.usage, { input_tokens: 20, input_tokens_details: { cached_tokens: 8 }, output_tokens: 15, output_tokens_details: { reasoning_tokens: 9 }, total_tokens: 35 })
+  t.same(h.fake.last('streamGenerateContent')!.body.request.generationConfig.thinkingConfig, { thinkingLevel: 'high', includeThoughts: true })
+
+  // Both calls answered: the first call gets its signature back, the second none (as Gemini sent it).
+  const [, first, second] = completed.output
+  await post(h, { model: 'gemini-3-pro-preview', input: [{ role: 'user', content: 'go' }, ...completed.output, { type: 'function_call_output', call_id: second.call_id, output: '2' }, { type: 'function_call_output', call_id: first.call_id, output: '1' }], tools: [{ type: 'function', name: 'f' }], store: false })
+  t.same(h.fake.last('generateContent')!.body.request.contents.slice(1), [
+    { role: 'model', parts: [{ functionCall: { name: 'f', args: { n: 1 } }, thoughtSignature: 'Zmlyc3Q=' }, { functionCall: { name: 'f', args: { n: 2 } } }] },
+    { role: 'user', parts: [{ functionResponse: { name: 'f', response: { output: 2 } } }, { functionResponse: { name: 'f', response: { output: 1 } } }] },
+  ])
+})
+
+t.test('a MAX_TOKENS finish is an incomplete response, streamed as response.incomplete', async t => {
+  const h = await proxy(t)
+  h.fake.reply('generateContent', { body: geminiResponse({ text: 'Cut', finishReason: 'MAX_TOKENS', usage: true }) })
+  const whole = await h.openai.responses.create({ model: 'gemini-2.5-flash', input: 'x', max_output_tokens: 1, store: false })
+  t.match(whole, { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output_text: 'Cut' })
+  h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'Cut', finishReason: 'MAX_TOKENS', usage: true })]))
+  const stream = h.openai.responses.stream({ model: 'gemini-2.5-flash', input: 'x', store: false })
+  const types: string[] = []
+  for await (const event of stream) types.push(event.type)
+  t.equal(types.at(-1), 'response.incomplete')
+})
