@@ -264,3 +264,55 @@ t.test('a MAX_TOKENS finish is an incomplete response, streamed as response.inco
   for await (const event of stream) types.push(event.type)
   t.equal(types.at(-1), 'response.incomplete')
 })
+
+t.test('edge shapes: input_items pages, allowed_tools, text file and image answers, safety blocks, too many tools', async t => {
+  const h = await proxy(t)
+  h.fake.reply('generateContent', { body: { candidates: [{ content: { role: 'model', parts: [{ text: 'See: ' }, { inlineData: { mimeType: 'image/png', data: 'iVBO' } }] }, finishReason: 'SAFETY', index: 0 }] } })
+  const input = [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: [{ type: 'input_text', text: 'three' }, { type: 'input_file', filename: 'notes.txt', file_data: 'aGk=' }, { type: 'input_audio' }] }]
+  const first = await post(h, { model: 'gemini-2.5-flash', input, tools: [{ type: 'function', name: 'a' }, { type: 'custom', name: 'b' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'a' }] } })
+  t.match(first.json, { status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [{ type: 'message', content: [{ text: 'See: ![image](data:image/png;base64,iVBO)' }] }] })
+  const sent = h.fake.last('generateContent')!.body.request
+  t.same(sent.toolConfig, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['a'] } })
+  t.same(sent.contents[2].parts, [{ text: 'three' }, { inlineData: { mimeType: 'text/plain', data: 'aGk=' } }])
+
+  const page = async (query: string): Promise<any> => await (await fetch(`${h.url}/v1/responses/${first.json.id}/input_items${query}`, { headers: { authorization: `Bearer ${PASSWORD}` } })).json()
+  const all = await page('?order=asc')
+  t.equal(all.data.length, 3)
+  t.match(await page(`?order=asc&limit=1&after=${all.data[0].id}`), { data: [{ id: all.data[1].id }], first_id: all.data[1].id, last_id: all.data[1].id, has_more: true })
+  t.match(await page('?limit=2'), { data: [{ id: all.data[2].id }, { id: all.data[1].id }], has_more: true }, 'newest first by default')
+  t.match(await page('?limit=0'), { error: { param: 'limit', type: 'invalid_request_error' } })
+  t.match(await page('?order=up'), { error: { param: 'order' } })
+
+  h.fake.reply('generateContent', { body: { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } } })
+  const blocked = await post(h, { model: 'gemini-2.5-flash', input: 'x', store: false })
+  t.match(blocked.json, { status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [], usage: { input_tokens: 3, output_tokens: 0 } })
+
+  const tooMany = await post(h, { model: 'gemini-2.5-flash', input: 'x', tools: Array.from({ length: 513 }, (_, i) => ({ type: 'function', name: `f${i}` })) })
+  t.match(tooMany.json.error, { param: 'tools' })
+  const badFile = await post(h, { model: 'gemini-2.5-flash', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] })
+  t.match(badFile.json.error, { param: 'input[0].content[0].file_id' })
+  const badImage = await post(h, { model: 'gemini-2.5-flash', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://x/y.png' }] }] })
+  t.match(badImage.json.error, { param: 'input[0].content[0].image_url' })
+  const empty = await post(h, { model: 'gemini-2.5-flash', input: [] })
+  t.match(empty.json.error, { param: 'input' })
+})
+
+t.test('a store that fails or a record too large leaves the answer alone: it is logged and then not found', async t => {
+  const warnings: string[] = []
+  const logger = { debug () {}, info () {}, error () {}, warn: (_obj: unknown, msg?: string) => { warnings.push(String(msg)) } }
+  const failing = { put: async () => { throw new Error('disk full') }, get: async () => null, delete: async () => false }
+  const h = await startProxy(t, { logger, responses: { store: failing } })
+  const res = await post(h, { model: 'gemini-2.5-flash', input: 'x' })
+  t.equal(res.status, 200)
+  t.same(warnings, ['response not stored'])
+
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const big = await startProxy(t, { logger, responses: { store: store.responses } })
+  const large = await post(big, { model: 'gemini-2.5-flash', input: 'x'.repeat(4 * 1024 * 1024 + 1) })
+  t.equal(large.status, 200)
+  t.equal(warnings.at(-1), 'response too large to store: previous_response_id will not find it')
+  const later = await fetch(`${big.url}/v1/responses/${large.json.id}`, { headers: { authorization: `Bearer ${PASSWORD}` } })
+  t.equal(later.status, 404)
+  t.match(await later.json(), { error: { code: 'not_found', message: `Response with id '${large.json.id}' not found.` } })
+})
