@@ -4,7 +4,7 @@
 import t from 'tap'
 import OpenAI from 'openai'
 import { createEmbeddedStore } from '../../lib/index.ts'
-import { startProxy, PASSWORD, PNG_1X1 } from './harness.ts'
+import { startImageServer, startProxy, PASSWORD, PNG_1X1 } from './harness.ts'
 import type { ProxyHarness } from './harness.ts'
 import { errorReply, geminiResponse, streamReply } from '../support/fake-upstream.ts'
 
@@ -68,6 +68,10 @@ t.test('validation: a bad field is a 400 naming it in OpenAI\'s shape; an unknow
     [{ model: 'gemini-2.5-flash', input: 'x', text: { format: { type: 'json_schema', name: 'n' } } }, 'text.format.schema'],
     [{ model: 'gemini-2.5-flash', input: 'x', tools: [{ type: 'function' }] }, 'tools[0].name'],
     [{ model: 'gemini-2.5-flash', input: 'x', max_output_tokens: 0 }, 'max_output_tokens'],
+    [{ model: 'gemini-2.5-flash', input: 'x', text: { format: { type: 'yaml' } } }, 'text.format.type'],
+    [{ model: 'gemini-2.5-flash', input: 'x', tool_choice: 'always' }, 'tool_choice'],
+    [{ model: 'gemini-2.5-flash', input: 'x', tool_choice: 3 }, 'tool_choice'],
+    [{ model: 'gemini-2.5-flash', input: 'x', temperature: '0.5' }, 'temperature'],
   ]
   for (const [body, param] of cases) {
     const res = await post(h, body)
@@ -315,4 +319,18 @@ t.test('a store that fails or a record too large leaves the answer alone: it is 
   const later = await fetch(`${big.url}/v1/responses/${large.json.id}`, { headers: { authorization: `Bearer ${PASSWORD}` } })
   t.equal(later.status, 404)
   t.match(await later.json(), { error: { code: 'not_found', message: `Response with id '${large.json.id}' not found.` } })
+})
+
+t.test('image URLs are fetched under the image rules, at most maxPerRequest of them; a body too large is a 413 in OpenAI\'s shape', async t => {
+  const image = await startImageServer(t, PNG_1X1, 'image/png')
+  const h = await startProxy(t, { imageFetch: { maxPerRequest: 1, allowPrivateNetworks: true }, maxBodyBytes: 2048 })
+  const part = { type: 'input_image', image_url: `${image}/a.png` }
+  const res = await post(h, { model: 'gemini-2.5-flash', input: [{ role: 'user', content: [part] }], store: false })
+  t.equal(res.status, 200)
+  t.same(h.fake.last('generateContent')!.body.request.contents[0].parts, [{ inlineData: { mimeType: 'image/png', data: PNG_1X1.toString('base64') } }])
+  const two = await post(h, { model: 'gemini-2.5-flash', input: [{ role: 'user', content: [part, part] }], store: false })
+  t.match(two.json.error, { param: 'input', message: /At most 1 image URLs/ })
+  const large = await post(h, { model: 'gemini-2.5-flash', input: 'x'.repeat(4096) })
+  t.equal(large.status, 413)
+  t.match(large.json.error, { type: 'invalid_request_error', message: /too large/ })
 })

@@ -302,10 +302,3 @@ export function createResponseBuilder (meta: ResponseMeta): ResponseBuilder {
     },
   }
 }
-
-/** A whole Gemini answer → the response object. */
-export function toResponseObject (gemini: GeminiResponse, meta: ResponseMeta): ResponseObject {
-  const builder = createResponseBuilder(meta)
-  builder.add(gemini)
-  return builder.complete()
-}
