@@ -2,6 +2,7 @@
 // Nothing else in the project reads process.env; main.ts passes it in here (tracing.ts reads the OTEL_* variables
 // through tracing-env.ts, which this file shares).
 import Joi from 'joi'
+import { createHash } from 'node:crypto'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
 import { ACCESS_LEVELS, ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
@@ -90,6 +91,13 @@ export interface GatewayConfig {
   readonly imageFetchAllowPrivateNetworks?: boolean
   /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
   readonly imageFetchAllowedPorts?: readonly number[]
+  /**
+   * Seals the thought signatures in Responses reasoning items. Default PROXY_RESPONSES_SECRET, else derived from
+   * GEMINI_AUTH_PASSWORD, else from AUTH_ADMIN_PASSWORD, else unset: the library's per-process key (PROXY_RESPONSES_SECRET).
+   */
+  readonly responsesSecret?: string
+  /** Days a stored Responses answer is kept. Default unset: the library's 30 (PROXY_RESPONSES_TTL_DAYS). */
+  readonly responsesTtlDays?: number
   /** When set, /metrics is served on this port only. Default unset: on the main port (METRICS_PORT). */
   readonly metricsPort?: number
   /** pino level. Default `info`, `debug` when DEBUG=true (LOG_LEVEL). */
@@ -115,7 +123,7 @@ export class ConfigError extends ConfigurationError {
   }
 }
 
-const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, backendKinds, chooseBackend, backendProblem, vertexLocationProblem, isPort, checkModelAccess, parseLimits } = OPTION_RULES
+const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, responsesSecretMinLength, backendKinds, chooseBackend, backendProblem, vertexLocationProblem, isPort, checkModelAccess, parseLimits } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const str = Joi.string().trim()
 const url = Joi.string().trim().uri({ scheme: ['http', 'https'] })
@@ -177,6 +185,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_MODEL_DISCOVERY_HOURS: Joi.number().min(0).max(168),
   GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   GEMINI_LIMITS: Joi.string(),
+  PROXY_RESPONSES_SECRET: Joi.string().min(responsesSecretMinLength),
+  PROXY_RESPONSES_TTL_DAYS: Joi.number().integer().min(1).max(3650),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
   METRICS_PORT: port,
@@ -188,7 +198,7 @@ const SCHEMA: Record<string, Joi.Schema> = {
   OTEL_TRACES_EXPORTER: str,
 }
 
-const SECRET_VARIABLES = new Set(['AUTH_ADMIN_PASSWORD', 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'LLM_CREDENTIALS', 'GEMINI_OAUTH_CLIENT_SECRET', 'GEMINI_API_KEY', 'MONGODB_URL'])
+const SECRET_VARIABLES = new Set(['PROXY_RESPONSES_SECRET', 'AUTH_ADMIN_PASSWORD', 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD', 'GEMINI_CREDENTIALS', 'LLM_CREDENTIALS', 'GEMINI_OAUTH_CLIENT_SECRET', 'GEMINI_API_KEY', 'MONGODB_URL'])
 
 function check (env: Record<string, string | undefined>): Record<string, any> {
   const out: Record<string, any> = {}
@@ -291,6 +301,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     throw new ConfigError('IMAGE_FETCH_ALLOWED_PORTS', `Invalid configuration: IMAGE_FETCH_ALLOWED_PORTS must list ports 1-65535 (got ${JSON.stringify(imagePorts)})`)
   }
   const geminiLimits = limitsOf(v.GEMINI_LIMITS)
+  const proxyPassword = first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD')
   const config: GatewayConfig = {
     host: v.HOST ?? '0.0.0.0',
     port,
@@ -309,7 +320,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     proxyKeyDefaultDays: v.PROXY_KEY_DEFAULT_DAYS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
-    proxyPassword: first(v, 'GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'),
+    proxyPassword,
     geminiModelAccess: parseModelAccess(v),
     geminiCredentials,
     credentialsFile,
@@ -329,6 +340,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     geminiLimits,
     geminiMaxCacheTtlSeconds: v.GEMINI_MAX_CACHE_TTL_SECONDS,
+    responsesSecret: responsesSecretOf(v.PROXY_RESPONSES_SECRET, proxyPassword, v.AUTH_ADMIN_PASSWORD),
+    responsesTtlDays: v.PROXY_RESPONSES_TTL_DAYS,
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
     imageFetchAllowedPorts,
     metricsPort: v.METRICS_PORT,
@@ -341,6 +354,16 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   // Drop unset optionals so the frozen object prints cleanly.
   for (const key of Object.keys(config) as Array<keyof GatewayConfig>) if (config[key] === undefined) delete (config as any)[key]
   return Object.freeze(config)
+}
+
+/**
+ * The Responses secret: PROXY_RESPONSES_SECRET, else one derived from a secret the operator already set (so every
+ * replica of one deployment agrees without another variable), else none.
+ */
+function responsesSecretOf (secret: string | undefined, proxyPassword: string | undefined, adminPassword: string | undefined): string | undefined {
+  if (secret !== undefined) return secret
+  const base = proxyPassword ?? adminPassword
+  return base === undefined ? undefined : createHash('sha256').update(`gatehouse responses secret\n${base}`).digest('hex')
 }
 
 // The library's option names (as its ConfigurationError names them) and the variables that set them; where several
@@ -381,6 +404,8 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   url: ['MONGODB_URL'],
   dbName: ['MONGODB_DB'],
   file: ['AUTH_DATA_FILE'],
+  'responses.secret': ['PROXY_RESPONSES_SECRET'],
+  'responses.ttlDays': ['PROXY_RESPONSES_TTL_DAYS'],
 }
 
 /**

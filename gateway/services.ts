@@ -93,12 +93,14 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     models: config.geminiModels,
     modelsFile: config.geminiModelsFile,
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
+    responses: { secret: config.responsesSecret, store: store.responses, ttlDays: config.responsesTtlDays },
     logger,
     observer: metrics.proxy,
     now: deps.now,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
+  if (config.responsesSecret === undefined) logger.warn('PROXY_RESPONSES_SECRET is not set: Responses reasoning items are sealed with a key of this process only')
 
   const readiness: ReadinessCheck[] = []
   // Without an upstream the proxy only answers 503 by design; that must not keep the accounts service unready.

@@ -5,6 +5,8 @@ import { createModelPolicy } from './proxy/access/model-policy.ts'
 import type { ModelAccess } from './proxy/access/model-policy.ts'
 import type { AccessLevel } from './store/types.ts'
 import { parseLimitsJson } from './metering/limits-rule.ts'
+import { RESPONSES_SECRET_MIN_LENGTH } from './proxy/responses/encrypted-content.ts'
+import { DEFAULT_RESPONSES_TTL_DAYS } from './proxy/responses/settings.ts'
 
 /** createAuthService's adminUsername default. */
 export const DEFAULT_ADMIN_USERNAME = 'system'
@@ -125,6 +127,10 @@ export const OPTION_RULES = Object.freeze({
   keyExpiresDaysMax: KEY_EXPIRES_DAYS_MAX,
   /** Shortest proxy password (createProxy's password). */
   proxyPasswordMinLength: PROXY_PASSWORD_MIN_LENGTH,
+  /** Shortest secret of createProxy's responses.secret. */
+  responsesSecretMinLength: RESPONSES_SECRET_MIN_LENGTH,
+  /** createProxy's responses.ttlDays default. */
+  defaultResponsesTtlDays: DEFAULT_RESPONSES_TTL_DAYS,
   /** The values of createBackend's backend. */
   backendKinds: BACKEND_KINDS,
   chooseBackend,

@@ -13,6 +13,7 @@ import type { ProxyCaller } from './access/caller.ts'
 import type { ModelPolicy } from './access/model-policy.ts'
 import type { Metering } from './access/metering.ts'
 import type { Ownership } from './access/ownership.ts'
+import type { ResponsesSettings } from './responses/settings.ts'
 
 /** What the handlers share; built once by createProxy. */
 export interface ProxyContext {
@@ -40,6 +41,8 @@ export interface ProxyContext {
   bodyBudget?: BodyBudget
   /** How long hosts wait for a body. */
   bodyRead?: BodyReadLimits
+  /** The Responses surface's validator, sealer and store (responses/settings.ts). */
+  responses: ResponsesSettings
   logger?: Logger
   observer?: ProxyObserver
 }

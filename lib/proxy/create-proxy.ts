@@ -34,6 +34,8 @@ import { DEFAULT_SAFETY_SETTINGS } from './safety-settings.ts'
 import { startModelDiscovery } from './models/discovery.ts'
 import type { ProxyContext } from './context.ts'
 import type { ModelDiscovery } from './models/discovery.ts'
+import { createResponsesSettings } from './responses/settings.ts'
+import type { ResponsesOptions } from './responses/settings.ts'
 import type { SafetySetting } from './safety-settings.ts'
 
 /** Tenant isolation of upstream resources (docs/model-proxy.md, "Upstream resources and their owners"). */
@@ -112,6 +114,11 @@ export interface ProxyOptions {
   bodyRead?: Partial<BodyReadLimits>
   /** Chat request limits. Default 2048 messages, 1000 parts per message, 4096 parts per request, 512 tools. */
   chatLimits?: Partial<ChatSchemaLimits>
+  /**
+   * The OpenAI Responses surface (docs/responses.md, "Options"): `secret` sealing thought signatures, `store` keeping
+   * `store: true` responses, `ttlDays` (default 30), `limits`. Default a per-process secret and no store.
+   */
+  responses?: ResponsesOptions
   /** Logger. Default none. Passwords and tokens are never logged. */
   logger?: Logger
   /** Told about streams (opened, chunk, closed) and, through the backend it builds, upstream calls. Default none. */
@@ -236,6 +243,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
+  const responses = createResponsesSettings(options.responses, options.now ?? (() => new Date()))
   const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
@@ -259,6 +267,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     maxBodyBytes,
     bodyBudget,
     bodyRead,
+    responses,
     logger: options.logger,
     observer: options.observer,
   }

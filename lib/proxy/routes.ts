@@ -17,6 +17,8 @@ import { createEmbeddingsHandler } from './chat/embeddings.ts'
 import { beginRequest, governed } from './call/lifecycle.ts'
 import { createCountTokensHandler, createMessagesHandler } from './messages/handler.ts'
 import { createMessagesErrorResponse } from './messages/error-body.ts'
+import { responsesRoutes } from './responses/routes.ts'
+import { codexModelList } from './models/codex-list.ts'
 
 /**
  * Whether a request to a path both styles use (`/v1/models`) comes from a Google-style client:
@@ -86,7 +88,9 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
       const caller = await ctx.checkAuth(req)
       const request = await beginRequest(ctx, req, caller, 'chat')
       request.end(200)
-      return { status: 200, headers: { ...CORS_HEADERS, ...request.headers }, body: ctx.catalog.openaiList(modelFilter(ctx, caller)) }
+      // Codex asks with ?client_version= and reads {"models": [...]} (docs/responses.md, "Codex's model list").
+      const list = ctx.catalog.openaiList(modelFilter(ctx, caller))
+      return { status: 200, headers: { ...CORS_HEADERS, ...request.headers }, body: req.query.client_version === undefined ? list : codexModelList(list.data, id => ctx.catalog.resolve(id)) }
     }), chatErrorResponse),
     chat('OPTIONS', '/v1/models', preflight),
     chat('GET', '/v1/models/{id}', byClient(async req => {
@@ -108,6 +112,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     native('GET', '/v1beta/models/{id}', nativeHandler),
     native('*', '/v1beta/{path*}', nativeHandler),
     native('*', '/upload/v1beta/{path*}', nativeHandler),
+    ...responsesRoutes(ctx, metered, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse)),
   ]
   // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.
   return { scope: '/v1', routes, errorResponse: chatError }

@@ -12,8 +12,8 @@ import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
 import type { EmbeddedData } from './embedded-file-format.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
-import type { AttemptCount, KeyRecord, OwnerRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import type { AttemptCount, KeyRecord, OwnerRecord, ResponseRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface EmbeddedStoreOptions {
   /** JSON file loaded at start and saved on every change; its directory is created if missing. Default: none (memory only, lost on exit). */
@@ -22,9 +22,12 @@ export interface EmbeddedStoreOptions {
   logger?: Logger
   /** Clock used to drop sessions and attempt windows long past their end (see retention.ts). Default: the system clock. */
   now?: () => Date
+  /** Most characters the stored Responses answers may total in memory; past it the oldest are dropped. Default 67108864 (64 Mi). */
+  maxResponseChars?: number
 }
 
 const SWEEP_INTERVAL_MS = 60_000
+const DEFAULT_MAX_RESPONSE_CHARS = 64 * 1024 * 1024
 const HEX_ID = /^[0-9a-f]{24}$/i
 
 function copyUser (u: UserRecord): UserRecord {
@@ -84,6 +87,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     throw new ConfigurationError('file', `createEmbeddedStore: file must be a non-empty path (got ${JSON.stringify(options.file)})`)
   }
   if (options.now !== undefined && typeof options.now !== 'function') throw new ConfigurationError('now', 'createEmbeddedStore: now must be a function returning a Date')
+  if (options.maxResponseChars !== undefined && (!Number.isSafeInteger(options.maxResponseChars) || options.maxResponseChars < 1)) {
+    throw new ConfigurationError('maxResponseChars', `createEmbeddedStore: maxResponseChars must be a positive integer (got ${String(options.maxResponseChars)})`)
+  }
   const clock = options.now ?? (() => new Date())
   const users = new Map<string, UserRecord>()
   const userIdByKey = new Map<string, string>()
@@ -104,6 +110,12 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   const counters = new Map<string, Map<number, { total: number, expiresAt: number }>>()
   /** key -> leaseId -> expiry ms */
   const leases = new Map<string, Map<string, number>>()
+  // Stored responses too live in memory only (docs/responses.md, "Stored responses"): conversation bodies are large
+  // and the file is written whole on every change; Codex, the main client, stores nothing. Their total is bounded:
+  // past it the oldest go first (a Map keeps insertion order, and a replaced record moves to the end).
+  const responses = new Map<string, ResponseRecord>()
+  const responsesMaxChars = options.maxResponseChars ?? DEFAULT_MAX_RESPONSE_CHARS
+  let responseChars = 0
   let lastSweep = 0
   let closed = false
   let saver: FileSaver | undefined
@@ -165,6 +177,14 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     return true
   }
 
+  function dropResponse (id: string): boolean {
+    const r = responses.get(id)
+    if (r === undefined) return false
+    responses.delete(id)
+    responseChars -= r.data.length
+    return true
+  }
+
   /** Drops records long past their end, at most once a minute; the next save carries the removals. */
   function sweep (): void {
     const now = clock().getTime()
@@ -182,6 +202,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
     for (const [resource, o] of owners) if (o.expiresAt.getTime() <= now) owners.delete(resource)
+    for (const [id, r] of responses) if (r.expiresAt.getTime() <= now) dropResponse(id)
   }
 
   function snapshot (): EmbeddedData {
@@ -515,6 +536,38 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       async count (key, now) {
         text(key, 'key')
         return liveLeases(key, checkedDate(now, 'now').getTime())?.size ?? 0
+      },
+    },
+
+    responses: {
+      async put (record) {
+        const r = checkedResponse(record)
+        beginChange()
+        const held = responses.get(r.id)
+        if (held !== undefined && held.ownerId !== r.ownerId) throw new Error(`A response with id ${r.id} is held by another owner`)
+        dropResponse(r.id)
+        responses.set(r.id, r)
+        responseChars += r.data.length
+        for (const id of responses.keys()) {
+          if (responseChars <= responsesMaxChars) break
+          dropResponse(id)
+        }
+      },
+
+      async get (id, ownerId, now) {
+        const owner = text(ownerId, 'ownerId')
+        const at = checkedDate(now, 'now')
+        const r = responses.get(text(id, 'id'))
+        if (r === undefined || r.ownerId !== owner || r.expiresAt <= at) return null
+        return { ...r }
+      },
+
+      async delete (id, ownerId) {
+        const owner = text(ownerId, 'ownerId')
+        const r = responses.get(text(id, 'id'))
+        if (r === undefined || r.ownerId !== owner) return false
+        beginChange()
+        return dropResponse(id)
       },
     },
 

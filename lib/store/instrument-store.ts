@@ -24,7 +24,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       return result.then(value => { done(true); return value }, (err: unknown) => { done(isGatehouseError(err)); throw err })
     }
   }
-  const { users, sessions, attempts, keys, limits, counters, leases, usage, owners } = store
+  const { users, sessions, attempts, keys, limits, counters, leases, usage, owners, responses } = store
 
   return {
     kind: store.kind,
@@ -86,6 +86,11 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       getMany: timed('owners.getMany', (resources, now) => owners.getMany(resources, now)),
       delete: timed('owners.delete', resource => owners.delete(resource)),
       countByUser: timed('owners.countByUser', (userId, now) => owners.countByUser(userId, now)),
+    },
+    responses: {
+      put: timed('responses.put', record => responses.put(record)),
+      get: timed('responses.get', (id, ownerId, now) => responses.get(id, ownerId, now)),
+      delete: timed('responses.delete', (id, ownerId) => responses.delete(id, ownerId)),
     },
     ping: timed('ping', () => store.ping()),
     flush: timed('flush', () => store.flush()),

@@ -1,6 +1,6 @@
 // The MongoDB store, on the official driver. Collections: users, sessions, login_attempts, api_keys,
-// user_limits, rate_counters, leases, usage, resource_owners. Every query has an index; usernames are unique on their
-// lower-cased key; sessions, attempt windows, rate windows and lease sets and resource owners carry TTL indexes (deletion
+// user_limits, rate_counters, leases, usage, resource_owners, responses. Every query has an index; usernames are unique on their
+// lower-cased key; sessions, attempt windows, rate windows, lease sets, resource owners and stored responses carry TTL indexes (deletion
 // is lazy, so callers still check expiry on every read). Counters, leases and usage change only by
 // single atomic updates, never read-modify-write, so any number of replicas can share them.
 // User-supplied values only ever reach a query as plain strings: each one is checked to be a
@@ -9,7 +9,7 @@ import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import { ConfigurationError, fail } from '../errors.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
-import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
+import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AccessLevel, KeyRecord, OwnerRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
 
 export interface MongoStoreOptions {
@@ -37,6 +37,14 @@ interface AttemptDoc {
 }
 
 type KeyDoc = Omit<KeyRecord, 'keyId'> & { _id: string }
+
+interface ResponseDoc {
+  _id: string
+  ownerId: string
+  data: string
+  createdAt: Date
+  expiresAt: Date
+}
 
 interface LimitsDoc extends UserLimits {
   _id: string
@@ -217,6 +225,10 @@ async function createIndexes (db: Db): Promise<void> {
       { key: { day: 1, userId: 1, keyId: 1, model: 1, surface: 1 }, unique: true },
       { key: { userId: 1, day: 1 } },
     ]),
+    // Stored responses are read by _id (the response id) and owner; MongoDB drops them once expired.
+    db.collection('responses').createIndexes([
+      { key: { expiresAt: 1 }, expireAfterSeconds: 0 },
+    ]),
   ])
 }
 
@@ -245,6 +257,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
   const leases = db.collection<LeaseDoc>('leases')
   const usage = db.collection<UsageDoc>('usage')
   const owners = db.collection<OwnerDoc>('resource_owners')
+  const responses = db.collection<ResponseDoc>('responses')
   let closed = false
 
   /** One counter window's add: a single atomic upsert that returns the new total (no read-modify-write). */
@@ -537,6 +550,30 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
         const at = checkedDate(now, 'now')
         const doc = await leases.findOne({ _id: text(key, 'key') })
         return doc?.leases.filter(l => l.exp > at).length ?? 0
+      },
+    },
+
+    responses: {
+      async put (record) {
+        const r = checkedResponse(record)
+        const doc = { ownerId: r.ownerId, data: r.data, createdAt: r.createdAt, expiresAt: r.expiresAt }
+        // Replaces only the owner's own record; an id another owner holds fails the insert on the unique _id.
+        try {
+          await responses.replaceOne({ _id: r.id, ownerId: r.ownerId }, doc, { upsert: true })
+        } catch (err) {
+          if ((err as { code?: number }).code === DUPLICATE_KEY) throw new Error(`A response with id ${r.id} is held by another owner`, { cause: err })
+          throw err
+        }
+      },
+
+      async get (id, ownerId, now) {
+        const doc = await responses.findOne({ _id: text(id, 'id'), ownerId: text(ownerId, 'ownerId'), expiresAt: { $gt: checkedDate(now, 'now') } })
+        return doc === null ? null : { id: doc._id, ownerId: doc.ownerId, data: doc.data, createdAt: doc.createdAt, expiresAt: doc.expiresAt }
+      },
+
+      async delete (id, ownerId) {
+        const result = await responses.deleteOne({ _id: text(id, 'id'), ownerId: text(ownerId, 'ownerId') })
+        return result.deletedCount === 1
       },
     },
 

@@ -1,6 +1,7 @@
 // Checks both adapters apply to the values of the newer store parts before storing them, so a value
 // shaped like a query operator, or a count that is not a count, is refused the same way everywhere.
-import type { CounterOp, NewKeyRecord, OwnerRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
+import { RESPONSE_RECORD_MAX_CHARS } from './types.ts'
+import type { CounterOp, NewKeyRecord, OwnerRecord, ResponseRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent'] as const
@@ -125,4 +126,13 @@ export function compareUsage (a: UsageRecord, b: UsageRecord): number {
   const kb = keys(b)
   for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1
   return 0
+}
+
+/** A copy of a stored response with its fields checked, its data within RESPONSE_RECORD_MAX_CHARS. */
+export function checkedResponse (r: ResponseRecord): ResponseRecord {
+  if (r === null || typeof r !== 'object') throw new TypeError('record must be an object')
+  const data = text(r.data, 'data')
+  if (data.length > RESPONSE_RECORD_MAX_CHARS) throw new TypeError(`data must hold at most ${RESPONSE_RECORD_MAX_CHARS} characters`)
+  if (text(r.id, 'id') === '') throw new TypeError('id must not be empty')
+  return { id: r.id, ownerId: text(r.ownerId, 'ownerId'), data, createdAt: date(r.createdAt, 'createdAt'), expiresAt: date(r.expiresAt, 'expiresAt') }
 }

@@ -192,7 +192,7 @@ export interface UsageRecord {
   keyId: string | null
   /** The model's base name. */
   model: string
-  /** The proxy surface: 'chat' (chat completions, embeddings) or 'native' (generate-content). */
+  /** The proxy surface: 'chat' (chat completions, embeddings), 'native' (generate-content) or 'responses' (OpenAI Responses). */
   surface: string
   requests: number
   inputTokens: number
@@ -252,6 +252,31 @@ export interface OwnerStore {
   countByUser (userId: string, now: Date): Promise<number>
 }
 
+/** The most characters a ResponseRecord's data may hold (put refuses more): even at 3 bytes a character, within one MongoDB document (16 MiB). */
+export const RESPONSE_RECORD_MAX_CHARS = 4 * 1024 * 1024
+
+/** One stored OpenAI Responses answer (docs/responses.md, "Stored responses"). */
+export interface ResponseRecord {
+  /** The response id (`resp_...`); unique. */
+  id: string
+  /** Whose it is: a user id, or "operator" for the operator password. */
+  ownerId: string
+  /** What is kept, as JSON text (the response and the input items it answered); at most RESPONSE_RECORD_MAX_CHARS. */
+  data: string
+  createdAt: Date
+  /** It may be dropped from then on; get never returns it after. */
+  expiresAt: Date
+}
+
+export interface ResponseStore {
+  /** Stores the record, replacing the one with its id when the same owner holds it; throws when another owner does, and TypeError for a malformed record or data over RESPONSE_RECORD_MAX_CHARS. */
+  put (record: ResponseRecord): Promise<void>
+  /** The record when `ownerId` holds it and it has not expired at `now`; null otherwise (another owner's id is not found). */
+  get (id: string, ownerId: string, now: Date): Promise<ResponseRecord | null>
+  /** Removes the record when `ownerId` holds it; returns whether one went. */
+  delete (id: string, ownerId: string): Promise<boolean>
+}
+
 export interface Store {
   /** 'embedded' or 'mongodb': used as a metrics label. */
   readonly kind: string
@@ -264,6 +289,7 @@ export interface Store {
   leases: LeaseStore
   usage: UsageStore
   owners: OwnerStore
+  responses: ResponseStore
   /** Resolves when the backing database answers; rejects otherwise (readiness). */
   ping (): Promise<void>
   /** Waits for pending writes (embedded: the file is saved). Every mutation already resolves only once it is durable. */

@@ -308,3 +308,16 @@ t.test('GEMINI_CREDENTIALS_WRITE_BACK turns off writing refreshed tokens back to
   t.equal(loadConfig({ GEMINI_CREDENTIALS_WRITE_BACK: 'true' }).credentialsWriteBack, true)
   t.notOk('credentialsWriteBack' in loadConfig({ GEMINI_CREDENTIALS_DIR: '/d' }), 'unset: the library default (write back)')
 })
+
+t.test('the Responses secret: PROXY_RESPONSES_SECRET, else derived from the proxy password, else the admin password, else unset', async t => {
+  t.equal(loadConfig({ PROXY_RESPONSES_SECRET: 'an-explicit-secret-value', GEMINI_AUTH_PASSWORD: 'proxy-password-0123456' }).responsesSecret, 'an-explicit-secret-value')
+  const fromProxy = loadConfig({ GEMINI_AUTH_PASSWORD: 'proxy-password-0123456' }).responsesSecret
+  t.match(fromProxy, /^[0-9a-f]{64}$/, 'a digest, never the password itself')
+  t.equal(loadConfig({ GEMINI_AUTH_PASSWORD: 'proxy-password-0123456' }).responsesSecret, fromProxy, 'the same on every replica')
+  t.not(loadConfig({ AUTH_ADMIN_PASSWORD: 'admin-password-0123' }).responsesSecret, undefined)
+  t.not(loadConfig({ AUTH_ADMIN_PASSWORD: 'admin-password-0123' }).responsesSecret, fromProxy)
+  t.equal(loadConfig({}).responsesSecret, undefined)
+  t.throws(() => loadConfig({ PROXY_RESPONSES_SECRET: 'short' }), ConfigError)
+  t.equal(loadConfig({ PROXY_RESPONSES_TTL_DAYS: '7' }).responsesTtlDays, 7)
+  t.throws(() => loadConfig({ PROXY_RESPONSES_TTL_DAYS: '0' }), ConfigError)
+})

@@ -138,6 +138,13 @@ t.test('the route table: every route has a surface, a body limit and its surface
     'GET /v1beta/models/{id} native',
     '* /v1beta/{path*} native',
     '* /upload/v1beta/{path*} native',
+    'POST /v1/responses responses',
+    'OPTIONS /v1/responses responses',
+    'GET /v1/responses/{id} responses',
+    'DELETE /v1/responses/{id} responses',
+    'OPTIONS /v1/responses/{id} responses',
+    'GET /v1/responses/{id}/input_items responses',
+    'OPTIONS /v1/responses/{id}/input_items responses',
   ])
   t.ok(proxy.routes.every(r => r.maxBytes === 1234))
   const chatErr = proxy.routes[0].errorResponse({ isBoom: true, output: { statusCode: 413 } })

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import { createHash } from 'node:crypto'
 import type { AccessLevel, NewKeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserRecord } from '../../lib/index.ts'
-import { GatehouseError } from '../../lib/index.ts'
+import { GatehouseError, RESPONSE_RECORD_MAX_CHARS } from '../../lib/index.ts'
 
 /** Opens a new, empty store and arranges for it to be closed when `t` ends. */
 export type OpenStore = (t: Test) => Promise<Store>
@@ -711,6 +711,40 @@ export function storeConformance (t: Test, open: OpenStore): void {
     await store.owners.put({ resource: '$where', userId: '$ne', keyId: '$gt', createdAt: now, expiresAt: until })
     t.equal((await store.owners.get('$where', now))?.userId, '$ne')
     t.equal(await store.owners.countByUser('$ne', now), 1)
+  })
+
+  t.test('a stored response is found only by its owner, only until it expires, and replaced by its owner only', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const record = { id: 'resp_1', ownerId: 'u1', data: '{"response":{}}', createdAt: now, expiresAt: new Date(now.getTime() + HOUR) }
+    await store.responses.put(record)
+    t.same(await store.responses.get('resp_1', 'u1', now), record)
+    t.equal(await store.responses.get('resp_1', 'u2', now), null, 'another owner does not find it')
+    t.equal(await store.responses.get('resp_1', 'u1', new Date(now.getTime() + HOUR)), null, 'not once it expired')
+    t.equal(await store.responses.get('resp_2', 'u1', now), null)
+    await store.responses.put({ ...record, data: '{"v":2}' })
+    t.equal((await store.responses.get('resp_1', 'u1', now))?.data, '{"v":2}', 'the owner replaces it')
+    await t.rejects(store.responses.put({ ...record, ownerId: 'u2', data: '{"v":3}' }), 'another owner cannot take the id')
+    t.equal((await store.responses.get('resp_1', 'u1', now))?.data, '{"v":2}')
+    t.equal(await store.responses.delete('resp_1', 'u2'), false, 'nor delete it')
+    t.equal(await store.responses.delete('resp_1', 'u1'), true)
+    t.equal(await store.responses.get('resp_1', 'u1', now), null)
+    t.equal(await store.responses.delete('resp_1', 'u1'), false)
+  })
+
+  t.test('a stored response over the size bound, or malformed, is refused; operator-like ids are plain values', async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const record = { id: 'resp_x', ownerId: 'u1', data: '{}', createdAt: now, expiresAt: new Date(now.getTime() + HOUR) }
+    await t.rejects(store.responses.put({ ...record, data: 'x'.repeat(RESPONSE_RECORD_MAX_CHARS + 1) }), TypeError)
+    await t.rejects(store.responses.put({ ...record, expiresAt: 'later' as unknown as Date }), TypeError)
+    await t.rejects(store.responses.put({ ...record, ownerId: { $ne: '' } as unknown as string }), TypeError)
+    await t.rejects(store.responses.get({ $ne: '' } as unknown as string, 'u1', now), TypeError)
+    await t.rejects(store.responses.get('resp_x', { $ne: '' } as unknown as string, now), TypeError)
+    await t.rejects(store.responses.delete('resp_x', { $ne: '' } as unknown as string), TypeError)
+    await store.responses.put({ ...record, id: '$where', ownerId: '$ne' })
+    t.equal((await store.responses.get('$where', '$ne', now))?.id, '$where')
+    t.equal(await store.responses.get('resp_x', 'u1', now), null, 'nothing malformed was written')
   })
 
   t.test('ping answers and close can be called twice', async t => {

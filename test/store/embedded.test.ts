@@ -358,3 +358,15 @@ t.test('rate windows past their expiry and expired leases are dropped from memor
   await store.limits.clear('u1')
   t.equal(await store.counters.get('rpm:u1', new Date(minute.getTime() + 60_000)), 0)
 })
+
+t.test('stored responses in memory are bounded by maxResponseChars: the oldest go first', async t => {
+  const store = await createEmbeddedStore({ maxResponseChars: 10 })
+  t.teardown(() => store.close())
+  const now = new Date()
+  const later = new Date(now.getTime() + 60_000)
+  for (const id of ['a', 'b', 'c']) await store.responses.put({ id, ownerId: 'u', data: '1234', createdAt: now, expiresAt: later })
+  t.equal(await store.responses.get('a', 'u', now), null, 'the oldest went past the bound')
+  t.ok(await store.responses.get('b', 'u', now))
+  t.ok(await store.responses.get('c', 'u', now))
+  t.match(await createEmbeddedStore({ maxResponseChars: 0 }).catch(e => e), { option: 'maxResponseChars', message: /must be a positive integer/ })
+})

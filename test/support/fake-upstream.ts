@@ -62,6 +62,11 @@
 //   fake.gemini                        the Gemini API's files, caches, batches and operations (fake-gemini-resources.ts)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
+// Thought signatures, as Gemini 3 checks them (docs/upstream-protocol.md, "Thought signatures"): a generate or
+// stream call to a gemini-3* model whose current turn (every step after the last user content that is not only
+// functionResponse parts) has a model step whose first functionCall part carries no thoughtSignature gets 400
+// INVALID_ARGUMENT with Google's message, before any scripted reply is taken. fake.signatureChecks = false turns it off.
+//
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
 // sse (literal SSE text), multiLine / crlf / comments (how events are framed), chunkDelayMs, delayMs,
 // stall ('headers': never answer; 'body': headers, then nothing), dropAfter (cut the connection after N
@@ -154,6 +159,8 @@ export interface FakeUpstream {
   keyScoped: boolean
   /** The Gemini API's files, caches, batches and operations. */
   gemini: GeminiResources
+  /** Refuse Gemini 3 turns whose function calls lost their thought signature (default true). */
+  signatureChecks: boolean
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -526,6 +533,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     owned: new Map(),
     keyScoped: false,
     gemini: newGeminiResources(),
+    signatureChecks: true,
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -559,6 +567,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.now = undefined
       fake.shutdowns = defaultShutdowns()
       fake.decodeTokens = undefined
+      fake.signatureChecks = true
     },
     async close () {
       for (const s of sockets) s.destroy()
@@ -770,10 +779,32 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return undefined
   }
 
+  /** Gemini 3's check of the current turn's function calls (see the header), or undefined when they pass. */
+  function signatureFailure (rec: FakeRequest): FakeReply | undefined {
+    if (!fake.signatureChecks || (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent')) return undefined
+    const model = rec.model ?? ''
+    if (!/^gemini-3/.test(model)) return undefined
+    const contents: Array<{ role?: string, parts?: Array<Record<string, any>> }> = (rec.api === 'code-assist' ? rec.body?.request?.contents : rec.body?.contents) ?? []
+    let start = 0
+    for (let i = contents.length - 1; i >= 0; i--) {
+      const parts = contents[i].parts ?? []
+      if (contents[i].role !== 'model' && parts.some(p => p.functionResponse === undefined)) { start = i + 1; break }
+    }
+    for (let i = start; i < contents.length; i++) {
+      if (contents[i].role !== 'model') continue
+      const parts = contents[i].parts ?? []
+      const position = parts.findIndex(p => p.functionCall !== undefined)
+      if (position >= 0 && typeof parts[position].thoughtSignature !== 'string') {
+        return errorReply(400, { message: `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(parts[position].functionCall?.name)}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.` })
+      }
+    }
+    return undefined
+  }
+
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
     // Without key-scoped resources, the Gemini API's files and caches are the project's (fake-gemini-resources.ts).
     if (!fake.keyScoped && rec.api === 'gemini-api' && (rec.call === 'files' || rec.call === 'cachedContents') && isGeminiResourcePath(rec.path)) rec.call = 'resources'
-    const reply = authFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

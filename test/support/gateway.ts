@@ -139,6 +139,7 @@ export async function testStore (options: { ping?: () => Promise<void> } = {}): 
     leases: store.leases,
     usage: store.usage,
     owners: store.owners,
+    responses: store.responses,
     ping: options.ping ?? (() => store.ping()),
     flush: async () => { calls.push('flush'); await store.flush() },
     close: async () => { calls.push('close'); await store.close() },

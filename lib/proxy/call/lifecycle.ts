@@ -14,6 +14,7 @@ import type { ProxyContext } from '../context.ts'
 import type { ModelName } from '../models/name.ts'
 import type { Backend, EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
 import { openUpstreamStream, sseBody } from '../routes-stream.ts'
+import { eventBatches } from '../upstream/backend.ts'
 import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
 import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
 import type { GeminiAnswer } from '../gemini/hub.ts'
@@ -49,8 +50,12 @@ export interface ModelCall {
   readonly metered: MeteredCall
   /** Unary generateContent; the call ends (200, the answer's usage) once `translate` gave the surface's answer. */
   generate: <T>(request: GeminiRequest, translate: (response: GeminiResponse) => T) => Promise<T>
-  /** streamGenerateContent as an SSE body of `translator`'s text; the call ends with the stream (client gone: 499). */
-  stream: (request: GeminiRequest, translator: SseTranslator) => Promise<AsyncIterableIterator<string>>
+  /**
+   * streamGenerateContent as an SSE body of `translator`'s text; the call ends with the stream (client gone: 499).
+   * `beforeEnd` is awaited after the upstream's last event and before the translator's end goes out (a stored answer
+   * written first, so an immediate follow-up finds it).
+   */
+  stream: (request: GeminiRequest, translator: SseTranslator, beforeEnd?: () => Promise<void>) => Promise<AsyncIterableIterator<string>>
   /** countTokens; the call ends at the answer. */
   countTokens: (request: GeminiRequest) => Promise<{ totalTokens: number } & Record<string, unknown>>
   /** Embeddings (Backend.embed, present: the surface checked); charged the upstream's count, else the input estimate. */
@@ -93,6 +98,12 @@ function streamWatch (metered: MeteredCall): StreamWatch & { end: (status: numbe
   }
 }
 
+/** The upstream's events, then `beforeEnd` awaited before they end. */
+async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: () => Promise<void>): AsyncGenerator<GeminiResponse> {
+  for await (const batch of eventBatches(events)) yield * batch
+  await beforeEnd()
+}
+
 /**
  * Begins a model call for `caller` (authenticated): the model resolved and allowed, then admitted against the
  * caller's limits with the output it may produce reserved. Throws MODEL_NOT_FOUND, MODEL_NOT_ALLOWED or RATE_LIMITED.
@@ -116,10 +127,11 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
       metered.end(200)
       return answer
     },
-    async stream (request, translator) {
+    async stream (request, translator, beforeEnd) {
       const upstream = await openUpstreamStream(backend, { model: base, request, sessionId }, req.signal)
       const watch = streamWatch(metered)
-      return sseBody(upstream.events, translator, {
+      const events = beforeEnd === undefined ? upstream.events : thenBefore(upstream.events, beforeEnd)
+      return sseBody(events, translator, {
         keepAliveMs: ctx.keepAliveMs,
         keepAlive: translator.keepAlive,
         observer: ctx.observer,

@@ -12,7 +12,8 @@ import type { JsonAllowance } from '../../http/json-body.ts'
 import { invalidParam } from './error-body.ts'
 import { contentText, contentToParts } from './content.ts'
 import type { ContentContext, GeminiPart } from './content.ts'
-import { addPlaceholderSignatures, thoughtSignatureOf } from '../tool-call-ids.ts'
+import { thoughtSignatureOf } from '../tool-call-ids.ts'
+import { addPlaceholderSignatures } from '../thought-signatures.ts'
 
 export interface GeminiContent {
   role: 'user' | 'model'

@@ -1,0 +1,84 @@
+// POST /v1/responses: validate, continue from a stored response, translate, call the upstream, translate back,
+// keep the answer when asked (docs/responses.md). The translation is in the pure modules beside this one; this is
+// the glue of one call on the governed lifecycle (lib/proxy/call/lifecycle.ts). A stored answer is written before its
+// last event (response.completed) goes out, so an immediate follow-up finds it.
+import { randomBytes } from 'node:crypto'
+import type { Handler, HandlerResponse } from '../../http/contract.ts'
+import { readJsonBody } from '../../http/json-body.ts'
+import { addressBucket } from '../../http/client-address.ts'
+import { isGatehouseError } from '../../errors.ts'
+import { CORS_HEADERS } from '../access/client-auth.ts'
+import { bodyBytes } from '../access/metering.ts'
+import { beginModelCall } from '../call/lifecycle.ts'
+import { longDecoding } from '../models/continuation.ts'
+import { SSE_HEADERS } from '../routes-stream.ts'
+import type { ProxyContext } from '../context.ts'
+import { failedResponseError } from './error-body.ts'
+import { imageUrlCount, inputItems, toGeminiRequest } from './request-to-gemini.ts'
+import { createResponseBuilder } from './response-from-gemini.ts'
+import type { ResponseBuilder, ResponseMeta } from './response-from-gemini.ts'
+import { responsesStreamTranslator } from './stream.ts'
+import { loadResponse, ownerOf, saveResponse, withIds } from './stored.ts'
+import type { InputItem } from './request-schema.ts'
+
+export function createResponsesHandler (ctx: ProxyContext): Handler {
+  const settings = ctx.responses
+  return async function responses (req): Promise<HandlerResponse> {
+    const caller = await ctx.checkAuth(req)
+    const body = settings.validate(readJsonBody(req))
+    const owner = ownerOf(caller)
+    const previousId = body.previous_response_id ?? undefined
+    const previous = previousId === undefined ? undefined : await loadResponse(settings.store, previousId, owner, settings.now(), 'previous_response_id')
+    const input = withIds([...(previous?.input ?? []), ...(previous?.response.output ?? []) as InputItem[], ...inputItems(body)])
+    const call = await beginModelCall(ctx, req, caller, {
+      surface: 'responses',
+      model: body.model,
+      maxOutputTokens: body.max_output_tokens,
+      upstream: (backend, model) => longDecoding(backend, model.spec),
+      modelRefused: err => { if (isGatehouseError(err)) err.param = 'model'; return err },
+    })
+    const model = call.model
+    // Fetched images are held like a large body until the upstream has the request (the chat handler's rule).
+    const imageUrls = ctx.fetchImage === undefined ? 0 : imageUrlCount(input)
+    const budget = ctx.bodyBudget
+    const releaseImages = imageUrls > 0 && budget !== undefined && bodyBytes(req.body) <= budget.smallBytes
+      ? await budget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress))
+      : undefined
+    const store = body.store !== false && settings.store !== undefined
+    const save = async (builder: ResponseBuilder): Promise<void> => {
+      if (store) await saveResponse(settings.store, { response: builder.complete(), input }, owner, settings.now(), settings.ttlMs, ctx.logger)
+    }
+    let stream
+    let meta: ResponseMeta
+    try {
+      const { request, tools } = await toGeminiRequest(body, input, model, {
+        safetySettings: ctx.safetySettings,
+        sealer: settings.sealer,
+        owner,
+        fetchImage: ctx.fetchImage,
+        maxImageUrls: ctx.maxImageUrls,
+        maxImageBytes: ctx.maxBodyBytes,
+        maxParts: ctx.maxTotalParts,
+        signal: req.signal,
+        onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
+        onUnopenedReasoning: () => ctx.logger?.debug({ model: body.model }, 'a reasoning item\'s encrypted_content did not open: ignored'),
+      })
+      meta = { id: `resp_${randomBytes(24).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model: model.requested, request: body, tools, sealer: settings.sealer, owner, errorObject: failedResponseError }
+      if (body.stream !== true) {
+        const unaryMeta = meta
+        const builder = await call.generate(request, response => {
+          const built = createResponseBuilder(unaryMeta)
+          built.add(response)
+          return built
+        })
+        await save(builder)
+        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: builder.complete() }
+      }
+      const builder = createResponseBuilder(meta)
+      stream = await call.stream(request, responsesStreamTranslator(builder), store ? async () => await save(builder) : undefined)
+    } finally {
+      releaseImages?.()
+    }
+    return { status: 200, headers: { ...SSE_HEADERS, ...call.headers }, body: stream }
+  }
+}
