@@ -2,7 +2,7 @@
 // measured in the same run, in alternating rounds:
 //   install: the packed library (npm pack) installed into an empty project: packages and MB on disk
 //   import:  `await import('gatehouse')` from that project: milliseconds and RSS, against a bare Node process
-//   gateway: the built gateway (dist/gateway/main.js, as the image starts it) on the embedded store with no trace
+//   gateway: the built gateway (dist/, as the image's CMD starts it) on the embedded store with no trace
 //            exporter: time from spawn to its first 2xx /health, and RSS 1 s later; the relay and a bare node:http
 //            server the same way (the relay's first 2xx is one request relayed to a stub upstream)
 // Runs alone (`npm run build && node bench/footprint.ts`, prints a table and one JSON line) or inside
@@ -156,7 +156,7 @@ export async function footprint (rounds = Math.max(1, Number(process.env.FOOTPRI
     const [plain, relayed, gateway] = await alternating(rounds, [
       async () => await startOnce([...GATEWAY_NODE_FLAGS, '-e', BARE_SERVER], {}, await freePort(), '/'),
       async () => await startOnce([...GATEWAY_NODE_FLAGS, relayJs, upstreamUrl], {}, await freePort(), '/health'),
-      async () => await startOnce([...GATEWAY_NODE_FLAGS, join(root, 'dist/gateway/main.js')], gatewayVars, await freePort(), '/health'),
+      async () => await startOnce([...GATEWAY_NODE_FLAGS, '--import', join(root, 'dist/gateway/tracing.js'), join(root, 'dist/gateway/main.js')], gatewayVars, await freePort(), '/health'),
     ])
     const startOf = (r: { startMs: number }): number => r.startMs
     const rssOf = (r: { rssMb: number }): number => r.rssMb
