@@ -1,6 +1,6 @@
 // The packages that only some uses of the library need, loaded on first use rather than when `gatehouse` is
 // imported (docs/configuration.md, "What each piece costs"): importing undici and joi alone took 440 ms and 39 MB.
-// undici and joi are dependencies, loaded synchronously (both are CommonJS) where first needed; mongodb and
+// undici, joi and @node-rs/argon2 are dependencies, loaded synchronously (all CommonJS) where first needed; mongodb and
 // google-auth-library are optional peer dependencies, imported by the configurations that use them.
 import { createRequire } from 'node:module'
 import { ConfigurationError } from './errors.ts'
@@ -10,6 +10,11 @@ const require = createRequire(import.meta.url)
 /** undici: the upstream client's Agent and the image fetcher, on the first upstream call or image fetch. */
 export function undici (): typeof import('undici') {
   return require('undici') as typeof import('undici')
+}
+
+/** @node-rs/argon2 (and its native binding, 6 MB of RSS): on the first password hashed or checked. */
+export function argon2 (): typeof import('@node-rs/argon2') {
+  return require('@node-rs/argon2') as typeof import('@node-rs/argon2')
 }
 
 /** joi: the request schemas, built on the first request that one of them checks. */
