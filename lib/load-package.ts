@@ -6,20 +6,24 @@ import { createRequire } from 'node:module'
 import { ConfigurationError } from './errors.ts'
 
 const require = createRequire(import.meta.url)
+// Each kept once loaded: the argon2 and image-fetch paths ask for theirs on every call.
+let undiciModule: typeof import('undici') | undefined
+let argon2Module: typeof import('@node-rs/argon2') | undefined
+let joiModule: typeof import('joi') | undefined
 
 /** undici: the upstream client's Agent and the image fetcher, on the first upstream call or image fetch. */
 export function undici (): typeof import('undici') {
-  return require('undici') as typeof import('undici')
+  return (undiciModule ??= require('undici') as typeof import('undici'))
 }
 
 /** @node-rs/argon2 (and its native binding, 6 MB of RSS): on the first password hashed or checked. */
 export function argon2 (): typeof import('@node-rs/argon2') {
-  return require('@node-rs/argon2') as typeof import('@node-rs/argon2')
+  return (argon2Module ??= require('@node-rs/argon2') as typeof import('@node-rs/argon2'))
 }
 
 /** joi: the request schemas, built on the first request that one of them checks. */
 export function joi (): typeof import('joi') {
-  return require('joi') as typeof import('joi')
+  return (joiModule ??= require('joi') as typeof import('joi'))
 }
 
 /**
