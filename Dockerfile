@@ -6,16 +6,19 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY gateway/package.json ./gateway/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY gateway ./gateway
 RUN npm run build
 
-# 2. Production dependencies only (the `node` devDependency is left out: the image brings its own node).
+# 2. Production dependencies only: the library's (package.json) and the gateway's (gateway/package.json, an npm
+# workspace), without the `node` devDependency: the image brings its own node.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY gateway/package.json ./gateway/
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # 3. Runtime: root-owned, read-only application files run by the unprivileged `node` user.

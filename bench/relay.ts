@@ -22,7 +22,8 @@ const server = createServer((req, res) => {
     await pipeline(answer.body, res)
   })().catch(() => res.destroy())
 })
-server.listen(0, '127.0.0.1', () => {
+// PORT: a fixed port, so bench/footprint.ts can time its start-up by polling it; default any free one.
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const { port } = server.address() as { port: number }
   console.log(`listening on http://127.0.0.1:${port}`)
 })

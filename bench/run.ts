@@ -10,6 +10,7 @@
 //             translator (bench/bare-hapi-translator.ts), the least a Hapi gateway serving chat completions costs; the gateway's (and both relays')
 //             idle RSS and peak RSS during the proxy part, the gateway's overall; CPU per chat request with a user's key and limits on
 //             against the same request with the operator password
+//   footprint: what the library and the gateway cost before their first request (bench/footprint.ts)
 //   hostile:  the longest event-loop block while a second gateway (bench/event-loop-delay.ts preloaded) answers the
 //             hostile requests of bench/workloads.ts one after another, against the same count of ordinary chats
 // The gateway measured is the built one (dist/), started as the container image starts it, under the chart's
@@ -24,6 +25,7 @@ import { join } from 'node:path'
 import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
+import { footprint } from './footprint.ts'
 import { createProcessGroup, root, treeCpuMicros } from './processes.ts'
 import { BENCH_LIMITS, GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests, userKey } from './workloads.ts'
 import type { Started } from './processes.ts'
@@ -33,7 +35,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /** BENCH_ROUNDS: each figure's BENCH_SECONDS (default 5) are split into this many rounds (default 5). */
 const roundCount = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5))
 const roundMs = (seconds * 1000) / roundCount
-/** BENCH_ONLY=accounts, proxy or hostile runs one part. */
+/** BENCH_ONLY=accounts, proxy, hostile or footprint runs one part. */
 const only = process.env.BENCH_ONLY
 const processes = createProcessGroup()
 const startProcess = processes.start
@@ -330,6 +332,11 @@ try {
   row('event loop, hostile requests', `the same gateway answering an ordinary chat request as often; ${blocks.requests} hostile requests (bench/workloads.ts), one at a time, in 3 rounds: the longest block of a request is the median of its rounds`,
     { max_block_ms: blocks.accepted.max_ms, worst_block_ms: blocks.accepted.worst_ms, refused_max_block_ms: blocks.refused.max_ms, refused_worst_block_ms: blocks.refused.worst_ms, baseline_max_block_ms: blocks.ordinary.max_ms, baseline_worst_block_ms: blocks.ordinary.worst_ms },
     {}, { max_block_ms: '< 100' })
+  }
+
+  if (only === undefined || only === 'footprint') {
+    log('footprint: the packed library installed into an empty project, its import, and the gateway\'s start-up and idle RSS against the bare relay (bench/footprint.ts)')
+    for (const r of await footprint()) row(r.name, r.baseline, r.figures, r.ratios, r.targets)
   }
 
   const memoryNote = memory.limit !== undefined ? `in a ${memory.limit.mib} MiB memory cgroup, as the chart's default limit` : 'no memory limit'

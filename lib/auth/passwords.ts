@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
-import { hash, verify, parseOptions } from '@node-rs/argon2'
+import { argon2 } from '../load-package.ts'
 import type { Algorithm, Options } from '@node-rs/argon2'
 
 /** argon2id cost parameters (the PHC string of every hash records the ones it was made with). */
@@ -61,25 +61,30 @@ export function defaultHashConcurrency (): number {
 export function createPasswordHasher (params: Argon2Params, concurrency = defaultHashConcurrency()): PasswordHasher {
   const options: Options = { algorithm: ARGON2ID, ...params }
   const gate = createGate(concurrency)
-  // Made once, at start, with the current parameters, so an unknown username costs exactly what a known one does.
-  const dummyHash = gate(() => hash(randomBytes(32), options))
-  dummyHash.catch(() => {})
+  // Made once, with the current parameters, so an unknown username costs exactly what a known one does; by the
+  // first check, in its slot, rather than at start (an argon2 hash holds 19 MiB while it runs), whether that
+  // username is known or not, so the first check costs the same either way.
+  let dummyHash: Promise<string> | undefined
+  const dummyOf = async (): Promise<string> => await (dummyHash ??= argon2().hash(randomBytes(32), options)
+    .catch((err: unknown) => { dummyHash = undefined; throw err }))
 
   return {
-    hash: (password) => gate(() => hash(password, options)),
+    hash: (password) => gate(() => argon2().hash(password, options)),
     // Checks (logins) go ahead of new hashes (sign-ups, password changes) when hashing is the bottleneck:
     // a flood of sign-ups must not keep existing users out.
     async verify (storedHash, password) {
-      if (storedHash === undefined) {
-        const dummy = await dummyHash
-        await gate(() => verify(dummy, password), true)
-        return false
-      }
-      return await gate(() => verify(storedHash, password), true)
+      return await gate(async () => {
+        const dummy = await dummyOf()
+        if (storedHash === undefined) {
+          await argon2().verify(dummy, password)
+          return false
+        }
+        return await argon2().verify(storedHash, password)
+      }, true)
     },
     isOutdated (storedHash) {
       try {
-        const used = parseOptions(storedHash)
+        const used = argon2().parseOptions(storedHash)
         return used.algorithm !== ARGON2ID || used.memoryCost !== params.memoryCost ||
           used.timeCost !== params.timeCost || used.parallelism !== params.parallelism
       } catch {

@@ -1,6 +1,7 @@
 // Every input of the accounts routes, as joi schemas. Unknown keys are rejected (joi's default for
 // objects) and messages never echo a value, so a password or a 60 KB string is never sent back.
-import Joi from 'joi'
+import type Joi from 'joi'
+import { joi } from '../load-package.ts'
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
@@ -15,18 +16,27 @@ export { USERNAME_PATTERN, PASSWORD_MIN, PASSWORD_MAX } from '../option-rules.ts
 const SEARCH_QUERY_MAX = 32
 export const USER_AGENT_MAX = 1024
 
-const username = Joi.string().min(USERNAME_MIN).max(USERNAME_MAX).pattern(USERNAME_CHARS)
-  .messages({ 'string.pattern.base': '{{#label}} may contain only letters, digits, "_", "." and "-"' })
-const password = Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX)
+/** A schema built on its first use, so importing the library does not load joi (lib/load-package.ts). */
+export type LazySchema<T> = () => T
+
+/** `build`, run once with joi when the schema is first asked for. */
+export function lazySchema<T> (build: (Joi: typeof import('joi')) => T): LazySchema<T> {
+  let built: T | undefined
+  return () => (built ??= build(joi()))
+}
+
+const username = lazySchema(Joi => Joi.string().min(USERNAME_MIN).max(USERNAME_MAX).pattern(USERNAME_CHARS)
+  .messages({ 'string.pattern.base': '{{#label}} may contain only letters, digits, "_", "." and "-"' }))
+const password = lazySchema(Joi => Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX))
 // An empty string or null means "no email"; tlds are not checked so internal domains work.
-const email = Joi.string().max(254).email({ tlds: { allow: false } }).lowercase().allow(null, '')
-const userId = Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
-  .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' })
+const email = lazySchema(Joi => Joi.string().max(254).email({ tlds: { allow: false } }).lowercase().allow(null, ''))
+const userId = lazySchema(Joi => Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
+  .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' }))
 // The caller's id beside a token: an id that cannot exist names no session, and answers as an unknown one does.
-const sessionUserId = Joi.string().allow('').lowercase()
+const sessionUserId = lazySchema(Joi => Joi.string().allow('').lowercase())
 // Tokens are 43 base64url characters; the bound only keeps junk short before it is hashed.
 const TOKEN_MAX = 256
-const token = Joi.string().max(TOKEN_MAX).allow('')
+const token = lazySchema(Joi => Joi.string().max(TOKEN_MAX).allow(''))
 
 export interface SignupInput { username: string, password: string, email?: string | null }
 export interface LoginInput { username: string, password: string }
@@ -39,80 +49,80 @@ export interface AdminQuery { admin_id: string, token?: string }
 export interface ListQuery { user_id: string, token?: string, limit: number, offset: number }
 export interface SearchQuery { query: string, limit: number }
 
-export const signupBody = Joi.object<SignupInput>({
-  username: username.required(),
-  password: password.required(),
-  email,
-}).label('body').required()
+export const signupBody = lazySchema(Joi => Joi.object<SignupInput>({
+  username: username().required(),
+  password: password().required(),
+  email: email(),
+}).label('body').required())
 
-export const loginBody = Joi.object<LoginInput>({
+export const loginBody = lazySchema(Joi => Joi.object<LoginInput>({
   username: Joi.string().min(1).max(32).required(),
   password: Joi.string().min(1).max(PASSWORD_MAX).required(),
-}).label('body').required()
+}).label('body').required())
 
 const NOTHING_TO_UPDATE = 'Nothing to update: give at least one of username, password, email'
 
-const revokeKeys = Joi.boolean().strict()
-export const userUpdateBody = Joi.object<UserUpdateInput & { revoke_keys?: boolean }>({ username, password, email, revoke_keys: revokeKeys })
+const revokeKeys = lazySchema(Joi => Joi.boolean().strict())
+export const userUpdateBody = lazySchema(Joi => Joi.object<UserUpdateInput & { revoke_keys?: boolean }>({ username: username(), password: password(), email: email(), revoke_keys: revokeKeys() })
   .or('username', 'password', 'email').label('body').required()
-  .messages({ 'object.missing': NOTHING_TO_UPDATE })
+  .messages({ 'object.missing': NOTHING_TO_UPDATE }))
 
 // current_password is checked against the stored hash, so any password that could ever be set is accepted here.
-const currentPassword = Joi.string().min(1).max(PASSWORD_MAX)
-export const selfUpdateBody = Joi.object<SelfUpdateInput>({ username, password, email, current_password: currentPassword, revoke_keys: revokeKeys })
+const currentPassword = lazySchema(Joi => Joi.string().min(1).max(PASSWORD_MAX))
+export const selfUpdateBody = lazySchema(Joi => Joi.object<SelfUpdateInput>({ username: username(), password: password(), email: email(), current_password: currentPassword(), revoke_keys: revokeKeys() })
   .or('username', 'password', 'email').label('body').required()
-  .messages({ 'object.missing': NOTHING_TO_UPDATE })
+  .messages({ 'object.missing': NOTHING_TO_UPDATE }))
 
-export const endSessionsBody = Joi.object<EndSessionsInput>({ revoke_keys: revokeKeys }).label('body')
+export const endSessionsBody = lazySchema(Joi => Joi.object<EndSessionsInput>({ revoke_keys: revokeKeys() }).label('body'))
 
-export const userStatusBody = Joi.object<{ disabled: boolean }>({ disabled: Joi.boolean().strict().required() }).label('body').required()
+export const userStatusBody = lazySchema(Joi => Joi.object<{ disabled: boolean }>({ disabled: Joi.boolean().strict().required() }).label('body').required())
 
-export const accessLevelBody = Joi.object<{ access_level: AccessLevel }>({
+export const accessLevelBody = lazySchema(Joi => Joi.object<{ access_level: AccessLevel }>({
   access_level: Joi.string().valid(...ACCESS_LEVELS).required()
     .messages({ 'any.only': `{{#label}} must be one of ${ACCESS_LEVELS.join(', ')}` }),
-}).label('body').required()
+}).label('body').required())
 
-export const sessionQuery = Joi.object<SessionQuery>({ user_id: sessionUserId.required(), token })
-export const adminQuery = Joi.object<AdminQuery>({ admin_id: userId.required(), token })
-export const listQuery = Joi.object<ListQuery>({
-  user_id: userId.required(),
-  token,
+export const sessionQuery = lazySchema(Joi => Joi.object<SessionQuery>({ user_id: sessionUserId().required(), token: token() }))
+export const adminQuery = lazySchema(Joi => Joi.object<AdminQuery>({ admin_id: userId().required(), token: token() }))
+export const listQuery = lazySchema(Joi => Joi.object<ListQuery>({
+  user_id: userId().required(),
+  token: token(),
   limit: Joi.number().integer().min(1).max(1000).default(100),
   offset: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
-})
-export const updateQuery = Joi.object<{ user_id: string }>({ user_id: userId.required() })
-export const searchQuery = Joi.object<SearchQuery>({
+}))
+export const updateQuery = lazySchema(Joi => Joi.object<{ user_id: string }>({ user_id: userId().required() }))
+export const searchQuery = lazySchema(Joi => Joi.object<SearchQuery>({
   query: Joi.string().max(SEARCH_QUERY_MAX).required(),
   limit: Joi.number().integer().min(1).max(100).default(20),
-})
-export const usernameQuery = Joi.object<{ username: string }>({ username: username.required() })
-export const targetParams = Joi.object<{ user_id: string }>({ user_id: userId.required() })
-export const emptyQuery = Joi.object({})
+}))
+export const usernameQuery = lazySchema(Joi => Joi.object<{ username: string }>({ username: username().required() }))
+export const targetParams = lazySchema(Joi => Joi.object<{ user_id: string }>({ user_id: userId().required() }))
+export const emptyQuery = lazySchema(Joi => Joi.object({}))
 
 // API keys (lib/auth/keys.ts). Every field is client-controlled and stored, so each is bounded; strict: a string
 // "30" is not a number of days.
 export const KEY_NAME_MAX = 64
 export const KEY_MODELS_MAX = 32
-const keyId = Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
-  .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' })
-export const keyCreateBody = Joi.object<KeyCreateInput>({
+const keyId = lazySchema(Joi => Joi.string().pattern(/^[0-9a-fA-F]{24}$/).lowercase()
+  .messages({ 'string.pattern.base': '{{#label}} must be a 24-character hexadecimal id' }))
+export const keyCreateBody = lazySchema(Joi => Joi.object<KeyCreateInput>({
   // Printable: no control, format or line-separator characters, which would garble a listing or a log line.
   name: Joi.string().min(1).max(KEY_NAME_MAX).pattern(/^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u).required()
     .messages({ 'string.pattern.base': '{{#label}} may contain only printable characters' }),
   expires_in_days: Joi.number().strict().integer().min(1).max(KEY_EXPIRES_DAYS_MAX),
-  current_password: currentPassword,
+  current_password: currentPassword(),
   models: Joi.array().strict().min(1).max(KEY_MODELS_MAX).unique().items(
     Joi.string().pattern(MODEL_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
   ),
-}).label('body').required()
-export const keyParams = Joi.object<{ key_id: string }>({ key_id: keyId.required() })
+}).label('body').required())
+export const keyParams = lazySchema(Joi => Joi.object<{ key_id: string }>({ key_id: keyId().required() }))
 
 /** The validated, converted value, or a 400 INVALID_INPUT naming the first problem. */
-export function parse<T> (schema: Joi.ObjectSchema<T>, value: unknown): T {
+export function parse<T> (schema: LazySchema<Joi.ObjectSchema<T>>, value: unknown): T {
   // JSON.parse keeps "__proto__" as an own key, and joi drops it silently instead of refusing it.
   if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) throw fail('INVALID_INPUT', '"__proto__" is not allowed')
   // abortEarly and convert are joi's defaults; passing them anyway makes joi merge preferences on every call.
-  const { value: out, error } = schema.validate(value)
+  const { value: out, error } = schema().validate(value)
   if (error !== undefined) {
     const message = error.details[0]?.message ?? 'Invalid input'
     // Unknown keys are echoed by name; keep a hostile 60 KB key out of the answer.

@@ -1,11 +1,11 @@
 // The usage routes (docs/accounts.md, "Usage"): a user reads their own usage, a hush admin everyone's or one
 // user's, by UTC day, from the rows the usage ledger (lib/metering/usage-ledger.ts) writes.
-import Joi from 'joi'
+import type Joi from 'joi'
 import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
 import type { SessionRecord, UsageQuery, UsageRecord, UsageStore } from '../store/types.ts'
 import type { Sessions } from './sessions.ts'
 import { fail } from '../errors.ts'
-import { adminQuery, parse, sessionQuery, targetParams } from './schemas.ts'
+import { adminQuery, lazySchema, parse, sessionQuery, targetParams } from './schemas.ts'
 
 /** The days a query covers when it gives neither `from` nor `to`: the last 30, today included. */
 export const USAGE_DEFAULT_DAYS = 30
@@ -15,15 +15,15 @@ export const USAGE_MAX_SPAN_DAYS = 366
 export const USAGE_MAX_ROWS = 10_000
 
 const DAY_MS = 86_400_000
-const day = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/)
-  .messages({ 'string.pattern.base': '{{#label}} must be a UTC day, YYYY-MM-DD' })
+const day = lazySchema(Joi => Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/)
+  .messages({ 'string.pattern.base': '{{#label}} must be a UTC day, YYYY-MM-DD' }))
 // Operator-password calls are recorded under this user id (no key), so an admin can ask for them too.
-const usageUserId = Joi.alternatives(targetParams.extract('user_id').optional(), Joi.string().valid('operator'))
-  .messages({ 'alternatives.match': '{{#label}} must be a 24-character hexadecimal id or "operator"' })
+const usageUserId = lazySchema(Joi => Joi.alternatives(targetParams().extract('user_id').optional(), Joi.string().valid('operator'))
+  .messages({ 'alternatives.match': '{{#label}} must be a 24-character hexadecimal id or "operator"' }))
 
 interface DayRange { from?: string, to?: string }
-const ownUsageQuery = (sessionQuery as Joi.ObjectSchema).keys({ from: day, to: day }) as Joi.ObjectSchema<{ user_id: string, token?: string } & DayRange>
-const adminUsageQuery = (adminQuery as Joi.ObjectSchema).keys({ from: day, to: day, user_id: usageUserId }) as Joi.ObjectSchema<{ admin_id: string, token?: string, user_id?: string } & DayRange>
+const ownUsageQuery = lazySchema(() => (sessionQuery() as Joi.ObjectSchema).keys({ from: day(), to: day() }) as Joi.ObjectSchema<{ user_id: string, token?: string } & DayRange>)
+const adminUsageQuery = lazySchema(() => (adminQuery() as Joi.ObjectSchema).keys({ from: day(), to: day(), user_id: usageUserId() }) as Joi.ObjectSchema<{ admin_id: string, token?: string, user_id?: string } & DayRange>)
 
 export interface UsageRouteDeps {
   /** Builds a route under the accounts base path with the accounts error mapper (lib/auth/routes.ts). */

@@ -6,7 +6,6 @@
 // with Retry-After, which the official SDKs retry. Hosts reserve only after the route's header-only
 // authentication (Route.authenticate), and one client address holds at most a share of the budget, so
 // neither strangers nor one client sending slowly can keep everyone else's large bodies waiting.
-import { constrainedMemory } from 'node:process'
 import { totalmem } from 'node:os'
 import { fail } from '../errors.ts'
 import { addressBucket } from './client-address.ts'
@@ -58,7 +57,8 @@ export interface BodyBudgetOptions {
  * 60-90 MB).
  */
 export function defaultBodyBudgetBytes (largestBody: number): number {
-  const limit = constrainedMemory()
+  // The global process, not an import of node:process: its ESM namespace reads every getter (4 MB of RSS).
+  const limit = process.constrainedMemory()
   const memory = limit > 0 && limit < totalmem() ? limit : totalmem()
   return Math.max(largestBody, Math.floor(memory / 16))
 }

@@ -11,6 +11,7 @@ import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retentio
 import type { Logger } from '../logger.ts'
 import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AccessLevel, KeyRecord, OwnerRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
+import { optionalPackage } from '../load-package.ts'
 
 export interface MongoStoreOptions {
   /** Connection string; used when `client` is not given. */
@@ -235,7 +236,7 @@ async function createIndexes (db: Db): Promise<void> {
 export async function createMongoStore (options: MongoStoreOptions): Promise<Store> {
   if (options.client === undefined && options.url === undefined) throw new ConfigurationError('url', 'createMongoStore needs `url` or `client`')
   if (typeof options.dbName !== 'string' || options.dbName === '') throw new ConfigurationError('dbName', 'createMongoStore needs `dbName`')
-  driver ??= await import('mongodb')
+  driver ??= await optionalPackage('mongodb', 'createMongoStore', async () => await import('mongodb'))
   const ownClient = options.client === undefined
   const client = options.client ?? new driver.MongoClient(options.url!, { appName: 'gatehouse' })
   const db = client.db(options.dbName)

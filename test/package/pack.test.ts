@@ -55,6 +55,19 @@ t.test('attw: the packed types resolve for node10, node16 (from ESM and CJS) and
   t.match(output, /No problems found/)
 })
 
+t.test('installing the library brings its own dependencies only, none of the gateway\'s (docs/configuration.md, "What each piece costs")', async t => {
+  await installed()
+  const installedNames: string[] = []
+  for (const name of await readdir(join(dir, 'node_modules'))) {
+    if (name.startsWith('.')) continue
+    if (name.startsWith('@')) for (const inner of await readdir(join(dir, 'node_modules', name))) installedNames.push(`${name}/${inner}`)
+    else installedNames.push(name)
+  }
+  t.ok(installedNames.includes('joi') && installedNames.includes('undici') && installedNames.includes('@node-rs/argon2'), 'the library\'s dependencies are installed')
+  const gatewayOnly = installedNames.filter(name => /^(@hapi\/hapi|@opentelemetry\/.*|pino|prom-client|mongodb|bson|google-auth-library|gaxios)$/.test(name))
+  t.same(gatewayOnly, [], 'no Hapi, OpenTelemetry, pino, prom-client, MongoDB driver or Google auth library')
+})
+
 t.test('the type tests of the published API pass against the packed declarations', async t => {
   await installed()
   const tests = join(dir, 'typetests')
@@ -62,6 +75,9 @@ t.test('the type tests of the published API pass against the packed declarations
   const files = (await readdir(join(root, 'test/types'))).filter(f => f.endsWith('.tst.ts'))
   for (const file of files) await copyFile(join(root, 'test/types', file), join(tests, file))
   await symlink(join(root, 'node_modules/tstyche'), join(dir, 'node_modules/tstyche'), 'dir')
+  // hapiPlugin's types are Hapi's: a user who mounts the library in Hapi has installed it (an optional peer dependency).
+  await mkdir(join(dir, 'node_modules/@hapi'), { recursive: true })
+  await symlink(join(root, 'node_modules/@hapi/hapi'), join(dir, 'node_modules/@hapi/hapi'), 'dir')
   await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2023', strict: true, noEmit: true, resolveJsonModule: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: true }, include: ['typetests'] }))
   const { code, output } = await check('tstyche', [])
   t.equal(code, 0, 'tstyche exits 0', { output })

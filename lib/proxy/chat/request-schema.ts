@@ -1,7 +1,8 @@
 // The chat-completions request body, validated with joi. Unknown fields are accepted and ignored
 // (clients send `user`, `metadata`, `store`, ...), wrong types are a 400 in the OpenAI error shape
 // with `param` naming the field. No type conversion: "0.5" is not a temperature.
-import Joi from 'joi'
+import type Joi from 'joi'
+import { joi } from '../../load-package.ts'
 import { REASONING_EFFORTS } from '../models/thinking.ts'
 import type { ReasoningEffort } from '../models/thinking.ts'
 import { FUNCTION_NAME, WEB_SEARCH_TOOL_TYPES } from './tool-declarations.ts'
@@ -173,6 +174,7 @@ function isQuickMessage (m: unknown, limits: ChatSchemaLimits = DEFAULT_CHAT_LIM
 
 /** The top-level fields in the order errors are looked for. */
 function fieldsFor (limits: ChatSchemaLimits): Field[] {
+  const Joi = joi()
   const opt = (s: Joi.Schema): Joi.Schema => s.allow(null)
   const partType = Joi.string().valid(...PART_TYPES).required()
   const partOf = (fields: Record<string, Joi.Schema>): Joi.ObjectSchema => Joi.object({ type: partType, ...fields }).unknown(true)
@@ -292,7 +294,8 @@ export function createChatRequestValidator (limits: Partial<ChatSchemaLimits> = 
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(`chatLimits.${name}`, `createProxy: chatLimits.${name} must be a positive integer`)
   }
-  const fields = fieldsFor(resolved)
+  // Built on the first request, so a proxy that serves no chat completion never loads joi (lib/load-package.ts).
+  let fields: Field[] | undefined
   return function validateChatRequest (body) {
     if (body === undefined) throw invalidParam('The request body is empty; send a JSON object with `model` and `messages`', null)
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParam('The request body must be a JSON object', null)
@@ -300,6 +303,7 @@ export function createChatRequestValidator (limits: Partial<ChatSchemaLimits> = 
     const given = body as Record<string, unknown>
     // Before any part is validated: validating them costs time too.
     if (countParts(given.messages) > resolved.maxTotalParts) throw tooManyParts(resolved.maxTotalParts)
+    fields ??= fieldsFor(resolved)
     for (const { name, schema, required, quick } of fields) {
       const value = given[name]
       if ((value === undefined && !required) || quick?.(value) === true) continue

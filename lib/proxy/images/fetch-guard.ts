@@ -10,7 +10,8 @@
 import dns from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 import type { LookupFunction, Socket } from 'node:net'
-import { buildConnector } from 'undici'
+import type { buildConnector } from 'undici'
+import { undici } from '../../load-package.ts'
 
 type Family = 'ipv4' | 'ipv6'
 
@@ -131,7 +132,7 @@ export type AllowedPorts = ReadonlySet<number> | 'any'
  * false: private networks allowed), on every connection.
  */
 export function guardedConnector (timeout: number, blocked: AddressClassifier | false = blockedRange, ports: AllowedPorts = 'any'): buildConnector.connector {
-  const connect = buildConnector(blocked === false ? { timeout } : { timeout, lookup: guardedLookup(blocked) })
+  const connect = undici().buildConnector(blocked === false ? { timeout } : { timeout, lookup: guardedLookup(blocked) })
   return (options, callback) => {
     const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80)
     if (ports !== 'any' && !ports.has(port)) return callback(portNotAllowed(port), null)

@@ -4,7 +4,8 @@
 // Whatever keeps the gateway from getting an HTTP answer (a refused address or port, a name that does
 // not resolve, a refused, reset or timed-out connection) gets one and the same message: anything more
 // would tell a client which internal names exist and which ports answer. The reason goes to the log.
-import { Agent, interceptors, request } from 'undici'
+import type { Agent, Dispatcher } from 'undici'
+import { undici } from '../../load-package.ts'
 import { ConfigurationError, fail } from '../../errors.ts'
 import { isPort } from '../../option-rules.ts'
 import type { Logger } from '../../logger.ts'
@@ -87,9 +88,17 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
   const maxBytes = options.maxBytes ?? 20 * 1024 * 1024
   const timeoutMs = options.timeoutMs ?? 15000
   const ports = allowedPortSet(options.allowedPorts ?? DEFAULT_IMAGE_FETCH_PORTS)
-  const connect = guardedConnector(timeoutMs, options.allowPrivateNetworks === true ? false : refused, ports)
-  const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
-  const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: options.maxRedirects ?? 3 }))
+  // Made on the first fetch, so a proxy that never fetches an image never loads undici (lib/load-package.ts).
+  let agent: Agent | undefined
+  let dispatcher: Dispatcher | undefined
+  const dispatcherOf = (): Dispatcher => {
+    if (dispatcher !== undefined) return dispatcher
+    const { Agent, interceptors } = undici()
+    const connect = guardedConnector(timeoutMs, options.allowPrivateNetworks === true ? false : refused, ports)
+    agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+    dispatcher = agent.compose(interceptors.redirect({ maxRedirections: options.maxRedirects ?? 3 }))
+    return dispatcher
+  }
 
   return {
     maxPerRequest: options.maxPerRequest ?? 16,
@@ -115,8 +124,8 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
         return fail('IMAGE_FETCH_FAILED', `Could not fetch the image URL ${where}`)
       }
       try {
-        const res = await request(url, {
-          dispatcher,
+        const res = await undici().request(url, {
+          dispatcher: dispatcherOf(),
           method: 'GET',
           signal: combined,
           headers: { accept: 'image/*', 'accept-encoding': 'identity', 'user-agent': 'gatehouse-image-fetch' },
@@ -161,7 +170,7 @@ export function createImageFetcher (options: ImageFetchOptions = {}, refused: Ad
       }
     },
     async close () {
-      await agent.close()
+      await agent?.close()
     },
   }
 }

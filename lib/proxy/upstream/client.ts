@@ -1,8 +1,8 @@
 // The HTTP client for every upstream call: one keep-alive undici Agent, connect and idle timeouts,
 // cancellation through the caller's signal, one refresh-and-retry on 401, one retry with jitter of
 // a unary call answered 5xx, SSE decoding for streams, and upstream errors turned into GatehouseErrors.
-import { Agent } from 'undici'
-import type { Dispatcher } from 'undici'
+import type { Agent, Dispatcher } from 'undici'
+import { undici } from '../../load-package.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Readable } from 'node:stream'
 import { fail, isGatehouseError } from '../../errors.ts'
@@ -90,11 +90,13 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
   const o = { ...UPSTREAM_DEFAULTS, ...withoutUndefined(options) }
   const logger = options.logger ?? SILENT_LOGGER
   const observer = options.observer
-  const agent = new Agent({
+  // Made on the first call, so a proxy that is never called never loads undici (lib/load-package.ts).
+  let made: Agent | undefined
+  const agentOf = (): Agent => (made ??= new (undici().Agent)({
     connect: { timeout: o.connectTimeoutMs },
     headersTimeout: o.idleTimeoutMs,
     bodyTimeout: o.idleTimeoutMs,
-  })
+  }))
   const platform = `${process.platform}; ${process.arch}; gatehouse`
 
   function userAgent (model: string | undefined): string {
@@ -280,7 +282,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       signal?.addEventListener('abort', onAbort, { once: true })
       try {
         const target = typeof req.url === 'string' ? new URL(req.url) : req.url
-        agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: method as Dispatcher.HttpMethod, headers, body: payload }, handler)
+        agentOf().dispatch({ origin: target.origin, path: target.pathname + target.search, method: method as Dispatcher.HttpMethod, headers, body: payload }, handler)
       } catch (err) {
         // A malformed URL or request: nothing was sent.
         failed(err)
@@ -339,7 +341,7 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
       const observed: UpstreamRequest = { url: req.url, model: req.model ?? 'pass-through', auth: { headers: async () => ({}) } }
       let answer: Dispatcher.ResponseData
       try {
-        answer = await agent.request({
+        answer = await agentOf().request({
           origin: req.url.origin,
           path: req.url.pathname + req.url.search,
           method: req.method as Dispatcher.HttpMethod,
@@ -362,6 +364,8 @@ export function createUpstreamClient (options: UpstreamClientOptions = {}): Upst
     },
     async close () {
       // Graceful first; whatever is still open after a second (a stalled stream) is cut.
+      const agent = made
+      if (agent === undefined) return
       let timer: NodeJS.Timeout | undefined
       const closed = agent.close()
       const late = new Promise<'late'>(resolve => { timer = setTimeout(resolve, 1000, 'late') })

@@ -12,6 +12,7 @@ import { createCredentialsFileWriter } from './credentials-file.ts'
 import type { CredentialsFileWriter } from './credentials-file.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
 import type { Logger } from '../../logger.ts'
+import { optionalPackage } from '../../load-package.ts'
 
 export interface OAuthCredentialOptions {
   /** OAuth credentials JSON, as a string or already parsed (GEMINI_CREDENTIALS). Wins over credentialsFile. Never written. */
@@ -79,7 +80,7 @@ export function loadOAuthCredential (options: OAuthCredentialOptions): OAuthCred
   // refreshes a Code Assist token never loads it.
   let oauth: OAuth2Client | undefined
   async function oauthClient (): Promise<OAuth2Client> {
-    const { OAuth2Client } = await import('google-auth-library')
+    const { OAuth2Client } = await optionalPackage('google-auth-library', 'createBackend', async () => await import('google-auth-library'))
     return new OAuth2Client({
       clientId,
       clientSecret,

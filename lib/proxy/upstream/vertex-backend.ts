@@ -18,6 +18,7 @@ import type { VertexCacheSite, VertexCacheSites } from './vertex-cache.ts'
 import { DEFAULT_VERTEX_LOCATION, vertexHost, vertexLocationList } from '../../option-rules.ts'
 import { createCredentialPool } from './credential-pool.ts'
 import { SILENT_LOGGER } from '../../logger.ts'
+import { optionalPackage } from '../../load-package.ts'
 
 export interface VertexBackendOptions extends UpstreamClientOptions {
   /** Google Cloud project (GOOGLE_CLOUD_PROJECT). Default unset: express mode with `apiKey`. */
@@ -91,7 +92,7 @@ function adcAuth (options: VertexBackendOptions): UpstreamAuth & { check (): Pro
   // google-auth-library (about 20 MB with its HTTP stack) loads on the first call, so a process that never calls
   // Vertex never loads it.
   async function load (): Promise<AuthClient> {
-    const { GoogleAuth, JWT } = await import('google-auth-library')
+    const { GoogleAuth, JWT } = await optionalPackage('google-auth-library', 'createBackend', async () => await import('google-auth-library'))
     const file = options.credentialsFile
     const key = file === undefined ? undefined : readKeyFile(file)
     if (file === undefined || key?.type !== 'service_account') {
