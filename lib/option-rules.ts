@@ -12,6 +12,8 @@ export const DEFAULT_ADMIN_USERNAME = 'system'
 export const DEFAULT_SESSION_TTL_SECONDS = 3600
 /** createAuthService's reauthSeconds default. */
 export const DEFAULT_REAUTH_SECONDS = 600
+/** createConsole's path default (CONSOLE_PATH). */
+export const DEFAULT_CONSOLE_PATH = '/console'
 /** createAuthService's queryTokens default. */
 export const DEFAULT_QUERY_TOKENS = true
 export { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './proxy/access/caller.ts'

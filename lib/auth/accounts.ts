@@ -32,6 +32,12 @@ export interface Accounts {
    * reauthSeconds or `current_password` is right (checked through the login limiter, from `address`).
    */
   updateSelf (session: SessionRecord, input: SelfUpdateInput, address: string | undefined): Promise<UserRecord>
+  /**
+   * Shows the owner of `session` is present before a sensitive action: passes when the session is younger than
+   * reauthSeconds or `currentPassword` is right (checked through the login limiter, from `address`); throws
+   * REAUTHENTICATION_REQUIRED (with `message` when given) or INVALID_CURRENT_PASSWORD otherwise.
+   */
+  confirmPresence (session: SessionRecord, currentPassword: string | undefined, address: string | undefined, message?: string): Promise<void>
   setAccessLevel (userId: string, level: AccessLevel): Promise<UserRecord>
   /** Disables (ending every session) or enables an account; the last enabled hush user stays enabled. */
   setDisabled (userId: string, disabled: boolean): Promise<UserRecord>
@@ -175,10 +181,15 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
 
     async updateSelf (session, input, address) {
       const { current_password: currentPassword, ...changes } = input
-      const user = await users.findById(session.userId)
-      if (user === null) throw fail('SESSION_NOT_FOUND')
       // Every field a user can change here (password, email, username) can take the account over, so a stolen
       // token must not change them: only a recent login or the current password shows the owner is present.
+      await accounts.confirmPresence(session, currentPassword, address)
+      return await accounts.update(session.userId, changes, session.tokenHash)
+    },
+
+    async confirmPresence (session, currentPassword, address, message) {
+      const user = await users.findById(session.userId)
+      if (user === null) throw fail('SESSION_NOT_FOUND')
       if (currentPassword !== undefined) {
         await limiter.admit(user.usernameKey, address)
         if (!await passwords.verify(user.passwordHash, currentPassword)) {
@@ -187,9 +198,8 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
         }
         await limiter.succeeded(user.usernameKey, address)
       } else if (now().getTime() - session.createdAt.getTime() >= options.reauthMs) {
-        throw fail('REAUTHENTICATION_REQUIRED')
+        throw message === undefined ? fail('REAUTHENTICATION_REQUIRED') : fail('REAUTHENTICATION_REQUIRED', message)
       }
-      return await accounts.update(user.id, changes, session.tokenHash)
     },
 
     setAccessLevel: (userId, level) => oneAtATime(async () => {

@@ -2,7 +2,7 @@
 import type { Route, RouteTable } from '../http/contract.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import type { Backend, ProxyObserver, ReadyState } from './upstream/backend.ts'
+import type { Backend, CredentialStatus, ProxyObserver, ReadyState } from './upstream/backend.ts'
 import { checkBackendOptions, createBackend, createUnconfiguredBackend } from './upstream/create-backend.ts'
 import type { BackendOptions } from './upstream/create-backend.ts'
 import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat/request-schema.ts'
@@ -105,8 +105,16 @@ export interface Proxy {
   bodyBudget?: BodyBudget
   /** Ready when the upstream credentials are usable and the project is resolved. */
   ready (): Promise<ReadyState>
+  /** Read-only, for the console: the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
+  upstream (): UpstreamView
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
+}
+
+export interface UpstreamView {
+  backend: string | undefined
+  credentials: CredentialStatus[]
+  models: readonly string[]
 }
 
 function positiveInteger (value: number, name: string): number {
@@ -184,22 +192,32 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   positiveInteger(bodyRead.timeoutMs, 'bodyRead.timeoutMs')
   nonNegative(bodyRead.minBytesPerSecond, 'bodyRead.minBytesPerSecond')
   nonNegative(bodyRead.graceMs, 'bodyRead.graceMs')
+  // The pools createBackend builds report their states through the observer: kept here too, for upstream().
+  const pools: Array<() => CredentialStatus[]> = []
+  const watchPools = (observer: ProxyObserver | undefined): ProxyObserver => ({
+    ...observer,
+    credentialPool (statuses) {
+      pools.push(statuses)
+      observer?.credentialPool?.(statuses)
+    },
+  })
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch, undefined, options.logger)
   const ownsBackend = options.backend === undefined
   const backend = options.backend ?? (options.upstream === undefined
     ? createUnconfiguredBackend()
-    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, ...options.upstream }))
+    : createBackend({ logger: options.logger, observer: watchPools(options.observer), now: options.now, ...options.upstream }))
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
+  const catalog = createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name)
   const routeTable = proxyRoutes({
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
-    catalog: createModelCatalog(options.models, options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile), backend.name),
+    catalog,
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,
@@ -219,6 +237,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     routes: routeTable.routes,
     bodyBudget,
     ready: () => backend.ready(),
+    upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: catalog.ids }),
     async close () {
       await fetcher?.close()
       if (ownsBackend) await backend.close()
