@@ -15,7 +15,7 @@ import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
 import { effectiveLimits, limitsToWire } from '../metering/limits-rule.ts'
 import { adminUser, publicSession } from '../auth/user-view.ts'
-import { ConfigurationError, fail } from '../errors.ts'
+import { ConfigurationError, fail, isGatehouseError } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 import { assertSameOrigin } from './request-guard.ts'
 import { clearedCookie, cookieToken, sessionCookie } from './cookie-session.ts'
@@ -207,8 +207,15 @@ export function createConsole (options: ConsoleOptions): Console {
     }),
 
     route('GET', '/api/me', async (req) => {
-      const { session, user } = await caller(req)
+      // Asked first by every page load: not being signed in is an answer here, not an error (the page shows sign-in).
+      const who = await caller(req).catch((err: unknown) => {
+        if (isGatehouseError(err) && err.status === 401) return undefined
+        throw err
+      })
+      if (who === undefined) return dataResponse({ signed_in: false })
+      const { session, user } = who
       return dataResponse({
+        signed_in: true,
         user: userView(user),
         session: {
           created_at: session.createdAt.toISOString(),

@@ -28,7 +28,7 @@ t.test('the console cookie is refused on the accounts JSON routes, and its token
   t.same(asBearer.body, { detail: 'Invalid token' })
   const keys = await h.raw('GET', `/v1/api/auth/keys?user_id=${userId}`, { 'user-agent': BROWSER, cookie })
   t.equal(keys.status, 401)
-  t.equal((await h.call('GET', '/api/me')).status, 200, 'while the console takes it')
+  t.equal((await h.call('GET', '/api/keys')).status, 200, 'while the console takes it')
 })
 
 t.test('the console refuses a session token the JSON login issued', async t => {
@@ -36,8 +36,9 @@ t.test('the console refuses a session token the JSON login issued', async t => {
   t.teardown(h.close)
   const login = await h.raw('POST', '/v1/api/auth/login', { 'user-agent': BROWSER, 'content-type': 'application/json' }, JSON.stringify({ username: 'system', password: 'admin-password-for-tests' }))
   t.equal(login.status, 200)
-  const me = await h.call('GET', '/api/me', { cookie: login.body.access_token })
-  t.equal(me.status, 401)
+  const keys = await h.call('GET', '/api/keys', { cookie: login.body.access_token })
+  t.equal(keys.status, 401)
+  t.same((await h.call('GET', '/api/me', { cookie: login.body.access_token })).body, { signed_in: false })
 })
 
 t.test('unsafe console calls need Sec-Fetch-Site: same-origin (or a same-host Origin) and the console header', async t => {
@@ -69,7 +70,7 @@ t.test('every console answer carries the CSP, nosniff and no-referrer; data answ
   const script = await h.raw('GET', '/console/assets/app.js')
   await h.member()
   const data = await h.call('GET', '/api/me')
-  const refused = await h.call('GET', '/api/me', { cookie: null })
+  const refused = await h.call('GET', '/api/keys', { cookie: null })
   const unknown = await h.call('GET', '/api/nothing-here')
   for (const [name, reply] of Object.entries({ page, script, data, refused, unknown })) {
     t.equal(reply.headers['content-security-policy'], CONSOLE_CSP, `${name}: CSP`)
@@ -94,7 +95,7 @@ t.test('logout ends the session on the server: the old cookie is refused afterwa
   const out = await h.call('POST', '/api/logout')
   t.equal(out.status, 200)
   t.match(out.headers['set-cookie'], /^__Host-gatehouse-console=; .*Max-Age=0/)
-  t.equal((await h.call('GET', '/api/me', { cookie: old })).status, 401)
+  t.equal((await h.call('GET', '/api/keys', { cookie: old })).status, 401)
 })
 
 t.test('a login rotates the session: a new id each time, and the previous cookie\'s session ends', async t => {
@@ -105,15 +106,16 @@ t.test('a login rotates the session: a new id each time, and the previous cookie
   const again = await h.call('POST', '/api/login', { json: { username: 'system', password: 'admin-password-for-tests' } })
   t.equal(again.status, 200)
   t.not(h.cookie, first)
-  t.equal((await h.call('GET', '/api/me', { cookie: first })).status, 401, 'the fixed or stolen earlier id no longer works')
-  t.equal((await h.call('GET', '/api/me')).status, 200)
+  t.equal((await h.call('GET', '/api/keys', { cookie: first })).status, 401, 'the fixed or stolen earlier id no longer works')
+  t.equal((await h.call('GET', '/api/keys')).status, 200)
 })
 
 t.test('a console session is bound to the browser it signed in from', async t => {
   const h = await startConsoleHarness()
   t.teardown(h.close)
   await h.member()
-  t.equal((await h.call('GET', '/api/me', { headers: { 'user-agent': 'curl/8' } })).status, 401)
+  t.equal((await h.call('GET', '/api/keys', { headers: { 'user-agent': 'curl/8' } })).status, 401)
+  t.same((await h.call('GET', '/api/me', { headers: { 'user-agent': 'curl/8' } })).body, { signed_in: false })
 })
 
 t.test('sensitive actions need the current password once the sign-in is older than the re-authentication window', async t => {
