@@ -10,7 +10,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY gateway ./gateway
-RUN npm run build
+COPY console ./console
+COPY scripts/build-console.ts ./scripts/
+RUN npm run build && npm run build:console
 
 # 2. Production dependencies only (the `node` devDependency is left out: the image brings its own node).
 FROM ${NODE_IMAGE} AS deps
@@ -25,6 +27,7 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/console/build ./console/build
 # Writable home for the embedded store file (DEBUG's default ./data/auth-db.json, or AUTH_DATA_FILE=/app/data/...);
 # mount a volume here to keep it. The Helm chart mounts its claim here too.
 RUN mkdir -p /app/data && chown node:node /app/data

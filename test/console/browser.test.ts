@@ -17,6 +17,7 @@ import { startFakeUpstream } from '../support/fake-upstream.ts'
 import { staleCredentials } from '../proxy/harness.ts'
 import { ADMIN } from '../support/gateway-keys.ts'
 import { authClient, DEVICE } from '../support/auth-client.ts'
+import { ensureConsoleBuilt } from '../support/console-build.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url))
@@ -67,6 +68,7 @@ async function makeMember (gatewayUrl: string, username: string): Promise<void> 
 }
 
 t.test('the console in Chromium: member and admin tasks at the root and under a prefix, accessible, no CSP violation', async t => {
+  ensureConsoleBuilt()
   rmSync(SHOTS, { recursive: true, force: true })
   mkdirSync(SHOTS, { recursive: true })
   const fake = await startFakeUpstream()
