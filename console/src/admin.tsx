@@ -42,9 +42,9 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => v
         <button type="submit" disabled={act.busy}>Set level</button>
       </form>
       <div class="row">
-        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => change(() => sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })), u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`)}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
-        <button type="button" class="secondary" disabled={act.busy} onClick={() => change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.')}>Clear login lockout</button>
-        <button type="button" class="secondary" disabled={act.busy} onClick={() => change(() => api('DELETE', `admin/users/${id}/sessions`), 'Sessions ended.')}>End all sessions</button>
+        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(() => sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })), u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/sessions`), 'Sessions ended.') }}>End all sessions</button>
       </div>
       <form onSubmit={(e) => {
         e.preventDefault()

@@ -28,7 +28,7 @@ function NewKey ({ created, model, onClose }: { created: Created, model: string,
       <label for="new-key-value">Key</label>
       <div class="row">
         <input id="new-key-value" class="mono" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} />
-        <button type="button" onClick={() => copy(created.key, 'Key')}>Copy key</button>
+        <button type="button" onClick={() => { void copy(created.key, 'Key') }}>Copy key</button>
       </div>
       <h3>Use it from</h3>
       <div role="tablist" aria-label="Client" class="tabs">
@@ -44,7 +44,7 @@ function NewKey ({ created, model, onClose }: { created: Created, model: string,
       </div>
       <div role="tabpanel" id="snippet-panel" aria-labelledby={`tab-${shown.id}`}>
         <pre tabIndex={0} aria-label={`${shown.label} example`}><code>{shown.text}</code></pre>
-        <button type="button" class="secondary" onClick={() => copy(shown.text, `${shown.label} example`)}>Copy {shown.label} example</button>
+        <button type="button" class="secondary" onClick={() => { void copy(shown.text, `${shown.label} example`) }}>Copy {shown.label} example</button>
       </div>
       <p role="status" aria-live="polite">{copied}</p>
       <button type="button" onClick={onClose}>I have saved it</button>
@@ -124,7 +124,7 @@ export function KeysPage () {
                   <td>{k.expires_at === null ? 'never' : when(k.expires_at)}</td>
                   <td>{when(k.last_used_at)}</td>
                   <td>{k.models === null ? 'all allowed' : k.models.join(', ')}</td>
-                  <td><button type="button" class="danger" aria-label={`Revoke key ${k.name}`} onClick={() => list.run(async () => { await api('DELETE', `keys/${k.key_id}`); await load(); return `Key ${k.name} revoked.` })}>Revoke</button></td>
+                  <td><button type="button" class="danger" aria-label={`Revoke key ${k.name}`} onClick={() => { void list.run(async () => { await api('DELETE', `keys/${k.key_id}`); await load(); return `Key ${k.name} revoked.` }) }}>Revoke</button></td>
                 </tr>
               ))}
             </tbody>

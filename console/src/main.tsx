@@ -86,7 +86,7 @@ function SessionsPage () {
     <>
       <h1 tabIndex={-1}>Your sessions</h1>
       <p>Every place you are signed in, the newest first. Ending a session signs that device out at once.</p>
-      <button type="button" disabled={busy} onClick={() => run(async () => { const r = await api('DELETE', 'sessions'); await load(); return `Ended ${r.ended} other session(s).` })}>Sign out everywhere else</button>
+      <button type="button" disabled={busy} onClick={() => { void run(async () => { const r = await api('DELETE', 'sessions'); await load(); return `Ended ${r.ended} other session(s).` }) }}>Sign out everywhere else</button>
       <Status error={error} done={done} />
       {list !== undefined && (
         <table>
@@ -98,7 +98,7 @@ function SessionsPage () {
                 <td>{s.device}{s.current ? ' (this browser)' : ''}</td>
                 <td>{when(s.created_at)}</td>
                 <td>{when(s.expires_at)}</td>
-                <td>{s.current ? '—' : <button type="button" class="secondary" aria-label={`End the session of ${s.device} from ${when(s.created_at)}`} onClick={() => run(async () => { await api('DELETE', `sessions/${s.id}`); await load(); return 'Session ended.' })}>End</button>}</td>
+                <td>{s.current ? '—' : <button type="button" class="secondary" aria-label={`End the session of ${s.device} from ${when(s.created_at)}`} onClick={() => { void run(async () => { await api('DELETE', `sessions/${s.id}`); await load(); return 'Session ended.' }) }}>End</button>}</td>
               </tr>
             ))}
           </tbody>

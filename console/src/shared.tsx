@@ -28,7 +28,7 @@ export const useApp = (): Ctx => useContext(AppContext)
 /** A status line: errors from the API in words, successes politely announced. */
 export function Status ({ error, done }: { error?: unknown, done?: string }) {
   if (error !== undefined && error !== null) {
-    const text = error instanceof Error ? error.message : String(error)
+    const text = error instanceof Error ? error.message : typeof error === 'string' ? error : 'Something went wrong.'
     return <p class="status error" role="alert">{text}</p>
   }
   return <p class="status ok" role="status" aria-live="polite">{done ?? ''}</p>

@@ -233,5 +233,6 @@ t.test('the console in Chromium: member and admin tasks at the root and under a 
     await memberTasks(site, member)
     await adminTasks(site, member)
   }
+  t.equal(await page.evaluate('localStorage.length + sessionStorage.length'), 0, 'nothing kept in web storage')
   t.same(problems, [], 'no console error and no CSP violation during the run')
 })
