@@ -19,6 +19,9 @@ import { ADMIN } from '../support/gateway-keys.ts'
 import { authClient, DEVICE } from '../support/auth-client.ts'
 import { ensureConsoleBuilt } from '../support/console-build.ts'
 
+// One browser launch drives the three sites: about a minute and a half on a busy 2-core machine.
+t.setTimeout(300_000)
+
 const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url))
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8')
