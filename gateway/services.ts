@@ -98,7 +98,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   if (upstream !== undefined) readiness.push({ name: 'upstream', timeoutMs: 10_000, check: () => proxy.ready() })
 
   // Each table's scope picks the shape of its unknown paths: /v1/api the accounts', any other /v1 the chat one.
-  // The console's files are read when its page is first served, not here (lib/console/static-assets.ts).
+  // The console's files are read when its page is first served, not here (docs/console.md, "Assets").
   const webConsole = config.consoleEnabled ? createConsole({ auth, proxy, limiter, path: config.consolePath }) : undefined
   return {
     routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
