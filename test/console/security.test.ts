@@ -151,3 +151,23 @@ t.test('the console path is checked at construction, and CONSOLE_PATH moves ever
   t.throws(() => createConsole({ auth: h.auth, path: 'console' }), { option: 'path', message: /path must be a path/ })
   t.throws(() => createConsole({ auth: {} as never }), { option: 'auth', message: /createAuthService/ })
 })
+
+t.test('the console cookie is no credential on the proxy: /v1 and the native routes refuse it', async t => {
+  const { startGateway } = await import('../support/gateway.ts')
+  const gateway = await startGateway({ LOG_LEVEL: 'silent', AUTH_ADMIN_USERNAME: 'gate_admin', AUTH_ADMIN_PASSWORD: 'gateway-admin-password' })
+  t.teardown(() => gateway.close())
+  const login = await fetch(`${gateway.url}/console/api/login`, {
+    method: 'POST',
+    headers: { 'user-agent': BROWSER, 'sec-fetch-site': 'same-origin', 'x-gatehouse-console': '1', 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'gate_admin', password: 'gateway-admin-password' }),
+  })
+  t.equal(login.status, 200)
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]
+  t.match(cookie, /^__Host-gatehouse-console=.+/)
+  const headers = { cookie, 'user-agent': BROWSER, 'content-type': 'application/json' }
+  const chat = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }) })
+  t.equal(chat.status, 401, '/v1/chat/completions')
+  t.equal((await fetch(`${gateway.url}/v1/models`, { headers })).status, 401, '/v1/models')
+  t.equal((await fetch(`${gateway.url}/v1beta/models`, { headers })).status, 401, 'the native surface')
+  t.equal((await fetch(`${gateway.url}/console/api/keys`, { headers })).status, 200, 'while the console takes it')
+})
