@@ -11,7 +11,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY gateway ./gateway
-RUN npm run build
+COPY console ./console
+COPY scripts/build-console.ts ./scripts/
+RUN npm run build && npm run build:console
 
 # 2. Production dependencies only: the library's (package.json) and the gateway's (gateway/package.json, an npm
 # workspace), without the `node` devDependency: the image brings its own node.
@@ -28,6 +30,7 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/console/build ./console/build
 # Writable home for the embedded store file (DEBUG's default ./data/auth-db.json, or AUTH_DATA_FILE=/app/data/...);
 # mount a volume here to keep it. The Helm chart mounts its claim here too.
 RUN mkdir -p /app/data && chown node:node /app/data

@@ -30,10 +30,10 @@ const dynamicImportOf = (regex, message) => ({
 const gatewayInternal = LIB_INTERNAL
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', '.tap/', '.tools/', 'data/'] },
+  { ignores: ['node_modules/', 'dist/', 'coverage/', '.tap/', '.tools/', 'data/', 'console/build/'] },
   { files: ['**/*.js'], extends: [js.configs.recommended] },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     linterOptions: { reportUnusedDisableDirectives: 'error' },

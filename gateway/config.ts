@@ -37,6 +37,10 @@ export interface GatewayConfig {
   readonly authReauthSeconds?: number
   /** Session tokens accepted in the query string; header forms always are. Default unset: the library's true (AUTH_QUERY_TOKENS). */
   readonly authQueryTokens?: boolean
+  /** Serve the web console (CONSOLE_ENABLED). Default true. */
+  readonly consoleEnabled: boolean
+  /** Where the console is served (CONSOLE_PATH). Default unset: the library's /console. */
+  readonly consolePath?: string
   /** Sign-ups allowed per client address (IPv6: per /64) within the window. Default unset: the library's 10 (AUTH_SIGNUPS_PER_ADDRESS). */
   readonly authSignupsPerAddress?: number
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
@@ -151,6 +155,8 @@ const SCHEMA: Record<string, Joi.Schema> = {
   AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
   AUTH_QUERY_TOKENS: bool,
   GEMINI_MAX_CACHE_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
+  CONSOLE_ENABLED: bool,
+  CONSOLE_PATH: str.pattern(/^(?:\/[A-Za-z0-9._~-]+)+\/?$/, 'path such as /console'),
   AUTH_SIGNUPS_PER_ADDRESS: Joi.number().integer().min(1).max(1_000_000),
   AUTH_SIGNUP_WINDOW_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
   TRUSTED_PROXIES: str.custom((value: string, helpers) => {
@@ -320,6 +326,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     authSessionTtlSeconds: v.AUTH_SESSION_TTL_SECONDS,
     authReauthSeconds: v.AUTH_REAUTH_SECONDS,
     authQueryTokens: v.AUTH_QUERY_TOKENS,
+    consoleEnabled: v.CONSOLE_ENABLED ?? true,
+    consolePath: v.CONSOLE_PATH,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
@@ -379,6 +387,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   sessionTtlSeconds: ['AUTH_SESSION_TTL_SECONDS'],
   reauthSeconds: ['AUTH_REAUTH_SECONDS'],
   queryTokens: ['AUTH_QUERY_TOKENS'],
+  path: ['CONSOLE_PATH'],
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
   proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],

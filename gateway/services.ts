@@ -1,6 +1,6 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
-import { createAuthService, createProxy, createRateLimiter, createUsageLedger } from '../lib/index.ts'
+import { createAuthService, createConsole, createProxy, createRateLimiter, createUsageLedger } from '../lib/index.ts'
 import type { BackendOptions, RouteTable, Store, UsageLedger } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
@@ -107,8 +107,10 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   if (upstream !== undefined) readiness.push({ name: 'upstream', timeoutMs: 10_000, check: () => proxy.ready() })
 
   // Each table's scope picks the shape of its unknown paths: /v1/api the accounts', any other /v1 the chat one.
+  // The console's files are read when its page is first served, not here (docs/console.md, "Assets").
+  const webConsole = config.consoleEnabled ? createConsole({ auth, proxy, limiter, path: config.consolePath }) : undefined
   return {
-    routeTables: [auth.routeTable, proxy.routeTable],
+    routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
     readiness,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,

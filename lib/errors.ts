@@ -29,6 +29,9 @@ export const ERRORS = {
   KEY_NOT_FOUND: { status: 404, message: 'API key not found' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many failed login attempts; try again later' },
   TOO_MANY_SIGNUPS: { status: 429, message: 'Too many sign-ups from this address; try again later' },
+  // console
+  CROSS_SITE_REQUEST: { status: 403, message: 'Refused: this request did not come from the console page (Sec-Fetch-Site or Origin)' },
+  CONSOLE_NOT_BUILT: { status: 503, message: 'The console was not built: run npm run build:console' },
   // shared
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },

@@ -18,6 +18,8 @@ export const DEFAULT_REAUTH_SECONDS = 600
 export const DEFAULT_KEY_DEFAULT_DAYS = 90
 /** The longest life of a key in days (a key's expires_in_days, createAuthService's keyDefaultDays). */
 export const KEY_EXPIRES_DAYS_MAX = 3650
+/** createConsole's path default (CONSOLE_PATH). */
+export const DEFAULT_CONSOLE_PATH = '/console'
 /** createAuthService's queryTokens default. */
 export const DEFAULT_QUERY_TOKENS = true
 export { DEFAULT_PROXY_MIN_ACCESS_LEVEL } from './proxy/access/caller.ts'

@@ -33,11 +33,12 @@ export interface Accounts {
    */
   updateSelf (session: SessionRecord, input: SelfUpdateInput, address: string | undefined): Promise<UserRecord>
   /**
-   * The one rule of recent authentication (a self-update, creating an API key): the session is younger than
-   * reauthSeconds, or `currentPassword` is right (checked through the login limiter, from `address`). Returns the
-   * session's user; throws REAUTHENTICATION_REQUIRED or INVALID_CURRENT_PASSWORD.
+   * The one rule of recent authentication (a self-update, creating an API key, the console's sensitive actions): the
+   * session is younger than reauthSeconds, or `currentPassword` is right (checked through the login limiter, from
+   * `address`). Returns the session's user; throws REAUTHENTICATION_REQUIRED (with `message` when given) or
+   * INVALID_CURRENT_PASSWORD.
    */
-  confirmOwner (session: SessionRecord, currentPassword: string | undefined, address: string | undefined): Promise<UserRecord>
+  confirmOwner (session: SessionRecord, currentPassword: string | undefined, address: string | undefined, message?: string): Promise<UserRecord>
   setAccessLevel (userId: string, level: AccessLevel): Promise<UserRecord>
   /** Disables (ending every session) or enables an account; the last enabled hush user stays enabled. */
   setDisabled (userId: string, disabled: boolean): Promise<UserRecord>
@@ -187,7 +188,7 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
       return await accounts.update(user.id, changes, session.tokenHash)
     },
 
-    async confirmOwner (session, currentPassword, address) {
+    async confirmOwner (session, currentPassword, address, message) {
       const user = await users.findById(session.userId)
       if (user === null) throw fail('SESSION_NOT_FOUND')
       // Only a recent login or the current password shows the owner is present, not a token that may be stolen.
@@ -199,7 +200,7 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
         }
         await limiter.succeeded(user.usernameKey, address)
       } else if (now().getTime() - session.createdAt.getTime() >= options.reauthMs) {
-        throw fail('REAUTHENTICATION_REQUIRED')
+        throw message === undefined ? fail('REAUTHENTICATION_REQUIRED') : fail('REAUTHENTICATION_REQUIRED', message)
       }
       return user
     },

@@ -21,33 +21,45 @@ export interface LimitRouteDeps {
 
 const UNLIMITED: Required<RateLimits> = { rpm: null, tpm: null, tokensPerDay: null, concurrent: null }
 
-export function createLimitRoutes ({ users, limits, byLevel, route, adminOnUser, jsonBody, ok }: LimitRouteDeps): Route[] {
-  async function answer (userId: string): Promise<HandlerResponse> {
-    const user = await users.findById(userId)
-    if (user === null) throw fail('USER_NOT_FOUND')
-    const override = await limits.get(userId)
-    return ok({
-      user_id: userId,
-      limits: override === null ? null : limitsToWire(override),
-      // Every field, null where unlimited, so an admin sees what holds without knowing the level table.
-      effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(byLevel[user.accessLevel], override) }),
-    })
-  }
+export interface UserLimitsView {
+  user_id: string
+  limits: Record<string, number | null> | null
+  effective: Record<string, number | null>
+}
 
+/** A user's override and the limits in effect (404 for an unknown user): the answer of GET and PUT, and the console's. */
+export async function userLimitsView (users: UserStore, limits: LimitStore, byLevel: LimitsByLevel, userId: string): Promise<UserLimitsView> {
+  const user = await users.findById(userId)
+  if (user === null) throw fail('USER_NOT_FOUND')
+  const override = await limits.get(userId)
+  return {
+    user_id: userId,
+    limits: override === null ? null : limitsToWire(override),
+    // Every field, null where unlimited, so an admin sees what holds without knowing the level table.
+    effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(byLevel[user.accessLevel], override) }),
+  }
+}
+
+/** Sets a user's override from a wire body (400 for a bad one, 404 for an unknown user); an empty body clears it. */
+export async function setUserLimits (users: UserStore, limits: LimitStore, userId: string, body: unknown): Promise<void> {
+  const parsed = parseLimitsBody(body)
+  if (await users.findById(userId) === null) throw fail('USER_NOT_FOUND')
+  // An empty body leaves nothing to override: the user is back on their level's limits.
+  if (Object.keys(parsed).length === 0) await limits.clear(userId)
+  else await limits.set(userId, parsed)
+}
+
+export function createLimitRoutes ({ users, limits, byLevel, route, adminOnUser, jsonBody, ok }: LimitRouteDeps): Route[] {
   return [
     route('GET', '/admin/user/{user_id}/limits', async (req) => {
       const { target } = await adminOnUser(req)
-      return answer(target.user_id)
+      return ok(await userLimitsView(users, limits, byLevel, target.user_id))
     }),
 
     route('PUT', '/admin/user/{user_id}/limits', async (req) => {
       const { target } = await adminOnUser(req)
-      const body = parseLimitsBody(jsonBody(req))
-      if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
-      // An empty body leaves nothing to override: the user is back on their level's limits.
-      if (Object.keys(body).length === 0) await limits.clear(target.user_id)
-      else await limits.set(target.user_id, body)
-      return answer(target.user_id)
+      await setUserLimits(users, limits, target.user_id, jsonBody(req))
+      return ok(await userLimitsView(users, limits, byLevel, target.user_id))
     }),
   ]
 }

@@ -11,6 +11,26 @@ import { createAccounts } from './accounts.ts'
 import { createAuthRoutes } from './routes.ts'
 import { createKeys } from './keys.ts'
 import type { KeyResolver } from '../proxy/access/caller.ts'
+import type { ResolvedAuthOptions } from './options.ts'
+import type { Accounts } from './accounts.ts'
+import type { Sessions } from './sessions.ts'
+import type { Keys } from './keys.ts'
+
+/** What the console (lib/console/) builds on: the service's own rules, so the console never restates them. */
+export interface AuthParts {
+  options: ResolvedAuthOptions
+  accounts: Accounts
+  sessions: Sessions
+  keys: Keys
+}
+
+// Kept out of the AuthService object, so the public type stays what users call.
+const parts = new WeakMap<AuthService, AuthParts>()
+
+/** The parts of a service createAuthService made; undefined for any other object. */
+export function authParts (service: AuthService): AuthParts | undefined {
+  return parts.get(service)
+}
 
 export interface AuthService extends KeyResolver {
   /** The routes under basePath, scoped to basePath, for hapiPlugin, createNodeListener() or createFetchHandler(). */
@@ -31,10 +51,12 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter })
   const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
   const routeTable = createAuthRoutes({ options: resolved, accounts, sessions, keys })
-  return {
+  const service: AuthService = {
     routeTable,
     routes: routeTable.routes,
     ensureSystemUser: () => accounts.ensureSystemUser(),
     resolveKey: (secret) => keys.resolve(secret),
   }
+  parts.set(service, { options: resolved, accounts, sessions, keys })
+  return service
 }

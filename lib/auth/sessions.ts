@@ -1,4 +1,4 @@
-import type { SessionRecord, SessionStore, UserStore } from '../store/types.ts'
+import type { SessionRecord, SessionStore, UserRecord, UserStore } from '../store/types.ts'
 import type { AuthEvent } from './options.ts'
 import { fail } from '../errors.ts'
 import { isTokenShaped, newToken, tokenDigest } from './tokens.ts'
@@ -8,12 +8,27 @@ export interface Sessions {
   open (userId: string, device: string): Promise<string>
   /** The live session named by user id and token, used from `device`, of an enabled user; 401 otherwise. */
   authenticate (userId: string, token: string | undefined, device: string): Promise<SessionRecord>
+  /**
+   * The live console session behind `token` alone (the cookie names no user), opened from `userAgent` (its device
+   * is consoleDevice(userAgent)), of an enabled user; 401 otherwise.
+   */
+  authenticateConsole (token: string | undefined, userAgent: string): Promise<SessionRecord>
+  /** Ends the user's session with this digest; false when the user holds none such. */
+  endByDigest (userId: string, tokenHash: string): Promise<boolean>
   /** Ends the named session only; 400 "No active sessions" when it is not live. */
   end (userId: string, token: string): Promise<void>
   /** Ends every session of the user except `keepTokenHash`; returns how many ended. */
   endOthers (userId: string, keepTokenHash?: string): Promise<number>
   /** The user's live sessions, newest first. */
   list (userId: string): Promise<SessionRecord[]>
+}
+
+/** Marks a console session's device, so the session is accepted on the console's routes only (docs/console.md, "Security"). */
+const CONSOLE_DEVICE_PREFIX = 'console: '
+
+/** The device of a console session opened from `userAgent`. */
+export function consoleDevice (userAgent: string): string {
+  return CONSOLE_DEVICE_PREFIX + userAgent
 }
 
 export interface SessionsOptions {
@@ -39,6 +54,16 @@ export function createSessions ({ sessions, users, ttlMs, now, emit }: SessionsO
     return session
   }
 
+  /** The session when it is `device`'s and its user is enabled (read now unless given). */
+  async function checked (session: SessionRecord, device: string, known?: UserRecord | null): Promise<SessionRecord> {
+    if (session.device !== device) throw fail('DEVICE_MISMATCH')
+    const user = known === undefined ? await users.findById(session.userId) : known
+    // Disabling a user ends their sessions; this also covers one opened by a login racing the disable.
+    if (user === null) throw fail('SESSION_NOT_FOUND')
+    if (user.disabled === true) throw fail('ACCOUNT_DISABLED')
+    return session
+  }
+
   return {
     async open (userId, device) {
       const token = newToken()
@@ -61,11 +86,23 @@ export function createSessions ({ sessions, users, ttlMs, now, emit }: SessionsO
       if (session === 'expired') throw fail('SESSION_EXPIRED')
       if (session === null) throw fail('SESSION_NOT_FOUND')
       if (session.userId !== userId) throw fail('INVALID_TOKEN')
-      if (session.device !== device) throw fail('DEVICE_MISMATCH')
-      // Disabling a user ends their sessions; this also covers one opened by a login racing the disable.
-      if (user === null) throw fail('SESSION_NOT_FOUND')
-      if (user.disabled === true) throw fail('ACCOUNT_DISABLED')
-      return session
+      // A console session's token is the cookie's: the token forms of the JSON routes never take it.
+      if (session.device.startsWith(CONSOLE_DEVICE_PREFIX)) throw fail('INVALID_TOKEN')
+      return checked(session, device, user)
+    },
+
+    async authenticateConsole (token, userAgent) {
+      const session = token === undefined || token === '' ? null : await live(token)
+      if (session === 'expired') throw fail('SESSION_EXPIRED')
+      if (session === null) throw fail('SESSION_NOT_FOUND')
+      return await checked(session, consoleDevice(userAgent))
+    },
+
+    async endByDigest (userId, tokenHash) {
+      const session = await sessions.findByTokenHash(tokenHash)
+      if (session === null || session.userId !== userId || !await sessions.delete(tokenHash)) return false
+      emit('session_ended')
+      return true
     },
 
     async end (userId, token) {

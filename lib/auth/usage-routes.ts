@@ -22,6 +22,8 @@ const usageUserId = lazySchema(Joi => Joi.alternatives(targetParams().extract('u
   .messages({ 'alternatives.match': '{{#label}} must be a 24-character hexadecimal id or "operator"' }))
 
 interface DayRange { from?: string, to?: string }
+/** A day range alone (the console's usage query); `user_id` as an admin may name it. */
+export const dayRangeQuery = lazySchema(Joi => Joi.object<DayRange & { user_id?: string }>({ from: day(), to: day(), user_id: usageUserId() }))
 const ownUsageQuery = lazySchema(() => (sessionQuery() as Joi.ObjectSchema).keys({ from: day(), to: day() }) as Joi.ObjectSchema<{ user_id: string, token?: string } & DayRange>)
 const adminUsageQuery = lazySchema(() => (adminQuery() as Joi.ObjectSchema).keys({ from: day(), to: day(), user_id: usageUserId() }) as Joi.ObjectSchema<{ admin_id: string, token?: string, user_id?: string } & DayRange>)
 
@@ -60,7 +62,7 @@ export function dayRange (query: DayRange, now: Date): { from: string, to: strin
 }
 
 /** The rows of `query`, or 400 when there are more than USAGE_MAX_ROWS: the store never reads more than one past it. */
-async function usageRows (usage: UsageStore, query: UsageQuery, narrower: string): Promise<UsageRecord[]> {
+export async function usageRows (usage: UsageStore, query: UsageQuery, narrower: string): Promise<UsageRecord[]> {
   const rows = await usage.query({ ...query, limit: USAGE_MAX_ROWS + 1 })
   if (rows.length > USAGE_MAX_ROWS) throw fail('INVALID_INPUT', `The range holds more than ${USAGE_MAX_ROWS} usage rows; ask for ${narrower}`)
   return rows

@@ -28,6 +28,14 @@ export interface RateLimiter {
    * while each window is under its limit, so calls in flight together overrun a limit by at most one reservation.
    */
   admit (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>, tokens: number): Promise<Admission>
+  /** Read-only: the user's limits in effect and what the current windows hold, counting nothing (the console's "what is left"). */
+  standing? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Standing>
+}
+
+/** A user's limits in effect (null: unlimited) and what they have used of each in its current window. */
+export interface Standing {
+  limits: Required<RateLimits>
+  used: { rpm: number, tpm: number, tokensPerDay: number, concurrent: number }
 }
 
 /** RATE_LIMITED with the limit that refused and the headers to send with the 429. */
@@ -165,6 +173,23 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   }
 
   return {
+    async standing (caller) {
+      const at = now().getTime()
+      const user = userOf(caller.userId, caller.accessLevel, at)
+      const { limits, keys } = user instanceof Promise ? await user : user
+      const minute = at - (at % MINUTE)
+      const [rpm, tpm, tokensPerDay] = await store.counters.batch([
+        { key: keys.rpm, windowStart: new Date(minute) },
+        { key: keys.tpm, windowStart: new Date(minute) },
+        { key: keys.day, windowStart: new Date(at - (at % DAY)) },
+      ])
+      const concurrent = await store.leases.count(keys.leases, new Date(at))
+      return {
+        limits: { rpm: limits.rpm ?? null, tpm: limits.tpm ?? null, tokensPerDay: limits.tokensPerDay ?? null, concurrent: limits.concurrent ?? null },
+        used: { rpm, tpm, tokensPerDay, concurrent },
+      }
+    },
+
     async admit (caller, tokens) {
       const { userId } = caller
       const at = now().getTime()

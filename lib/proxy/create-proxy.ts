@@ -2,7 +2,7 @@
 import type { Route, RouteTable } from '../http/contract.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import type { Backend, ProxyObserver, ReadyState } from './upstream/backend.ts'
+import type { Backend, CredentialStatus, ProxyObserver, ReadyState } from './upstream/backend.ts'
 import { checkBackendOptions, createBackend, createUnconfiguredBackend } from './upstream/create-backend.ts'
 import type { BackendOptions } from './upstream/create-backend.ts'
 import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat/request-schema.ts'
@@ -139,8 +139,16 @@ export interface Proxy {
   ready (): Promise<ReadyState>
   /** Runs a model discovery round now (with `modelDiscovery` on; else resolves at once); resolves when it has ended. */
   discoverModels (): Promise<void>
+  /** Read-only, for the console: the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
+  upstream (): UpstreamView
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
+}
+
+export interface UpstreamView {
+  backend: string | undefined
+  credentials: CredentialStatus[]
+  models: readonly string[]
 }
 
 function positiveInteger (value: number, name: string): number {
@@ -226,6 +234,15 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   positiveInteger(bodyRead.timeoutMs, 'bodyRead.timeoutMs')
   nonNegative(bodyRead.minBytesPerSecond, 'bodyRead.minBytesPerSecond')
   nonNegative(bodyRead.graceMs, 'bodyRead.graceMs')
+  // The pools createBackend builds report their states through the observer: kept here too, for upstream().
+  const pools: Array<() => CredentialStatus[]> = []
+  const watchPools = (observer: ProxyObserver | undefined): ProxyObserver => ({
+    ...observer,
+    credentialPool (statuses) {
+      pools.push(statuses)
+      observer?.credentialPool?.(statuses)
+    },
+  })
   const fetcher = options.imageFetch === false ? undefined : createImageFetcher(options.imageFetch, undefined, options.logger)
   const discoveryOn = options.modelDiscovery ?? false
   if (typeof discoveryOn !== 'boolean') {
@@ -236,7 +253,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const modelSpecs = options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)
   const backend = options.backend ?? (options.upstream === undefined
     ? createUnconfiguredBackend()
-    : createBackend({ logger: options.logger, observer: options.observer, now: options.now, modelLocations: modelLocations(modelSpecs), ...options.upstream }))
+    : createBackend({ logger: options.logger, observer: watchPools(options.observer), now: options.now, modelLocations: modelLocations(modelSpecs), ...options.upstream }))
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)
   const bodyBudget = inFlight === false ? undefined : createBodyBudget({ bytes: inFlight })
@@ -289,6 +306,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     bodyBudget,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
+    upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),
     async close () {
       discovery?.stop()
       await fetcher?.close()

@@ -111,11 +111,11 @@ t.test('the packed library installs, type-checks and serves sign-up and login in
 
   await writeFile(join(dir, 'server.js'), [
     "import { createServer } from 'node:http'",
-    "import { createAuthService, createEmbeddedStore, createNodeListener } from 'gatehouse'",
+    "import { createAuthService, createConsole, createEmbeddedStore, createNodeListener } from 'gatehouse'",
     'const store = await createEmbeddedStore({})',
     "const auth = createAuthService({ store, adminPassword: 'an-admin-password' })",
     'await auth.ensureSystemUser()',
-    'const server = createServer(createNodeListener(auth.routes))',
+    'const server = createServer(createNodeListener([auth.routeTable, createConsole({ auth }).routeTable]))',
     "server.listen(0, '127.0.0.1', () => console.log('PORT ' + server.address().port))",
     "process.on('SIGTERM', () => { server.close(); process.exit(0) })",
     ''
@@ -137,4 +137,8 @@ t.test('the packed library installs, type-checks and serves sign-up and login in
   const session = await login.json() as Record<string, unknown>
   t.equal(session.token_type, 'bearer')
   t.match(session.access_token, /^\S{20,}$/)
+  // The console's built files ship in the package and are found from dist/lib (docs/console.md, "Assets").
+  const page = await fetch(base.replace('/v1/api', '/console/'))
+  t.equal(page.status, 200, 'the installed package serves the console page')
+  t.equal((await fetch(base.replace('/v1/api', '/console/assets/app.js'))).status, 200, 'and its script')
 })

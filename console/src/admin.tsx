@@ -1,0 +1,152 @@
+// The admin's pages: users (search, paging, level, disable, lockout, sessions, limits) and the upstream's state.
+import { useEffect, useState } from 'preact/hooks'
+import { api, fmt, when } from './api.ts'
+import { Status, useAction, useApp } from './shared.tsx'
+
+interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
+interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> } }
+
+const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
+const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once' }
+const PAGE = 25
+
+function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => void, onClose: () => void }) {
+  const { sensitive } = useApp()
+  const [detail, setDetail] = useState<Detail | undefined>(undefined)
+  const [level, setLevel] = useState('')
+  const [limits, setLimits] = useState<Record<string, string>>({})
+  const act = useAction()
+  const load = async (): Promise<void> => {
+    const d = await api<Detail>('GET', `admin/users/${id}`)
+    setDetail(d)
+    setLevel(d.user.access_level)
+    setLimits(Object.fromEntries(Object.keys(LIMITS).map(k => [k, d.limits.limits?.[k] == null ? '' : String(d.limits.limits[k])])))
+  }
+  useEffect(() => { void act.run(async () => { await load(); return '' }).then(() => document.getElementById('user-panel-title')?.focus()) }, [id])
+  const change = (task: () => Promise<unknown>, message: string) => act.run(async () => { await task(); await load(); onChanged(); return message })
+  if (detail === undefined) return <Status error={act.error} />
+  const u = detail.user
+  return (
+    <section class="panel" aria-labelledby="user-panel-title">
+      <h2 id="user-panel-title" tabIndex={-1}>Manage {u.username}</h2>
+      <dl class="facts">
+        <dt>Level</dt><dd>{u.access_level}</dd>
+        <dt>Status</dt><dd>{u.disabled ? 'disabled' : 'enabled'}</dd>
+        <dt>Joined</dt><dd>{when(u.date_joined)}</dd>
+        <dt>Live sessions</dt><dd>{detail.sessions}</dd>
+        <dt>API keys</dt><dd>{detail.keys}</dd>
+      </dl>
+      <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/level`, { access_level: level, current_password: pw })), `Level set to ${level}.`) }}>
+        <label for="user-level">Access level</label>
+        <select id="user-level" value={level} onChange={(e) => setLevel(e.currentTarget.value)}>{LEVELS.map(l => <option key={l} value={l}>{l}</option>)}</select>
+        <button type="submit" disabled={act.busy}>Set level</button>
+      </form>
+      <div class="row">
+        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(() => sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })), u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/sessions`), 'Sessions ended.') }}>End all sessions</button>
+      </div>
+      <form onSubmit={(e) => {
+        e.preventDefault()
+        const body: Record<string, number> = {}
+        for (const [k, v] of Object.entries(limits)) if (v.trim() !== '') body[k] = Number(v)
+        void change(() => sensitive(pw => api('PUT', `admin/users/${id}/limits`, { ...body, current_password: pw })), Object.keys(body).length === 0 ? 'Back on the level\'s limits.' : 'Limits saved.')
+      }}>
+        <h3>Limits for {u.username}</h3>
+        <p class="help">Empty: the level's limit. In effect now: {Object.entries(LIMITS).map(([k, v]) => `${v.charAt(0).toLowerCase() + v.slice(1)} ${detail.limits.effective[k] == null ? 'unlimited' : fmt.format(detail.limits.effective[k]!)}`).join('; ')}.</p>
+        <div class="filters">
+          {Object.entries(LIMITS).map(([k, v]) => (
+            <div key={k}><label for={`limit-${k}`}>{v}</label><input id={`limit-${k}`} type="number" min={0} step={1} inputMode="numeric" value={limits[k] ?? ''} onInput={(e) => setLimits({ ...limits, [k]: e.currentTarget.value })} /></div>
+          ))}
+        </div>
+        <button type="submit" disabled={act.busy}>Save limits</button>
+      </form>
+      <Status error={act.error} done={act.done === '' ? undefined : act.done} />
+      <button type="button" class="secondary" onClick={onClose}>Close</button>
+    </section>
+  )
+}
+
+export function UsersPage () {
+  const [q, setQ] = useState('')
+  const [offset, setOffset] = useState(0)
+  const [page, setPage] = useState<{ users: User[], more: boolean } | undefined>(undefined)
+  const [open, setOpen] = useState<string | undefined>(undefined)
+  const list = useAction()
+  const load = (search = q, at = offset): Promise<void> => list.run(async () => {
+    setPage(await api('GET', `admin/users?q=${encodeURIComponent(search)}&offset=${at}&limit=${PAGE}`))
+    return ''
+  })
+  useEffect(() => { void load() }, [])
+  return (
+    <>
+      <h1 tabIndex={-1}>Users</h1>
+      <form class="filters" role="search" onSubmit={(e) => { e.preventDefault(); setOffset(0); void load(q, 0) }}>
+        <div><label for="user-search">Username contains</label><input id="user-search" type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} /></div>
+        <button type="submit">Search</button>
+      </form>
+      <Status error={list.error} />
+      {open !== undefined && <UserPanel id={open} onChanged={() => { void load() }} onClose={() => setOpen(undefined)} />}
+      {page !== undefined && (
+        <>
+          <table>
+            <caption>Users {offset + 1} to {offset + page.users.length}</caption>
+            <thead><tr><th scope="col">Username</th><th scope="col">Level</th><th scope="col">Status</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Action</th></tr></thead>
+            <tbody>
+              {page.users.map(u => (
+                <tr key={u.user_id}>
+                  <th scope="row">{u.username}</th>
+                  <td>{u.access_level}</td>
+                  <td>{u.disabled ? 'disabled' : 'enabled'}</td>
+                  <td>{when(u.date_joined)}</td>
+                  <td>{when(u.last_login)}</td>
+                  <td><button type="button" class="secondary" aria-label={`Manage ${u.username}`} onClick={() => setOpen(u.user_id)}>Manage</button></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <nav aria-label="Pages of users" class="row">
+            <button type="button" class="secondary" disabled={offset === 0} onClick={() => { const at = Math.max(0, offset - PAGE); setOffset(at); void load(q, at) }}>Previous page</button>
+            <button type="button" class="secondary" disabled={!page.more} onClick={() => { const at = offset + PAGE; setOffset(at); void load(q, at) }}>Next page</button>
+          </nav>
+        </>
+      )}
+    </>
+  )
+}
+
+interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[] }
+
+export function UpstreamPage () {
+  const [view, setView] = useState<Upstream | undefined>(undefined)
+  const act = useAction()
+  useEffect(() => { void act.run(async () => { setView(await api('GET', 'admin/upstream')); return '' }) }, [])
+  return (
+    <>
+      <h1 tabIndex={-1}>Upstream</h1>
+      <Status error={act.error} />
+      {view !== undefined && (!view.configured
+        ? <p>No upstream is configured: proxy calls answer 503.</p>
+        : (
+          <>
+            <dl class="facts">
+              <dt>Backend</dt><dd>{view.backend ?? 'custom'}</dd>
+              <dt>Ready</dt><dd>{view.ready === true ? 'yes' : `no${view.reason ? `: ${view.reason}` : ''}`}</dd>
+            </dl>
+            <h2>Credentials</h2>
+            {view.credentials.length === 0
+              ? <p>This backend reports no credential pool.</p>
+              : (
+                <table>
+                  <caption>Pooled credentials</caption>
+                  <thead><tr><th scope="col">Credential</th><th scope="col">State</th><th scope="col">Details</th></tr></thead>
+                  <tbody>{view.credentials.map(c => <tr key={c.name}><th scope="row">{c.name}</th><td>{c.state.replace('_', ' ')}</td><td>{c.state === 'cooling' ? `until ${when(c.until)}` : c.reason ?? ''}</td></tr>)}</tbody>
+                </table>
+                )}
+            <h2>Models served ({view.models.length})</h2>
+            <ul class="columns">{view.models.map(m => <li key={m} class="mono">{m}</li>)}</ul>
+          </>
+          ))}
+    </>
+  )
+}

@@ -1,0 +1,35 @@
+// Calls to the console's API: URLs relative to the page (so any path prefix holds), the console header on every call,
+// the session in an HttpOnly cookie the browser sends by itself (nothing is kept in storage).
+export class ApiError extends Error {
+  readonly status: number
+  constructor (status: number, message: string) {
+    super(message)
+    this.status = status
+  }
+}
+
+export const apiUrl = (path: string): string => new URL('api/' + path, document.baseURI).href
+
+export async function api<T = any> (method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { 'x-gatehouse-console': '1', accept: 'application/json' }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  let res: Response
+  try {
+    res = await fetch(apiUrl(path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' })
+  } catch {
+    throw new ApiError(0, 'The gateway could not be reached. Check your connection and try again.')
+  }
+  const text = await res.text()
+  let parsed: any
+  try { parsed = text === '' ? undefined : JSON.parse(text) } catch { parsed = undefined }
+  if (!res.ok) throw new ApiError(res.status, typeof parsed?.detail === 'string' ? parsed.detail : `The gateway answered ${res.status} ${res.statusText}`)
+  return parsed as T
+}
+
+/** True for the refusal that asks for the current password (recent authentication). */
+export const needsPassword = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && /current password|current_password/.test(err.message) && !/is not the current password/.test(err.message)
+
+export const fmt = new Intl.NumberFormat('en')
+export const when = (iso: string | null | undefined): string => iso == null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC')
+export const today = (): string => new Date().toISOString().slice(0, 10)
+export const daysAgo = (n: number): string => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10)

@@ -1,0 +1,99 @@
+// Pieces every page uses: the signed-in context, the password prompt for sensitive actions, messages in words.
+import { createContext } from 'preact'
+import type { ComponentChildren } from 'preact'
+import { useContext, useEffect, useRef, useState } from 'preact/hooks'
+import { ApiError, needsPassword } from './api.ts'
+
+export interface Me {
+  user: { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean }
+  session: { created_at: string, expires_at: string, reauth_until: string }
+  is_admin: boolean
+  can_create_keys: boolean
+  key_min_level: string
+  console_path: string
+  standing: { limits: Record<string, number | null>, used: Record<string, number> | null }
+  models: string[]
+}
+
+export interface Ctx {
+  me: Me
+  refresh (): Promise<void>
+  /** Runs `action`; when the API asks for the current password, asks the user for it and runs it again with it. */
+  sensitive<T> (action: (password?: string) => Promise<T>): Promise<T>
+}
+
+export const AppContext = createContext<Ctx>(undefined as unknown as Ctx)
+export const useApp = (): Ctx => useContext(AppContext)
+
+/** A status line: errors from the API in words, successes politely announced. */
+export function Status ({ error, done }: { error?: unknown, done?: string }) {
+  if (error !== undefined && error !== null) {
+    const text = error instanceof Error ? error.message : typeof error === 'string' ? error : 'Something went wrong.'
+    return <p class="status error" role="alert">{text}</p>
+  }
+  return <p class="status ok" role="status" aria-live="polite">{done ?? ''}</p>
+}
+
+/** A form action's state: running, its error, its success message. */
+export function useAction () {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(undefined)
+  const [done, setDone] = useState<string | undefined>(undefined)
+  async function run (task: () => Promise<string | undefined | void>): Promise<void> {
+    setBusy(true)
+    setError(undefined)
+    setDone(undefined)
+    try {
+      const message = await task()
+      setDone(message ?? 'Done.')
+    } catch (err) {
+      if (!(err instanceof Cancelled)) setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, error, done, run }
+}
+
+export class Cancelled extends Error {}
+
+export function PasswordDialog ({ onDone }: { onDone: (password: string | undefined) => void }) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const [value, setValue] = useState('')
+  useEffect(() => {
+    dialog.current?.showModal()
+  }, [])
+  return (
+    <dialog ref={dialog} aria-labelledby="pw-title" onCancel={(e) => { e.preventDefault(); onDone(undefined) }}>
+      <form method="dialog" onSubmit={(e) => { e.preventDefault(); onDone(value) }}>
+        <h2 id="pw-title">Confirm it is you</h2>
+        <p>You signed in a while ago. Enter your current password to go on.</p>
+        <label for="pw-current">Current password</label>
+        <input id="pw-current" type="password" autocomplete="current-password" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        <div class="row">
+          <button type="submit">Confirm</button>
+          <button type="button" class="secondary" onClick={() => onDone(undefined)}>Cancel</button>
+        </div>
+      </form>
+    </dialog>
+  )
+}
+
+/** The password prompt's state for the App: `sensitive` and the dialog to render. */
+export function usePasswordPrompt (): { sensitive: Ctx['sensitive'], dialog: ComponentChildren } {
+  const [pending, setPending] = useState<((password: string | undefined) => void) | undefined>(undefined)
+  async function sensitive<T> (action: (password?: string) => Promise<T>): Promise<T> {
+    try {
+      return await action()
+    } catch (err) {
+      if (!needsPassword(err)) throw err
+    }
+    const password = await new Promise<string | undefined>(resolve => setPending(() => resolve))
+    setPending(undefined)
+    if (password === undefined) throw new Cancelled('Cancelled')
+    return await action(password)
+  }
+  return { sensitive, dialog: pending === undefined ? null : <PasswordDialog onDone={pending} /> }
+}
+
+export const isUnauthorized = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && !needsPassword(err)

@@ -1,0 +1,87 @@
+// Usage per UTC day over a chosen range, aggregated by the server: a chart by model, key or user, the tables, CSV.
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { api, apiUrl, daysAgo, fmt, today } from './api.ts'
+import { Status, useAction } from './shared.tsx'
+import { UsageChart } from './chart.tsx'
+
+const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens' } as const
+type Metric = keyof typeof METRICS
+type Counts = Record<Metric, number>
+interface Group { id: string | null, label: string, totals: Counts, series: Record<Metric, number[]> }
+interface View { from: string, to: string, days: string[], totals: Counts, daily: Array<{ day: string } & Counts>, by: Record<string, Group[]>, top_users?: Array<{ id: string, label: string } & Counts> }
+
+export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
+  const [from, setFrom] = useState(daysAgo(29))
+  const [to, setTo] = useState(today())
+  const [metric, setMetric] = useState<Metric>('requests')
+  const dimensions = scope === 'admin' ? ['user', 'model', 'key'] : ['model', 'key']
+  const [by, setBy] = useState(dimensions[0])
+  const [view, setView] = useState<View | undefined>(undefined)
+  const { busy, error, done, run } = useAction()
+  const base = scope === 'admin' ? 'admin/usage' : 'usage'
+  const query = `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`
+  const load = (): Promise<void> => run(async () => {
+    setView(await api<View>('GET', `${base}?${query}`))
+    return ''
+  })
+  useEffect(() => { void load() }, [])
+  const groups = useMemo(() => (view?.by[by] ?? []).map(g => ({ label: g.label, values: g.series[metric] })), [view, by, metric])
+  const active = view?.daily.filter(d => d.requests > 0) ?? []
+  return (
+    <>
+      <h1 tabIndex={-1}>{scope === 'admin' ? 'Usage of everyone' : 'Your usage'}</h1>
+      <p>Days are UTC days; counts are summed per day on the server.</p>
+      <form class="filters" onSubmit={(e) => { e.preventDefault(); void load() }}>
+        <div><label for="u-from">From (UTC)</label><input id="u-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} /></div>
+        <div><label for="u-to">To (UTC)</label><input id="u-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} /></div>
+        <div><label for="u-metric">Show</label>
+          <select id="u-metric" value={metric} onChange={(e) => setMetric(e.currentTarget.value as Metric)}>
+            {Object.entries(METRICS).map(([k, v]) => <option key={k} value={k}>{v}</option>)}
+          </select></div>
+        <div><label for="u-by">By</label>
+          <select id="u-by" value={by} onChange={(e) => setBy(e.currentTarget.value)}>
+            {dimensions.map(d => <option key={d} value={d}>{d}</option>)}
+          </select></div>
+        <button type="submit" disabled={busy}>Show</button>
+        <a class="button secondary" href={apiUrl(`${base}.csv?${query}`)} download>Export CSV</a>
+      </form>
+      <Status error={error} done={done === '' ? undefined : done} />
+      {view !== undefined && (
+        <>
+          <dl class="facts totals">
+            {Object.entries(METRICS).map(([k, v]) => <><dt key={`t-${k}`}>{v}</dt><dd key={`v-${k}`} data-metric={k}>{fmt.format(view.totals[k as Metric])}</dd></>)}
+          </dl>
+          <UsageChart days={view.days} groups={groups} title={`${METRICS[metric]} per day by ${by}`} />
+          <h2>By {by}</h2>
+          <table>
+            <caption>Totals by {by}, {view.from} to {view.to}</caption>
+            <thead><tr><th scope="col">{by}</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
+            <tbody>
+              {(view.by[by] ?? []).map(g => <tr key={g.label}><th scope="row">{g.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(g.totals[k as Metric])}</td>)}</tr>)}
+            </tbody>
+          </table>
+          {view.top_users !== undefined && (
+            <>
+              <h2>Top users</h2>
+              <table>
+                <caption>Users with the most tokens, {view.from} to {view.to}</caption>
+                <thead><tr><th scope="col">User</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
+                <tbody>{view.top_users.map(u => <tr key={u.id}><th scope="row">{u.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(u[k as Metric])}</td>)}</tr>)}</tbody>
+              </table>
+            </>
+          )}
+          <h2>By day</h2>
+          {active.length === 0
+            ? <p>No calls in this range.</p>
+            : (
+              <table>
+                <caption>Days with calls, {view.from} to {view.to} (UTC)</caption>
+                <thead><tr><th scope="col">Day</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
+                <tbody>{active.map(d => <tr key={d.day}><th scope="row">{d.day}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(d[k as Metric])}</td>)}</tr>)}</tbody>
+              </table>
+              )}
+        </>
+      )}
+    </>
+  )
+}
