@@ -26,6 +26,8 @@ RUN npm ci --omit=dev --no-audit --no-fund
 # 3. Runtime: root-owned, read-only application files run by the unprivileged `node` user.
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# argon2's 19 MiB buffers are always mapped and unmapped, never kept in malloc's arenas (docs/configuration.md, "Memory").
+ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules

@@ -26,6 +26,7 @@ import { median } from './load.ts'
 import type { LoadResult } from './load.ts'
 import { benchMemoryLimit } from './memory-limit.ts'
 import { footprint } from './footprint.ts'
+import { soak } from './soak.ts'
 import { createProcessGroup, root, treeCpuMicros } from './processes.ts'
 import { BENCH_LIMITS, GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests, userKey } from './workloads.ts'
 import type { Started } from './processes.ts'
@@ -35,7 +36,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /** BENCH_ROUNDS: each figure's BENCH_SECONDS (default 5) are split into this many rounds (default 5). */
 const roundCount = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5))
 const roundMs = (seconds * 1000) / roundCount
-/** BENCH_ONLY=accounts, proxy, hostile or footprint runs one part. */
+/** BENCH_ONLY=accounts, proxy, hostile, footprint or soak runs one part. */
 const only = process.env.BENCH_ONLY
 const processes = createProcessGroup()
 const startProcess = processes.start
@@ -337,6 +338,15 @@ try {
   if (only === undefined || only === 'footprint') {
     log('footprint: the packed library installed into an empty project, its import, and the gateway\'s start-up and idle RSS against the bare relay (bench/footprint.ts)')
     for (const r of await footprint()) row(r.name, r.baseline, r.figures, r.ratios, r.targets)
+  }
+
+  if (only === undefined || only === 'soak') {
+    // BENCH_SOAK_MINUTES shortens it for a quick look; the target is stated over 15 minutes.
+    const minutes = Number(process.env.BENCH_SOAK_MINUTES ?? 15)
+    log(`soak: ${minutes} minutes of validate, chat with a member's key under limits, login and logout, a sign-up a second (bench/soak.ts)`)
+    const r = await soak(minutes)
+    row('gateway RSS under a steady mix (soak)', `its own gateway (embedded store with a data file, keys and limits on), ${minutes} minutes, RSS every 10 s; growth from the end of the warm-up to the end`,
+      { rss_after_warm_up_mb: r.rssAfterWarmUpMB, rss_end_mb: r.rssEndMB, rss_peak_mb: r.rssPeakMB, growth_percent: r.growthPercent, requests: r.requests }, {}, { growth_percent: '<= 10' })
   }
 
   const memoryNote = memory.limit !== undefined ? `in a ${memory.limit.mib} MiB memory cgroup, as the chart's default limit` : 'no memory limit'

@@ -20,10 +20,14 @@ const ADMIN_PASSWORD = 'bench-admin-password'
  */
 export const BENCH_LIMITS = JSON.stringify({ member: { rpm: 1_000_000_000, tpm: 1_000_000_000_000, tokens_per_day: 1_000_000_000_000_000, concurrent: 100_000 } })
 
+/** The allocator setting the image and `npm start` give the gateway (docs/configuration.md, "Memory"). */
+export const GATEWAY_ALLOCATOR_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_MMAP_THRESHOLD_: '131072' })
+
 /** The gateway's environment: embedded store, the proxy pointed at the fake upstream (its URL and token URI). */
 export function gatewayEnv (fakeUrl: string, tokenUri: string): Record<string, string> {
   const credentials = { client_id: 'bench-client', client_secret: 'bench-secret', refresh_token: 'bench-refresh', token_uri: tokenUri, type: 'authorized_user' }
   return {
+    ...GATEWAY_ALLOCATOR_ENV,
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
