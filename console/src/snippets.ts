@@ -24,12 +24,12 @@ export function snippets (root: string, key: string, model: string): Snippet[] {
     {
       id: 'codex',
       label: 'Codex CLI',
-      text: `# ~/.codex/config.toml  (then: export GATEHOUSE_API_KEY='${key}')\n# Gatehouse serves chat completions: Codex releases that accept wire_api = "chat" only.\nmodel = "${model}"\nmodel_provider = "gatehouse"\n\n[model_providers.gatehouse]\nname = "Gatehouse"\nbase_url = "${root}/v1"\nenv_key = "GATEHOUSE_API_KEY"\nwire_api = "chat"\n`,
+      text: `# ~/.codex/config.toml  (then: export GATEHOUSE_API_KEY='${key}')\nmodel = "${model}"\nmodel_provider = "gatehouse"\n\n[model_providers.gatehouse]\nname = "Gatehouse"\nbase_url = "${root}/v1"\nenv_key = "GATEHOUSE_API_KEY"\nwire_api = "responses"\n`,
     },
     {
       id: 'claude',
       label: 'Claude Code',
-      text: `# Claude Code speaks Anthropic's Messages API (/v1/messages), which Gatehouse does not serve.\n# Put a Messages-to-chat-completions bridge in front of Gatehouse and point Claude Code at it:\nexport ANTHROPIC_BASE_URL='http://127.0.0.1:4000'   # the bridge\nexport ANTHROPIC_AUTH_TOKEN='${key}'\nexport ANTHROPIC_MODEL='${model}'\n# the bridge's upstream: ${root}/v1 (OpenAI chat completions) with this key\nclaude\n`,
+      text: `# Claude Code calls Gatehouse's Anthropic Messages API (${root}/v1/messages)\nexport ANTHROPIC_BASE_URL='${root}'\nexport ANTHROPIC_AUTH_TOKEN='${key}'\nexport ANTHROPIC_MODEL='${model}'\nexport ANTHROPIC_DEFAULT_HAIKU_MODEL='${model}'\nclaude\n`,
     },
     {
       id: 'curl',
