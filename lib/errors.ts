@@ -144,6 +144,18 @@ export function hostClientStatus (err: unknown): number | undefined {
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined
 }
 
+/** The catalogue's message for a host's own client error of `status` (hostClientStatus); a malformed body otherwise. */
+export function hostClientMessage (status: number): string {
+  switch (status) {
+    case 404: return ERRORS.NOT_FOUND.message
+    case 405: return ERRORS.METHOD_NOT_ALLOWED.message
+    case 408: return ERRORS.REQUEST_TIMEOUT.message
+    case 413: return ERRORS.PAYLOAD_TOO_LARGE.message
+    case 415: return ERRORS.UNSUPPORTED_MEDIA_TYPE.message
+    default: return ERRORS.INVALID_JSON.message
+  }
+}
+
 /**
  * A bad option, thrown once, at construction, by every service and store (createAuthService, createProxy,
  * createBackend, createEmbeddedStore, createMongoStore). `option` names it (dotted for nested ones, e.g.

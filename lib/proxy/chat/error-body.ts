@@ -7,7 +7,7 @@
 // token refresh is a 503.
 // `code` is the HTTP status, except `model_not_found` for unknown models, as OpenAI does.
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, fail, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { ERRORS, fail, hostClientMessage, hostClientStatus, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 
@@ -27,14 +27,6 @@ function typeFor (status: number): string {
   if (status === 429) return 'rate_limit_error'
   if (status >= 500) return 'api_error'
   return 'invalid_request_error'
-}
-
-const HOST_MESSAGES: Record<number, string> = {
-  404: ERRORS.NOT_FOUND.message,
-  405: ERRORS.METHOD_NOT_ALLOWED.message,
-  408: 'Request body not received in time',
-  413: ERRORS.PAYLOAD_TOO_LARGE.message,
-  415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
 }
 
 export interface ChatErrorBody {
@@ -61,7 +53,7 @@ export function chatErrorBody (err: unknown): ChatErrorBody {
     const host = hostClientStatus(err)
     if (host !== undefined) {
       status = host
-      message = HOST_MESSAGES[host] ?? ERRORS.INVALID_JSON.message
+      message = hostClientMessage(host)
     } else {
       status = 500
       message = ERRORS.INTERNAL.message

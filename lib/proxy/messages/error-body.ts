@@ -2,7 +2,7 @@
 // statuses the official @anthropic-ai/sdk turns into its error classes (docs/messages.md, "Errors"). A
 // busy or unavailable upstream is Anthropic's 529 overloaded_error, which Claude Code retries.
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { ERRORS, hostClientMessage, hostClientStatus, isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 
 export type AnthropicErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' |
@@ -29,14 +29,6 @@ function typeFor (status: number): AnthropicErrorType {
   return 'invalid_request_error'
 }
 
-const HOST_MESSAGES: Record<number, string> = {
-  404: ERRORS.NOT_FOUND.message,
-  405: ERRORS.METHOD_NOT_ALLOWED.message,
-  408: ERRORS.REQUEST_TIMEOUT.message,
-  413: ERRORS.PAYLOAD_TOO_LARGE.message,
-  415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
-}
-
 export function messagesErrorBody (err: unknown): AnthropicErrorBody {
   const headers: Record<string, string> = { ...CORS_HEADERS }
   let status: number
@@ -52,7 +44,7 @@ export function messagesErrorBody (err: unknown): AnthropicErrorBody {
     const host = hostClientStatus(err)
     if (host !== undefined) {
       status = host
-      message = HOST_MESSAGES[host] ?? ERRORS.INVALID_JSON.message
+      message = hostClientMessage(host)
     } else {
       status = 500
       message = ERRORS.INTERNAL.message

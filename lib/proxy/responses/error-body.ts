@@ -6,20 +6,12 @@
 // errors carry their catalogue code in lower case. A stream that already began fails with the same code and message
 // inside response.failed (response-from-gemini.ts).
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { ERRORS, hostClientMessage, hostClientStatus, isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 import { RateLimitedError } from '../../metering/rate-limiter.ts'
 import { errorReasons } from '../upstream/errors.ts'
 
 const CONTEXT_TOO_LONG = /input token count.*exceeds the maximum|exceeds the maximum number of tokens|context (?:length|window)/i
-
-const HOST_MESSAGES: Record<number, string> = {
-  404: ERRORS.NOT_FOUND.message,
-  405: ERRORS.METHOD_NOT_ALLOWED.message,
-  408: ERRORS.REQUEST_TIMEOUT.message,
-  413: ERRORS.PAYLOAD_TOO_LARGE.message,
-  415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
-}
 
 export interface ResponsesError {
   status: number
@@ -68,7 +60,7 @@ export function responsesError (err: unknown): ResponsesError {
   } else {
     const host = hostClientStatus(err)
     status = host ?? 500
-    message = host === undefined ? ERRORS.INTERNAL.message : HOST_MESSAGES[host] ?? ERRORS.INVALID_JSON.message
+    message = host === undefined ? ERRORS.INTERNAL.message : hostClientMessage(host)
   }
   return { status, headers, body: { error: { message, type: typeFor(status, code), param, code } } }
 }
