@@ -217,27 +217,28 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       }
       let next = 0
 
+      // Every header first: a refusal on one limit still tells the client where it stands on the other.
+      const count = limits.rpm != null ? totals[next++] : 0
+      const tokenTotal = limits.tpm != null ? totals[next++] : 0
+      const requestsOver = limits.rpm != null && count > limits.rpm
       if (limits.rpm != null) {
-        const rpm = limits.rpm
-        const count = totals[next++]
-        headers['x-ratelimit-limit-requests'] = String(rpm)
-        headers['x-ratelimit-remaining-requests'] = String(Math.max(0, rpm - count))
+        headers['x-ratelimit-limit-requests'] = String(limits.rpm)
+        headers['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - count))
         headers['x-ratelimit-reset-requests'] = resetDuration(minuteLeft)
-        if (count > rpm) {
-          await undo()
-          refuse('requests', `Rate limit reached: ${rpm} requests per minute`, minuteLeft, headers)
-        }
       }
       if (limits.tpm != null) {
-        const tpm = limits.tpm
-        const total = totals[next++]
-        headers['x-ratelimit-limit-tokens'] = String(tpm)
-        headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, tpm - total))
+        headers['x-ratelimit-limit-tokens'] = String(limits.tpm)
+        // A refused call takes its reservation back: what is left is then what it found.
+        headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - (requestsOver ? tokenTotal - reserved : tokenTotal)))
         headers['x-ratelimit-reset-tokens'] = resetDuration(minuteLeft)
-        if (total - reserved >= tpm) {
-          await undo()
-          refuse('tokens', `Rate limit reached: ${tpm} tokens per minute`, minuteLeft, headers)
-        }
+      }
+      if (requestsOver) {
+        await undo()
+        refuse('requests', `Rate limit reached: ${limits.rpm as number} requests per minute`, minuteLeft, headers)
+      }
+      if (limits.tpm != null && tokenTotal - reserved >= limits.tpm) {
+        await undo()
+        refuse('tokens', `Rate limit reached: ${limits.tpm} tokens per minute`, minuteLeft, headers)
       }
       if (limits.tokensPerDay != null) {
         const perDay = limits.tokensPerDay

@@ -59,6 +59,20 @@ t.test('requests per minute: the call past rpm is refused with RATE_LIMITED, Ret
   t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-remaining-requests'], '1', 'the next minute starts afresh')
 })
 
+t.test('a refusal on requests per minute carries the token headers too, with what the refused call found left', async t => {
+  const r = await rig(t, { member: { rpm: 1, tpm: 1000 } })
+  const limiter = r.limiter()
+  await (await limiter.admit(USER, 100)).settle(used(100))
+  await t.rejects(limiter.admit(USER, 50), {
+    code: 'RATE_LIMITED',
+    limit: 'requests',
+    headers: {
+      'x-ratelimit-limit-requests': '1', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '45s',
+      'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '900', 'x-ratelimit-reset-tokens': '45s',
+    },
+  })
+})
+
 t.test('tokens per minute: admission reserves the call\'s tokens and settle trues them up; refused once the window is full, till the minute ends', async t => {
   const r = await rig(t, { member: { tpm: 1000 } })
   const limiter = r.limiter()
