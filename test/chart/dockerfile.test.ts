@@ -86,8 +86,13 @@ t.test('CMD runs node itself in exec form, with the tracing entry imported first
   t.equal(argv[0], 'node', 'not npm, which does not forward SIGTERM')
   // The same start-up as `npm start`, on the compiled files.
   const start: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start
-  const compiled = start.split(/\s+/).map(a => a.replace(/^(\.\/)?(gateway\/\S+)\.ts$/, (_, dot, file) => `${dot ?? ''}dist/${file}.js`))
+  const words = start.split(/\s+/)
+  // Variables the start script sets before `node` are the image's ENV instead.
+  const settings = words.filter((w, i) => i < words.indexOf('node') && /^[A-Z_]+=/.test(w))
+  const compiled = words.slice(settings.length).map(a => a.replace(/^(\.\/)?(gateway\/\S+)\.ts$/, (_, dot, file) => `${dot ?? ''}dist/${file}.js`))
   t.same(argv, compiled, `CMD matches npm start (${start}) compiled to dist/`)
+  const env = ops(final, 'ENV').join(' ')
+  for (const setting of settings) t.ok(env.split(/\s+/).includes(setting), `the image sets ${setting} as npm start does`)
 })
 
 t.test('.dockerignore keeps local artefacts out of the build context but not the sources', async t => {
