@@ -8,7 +8,8 @@ import type { Handler, HandlerRequest } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
-import { CLIENT_CLOSED, DEFAULT_OUTPUT_RESERVATION, outputReservation } from '../access/metering.ts'
+import { CLIENT_CLOSED, DEFAULT_OUTPUT_RESERVATION, bodyBytes, outputReservation } from '../access/metering.ts'
+import { addressBucket } from '../../http/client-address.ts'
 import type { MeteredCall, Surface, Unreported } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
 import type { ModelName } from '../models/name.ts'
@@ -56,6 +57,11 @@ export interface ModelCall {
    * written first, so an immediate follow-up finds it).
    */
   stream: (request: GeminiRequest, translator: SseTranslator, beforeEnd?: () => Promise<void>) => Promise<AsyncIterableIterator<string>>
+  /**
+   * Holds room in the body budget for the `urls` images the request makes the proxy fetch, until the returned release
+   * is called (once the upstream has the request); undefined when nothing needs holding.
+   */
+  holdImageFetches: (urls: number) => Promise<(() => void) | undefined>
   /** countTokens; the call ends at the answer. */
   countTokens: (request: GeminiRequest) => Promise<{ totalTokens: number } & Record<string, unknown>>
   /** Embeddings (Backend.embed, present: the surface checked); charged the upstream's count, else the input estimate. */
@@ -142,6 +148,14 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
           watch.end(CLIENT_CLOSED)
         },
       })
+    },
+    async holdImageFetches (urls) {
+      // Fetched images are held like a large body until the upstream has the request: they count against the same
+      // budget, and those of one request may total no more than a request body may hold. Not when the body itself
+      // was counted: this request would then wait for room that it holds itself.
+      const budget = ctx.bodyBudget
+      if (ctx.fetchImage === undefined || urls === 0 || budget === undefined || bodyBytes(req.body) > budget.smallBytes) return undefined
+      return await budget.reserve(Math.min(urls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress))
     },
     async countTokens (request) {
       const counted = await backend.countTokens({ model: base, request, signal: req.signal })

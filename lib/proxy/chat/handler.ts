@@ -5,9 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
-import { addressBucket } from '../../http/client-address.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { bodyBytes } from '../access/metering.ts'
 import { chatErrorBody } from './error-body.ts'
 import { withParam } from './error-body.ts'
 import { isGatehouseError } from '../../errors.ts'
@@ -31,14 +29,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       upstream: (backend, model) => longDecoding(backend, model.spec),
     })
     const model = call.model
-    // Fetched images are held like a large body until the upstream has the request: they count against the
-    // same budget, and those of one request may total no more than a request body may hold. Not when the body
-    // itself was counted: this request would then wait for room that it holds itself.
-    const imageUrls = ctx.fetchImage === undefined ? 0 : imageUrlCount(body)
-    const budget = ctx.bodyBudget
-    const releaseImages = imageUrls > 0 && budget !== undefined && bodyBytes(req.body) <= budget.smallBytes
-      ? await budget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress))
-      : undefined
+    const releaseImages = await call.holdImageFetches(ctx.fetchImage === undefined ? 0 : imageUrlCount(body))
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
     let stream
     try {

@@ -5,10 +5,8 @@
 import { randomBytes } from 'node:crypto'
 import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
-import { addressBucket } from '../../http/client-address.ts'
 import { isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
-import { bodyBytes } from '../access/metering.ts'
 import { beginModelCall } from '../call/lifecycle.ts'
 import { longDecoding } from '../models/continuation.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
@@ -38,12 +36,7 @@ export function createResponsesHandler (ctx: ProxyContext): Handler {
       modelRefused: err => { if (isGatehouseError(err)) err.param = 'model'; return err },
     })
     const model = call.model
-    // Fetched images are held like a large body until the upstream has the request (the chat handler's rule).
-    const imageUrls = ctx.fetchImage === undefined ? 0 : imageUrlCount(input)
-    const budget = ctx.bodyBudget
-    const releaseImages = imageUrls > 0 && budget !== undefined && bodyBytes(req.body) <= budget.smallBytes
-      ? await budget.reserve(Math.min(imageUrls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress))
-      : undefined
+    const releaseImages = await call.holdImageFetches(ctx.fetchImage === undefined ? 0 : imageUrlCount(input))
     const store = body.store !== false && settings.store !== undefined
     const save = async (builder: ResponseBuilder): Promise<void> => {
       if (store) await saveResponse(settings.store, { response: builder.complete(), input }, owner, settings.now(), settings.ttlMs, ctx.logger)
