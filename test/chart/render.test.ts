@@ -13,7 +13,7 @@ const CONTRACT_ENV = new Set([
   'GEMINI_OAUTH_CLIENT_ID', 'GEMINI_OAUTH_CLIENT_SECRET', 'CODE_ASSIST_ENDPOINT', 'GEMINI_API_KEY', 'GEMINI_API_ENDPOINT',
   'GEMINI_BACKEND', 'GEMINI_MODELS', 'METRICS_PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_SECONDS', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT',
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
-  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'PROXY_KEY_DEFAULT_DAYS', 'GEMINI_LIMITS', 'GEMINI_MAX_CACHE_TTL_SECONDS',
+  'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'PROXY_KEY_DEFAULT_DAYS', 'GEMINI_LIMITS', 'GEMINI_MAX_CACHE_TTL_SECONDS', 'GEMINI_MODEL_DISCOVERY_HOURS',
   'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT', 'GEMINI_CREDENTIALS_DIR', 'GEMINI_CREDENTIALS_WRITE_BACK',
   'CONSOLE_ENABLED', 'CONSOLE_PATH',
 ])
@@ -132,6 +132,11 @@ t.test('config.reauthSeconds and config.queryTokens become AUTH_REAUTH_SECONDS a
   t.match(configData(await renderSet('defaults')), { AUTH_REAUTH_SECONDS: '600', AUTH_QUERY_TOKENS: 'true' }, 'the gateway defaults')
   const strict = configData(await render({ config: { reauthSeconds: 0, queryTokens: false } }))
   t.match(strict, { AUTH_REAUTH_SECONDS: '0', AUTH_QUERY_TOKENS: 'false' })
+})
+
+t.test('config.modelDiscoveryHours becomes GEMINI_MODEL_DISCOVERY_HOURS: 6 by default, 0 turns discovery off', async t => {
+  t.equal(loadConfig(configData(await render({}))).modelDiscoveryHours, 6)
+  t.equal(loadConfig(configData(await render({ config: { modelDiscoveryHours: 0 } }))).modelDiscoveryHours, 0)
 })
 
 t.test('config.keyDefaultDays becomes PROXY_KEY_DEFAULT_DAYS, 0 included', async t => {
