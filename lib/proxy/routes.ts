@@ -15,6 +15,7 @@ import { createNativeErrorResponse } from './native/error-body.ts'
 import { createNativeHandler, isPassThrough } from './native/handler.ts'
 import { createEmbeddingsHandler } from './chat/embeddings.ts'
 import { beginRequest, governed } from './call/lifecycle.ts'
+import type { Surface } from './access/metering.ts'
 import { createCountTokensHandler, createMessagesHandler } from './messages/handler.ts'
 import { createMessagesErrorResponse } from './messages/error-body.ts'
 import { responsesRoutes } from './responses/routes.ts'
@@ -56,8 +57,9 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     return undefined
   }
   // Every handler runs under the lifecycle's deny by default (lib/proxy/call/lifecycle.ts, governed).
-  const chat = (method: string, path: string, handler: Handler, errorResponse: Route['errorResponse'] = chatError): Route =>
-    ({ method, path, handler: governed(ctx, 'chat', handler), maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse })
+  // A request refused before its call began is recorded under the surface of its route (`name`).
+  const chat = (method: string, path: string, handler: Handler, errorResponse: Route['errorResponse'] = chatError, name: Surface = 'chat'): Route =>
+    ({ method, path, handler: governed(ctx, name, handler), maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, authenticate, errorResponse })
   // Bodies passed through (native/pass-through.ts) reach the handler as they arrive, within the same limits.
   const native = (method: string, path: string, handler: Handler): Route =>
     ({ method, path, handler: governed(ctx, 'native', handler), maxBytes: ctx.maxBodyBytes, bodyBudget: ctx.bodyBudget, bodyRead: ctx.bodyRead, streamBody: isPassThrough, authenticate, errorResponse: nativeError })
@@ -66,9 +68,9 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
    * A surface's POST route and its preflight, failing in the surface's own error shape (its mapper, metered as every
    * route's): one line per surface (docs/model-proxy.md, "Adding a surface").
    */
-  const surface = (path: string, createHandler: (ctx: ProxyContext) => Handler, createErrorResponse: () => (err: unknown, req?: HandlerRequest) => HandlerResponse): Route[] => {
+  const surface = (name: Surface, path: string, createHandler: (ctx: ProxyContext) => Handler, createErrorResponse: () => (err: unknown, req?: HandlerRequest) => HandlerResponse): Route[] => {
     const errorResponse = metered(createErrorResponse())
-    return [chat('POST', path, createHandler(ctx), errorResponse), chat('OPTIONS', path, preflight, errorResponse)]
+    return [chat('POST', path, createHandler(ctx), errorResponse, name), chat('OPTIONS', path, preflight, errorResponse, name)]
   }
   const nativeHandler = createNativeHandler(ctx)
 
@@ -80,10 +82,10 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     req !== undefined && isGoogleClient(req) ? nativeError(err) : chatError(err)
 
   const routes: Route[] = [
-    ...surface('/v1/chat/completions', createChatCompletionsHandler, createChatErrorResponse),
-    ...surface('/v1/embeddings', createEmbeddingsHandler, createChatErrorResponse),
-    ...surface('/v1/messages', createMessagesHandler, createMessagesErrorResponse),
-    ...surface('/v1/messages/count_tokens', createCountTokensHandler, createMessagesErrorResponse),
+    ...surface('chat', '/v1/chat/completions', createChatCompletionsHandler, createChatErrorResponse),
+    ...surface('chat', '/v1/embeddings', createEmbeddingsHandler, createChatErrorResponse),
+    ...surface('messages', '/v1/messages', createMessagesHandler, createMessagesErrorResponse),
+    ...surface('messages', '/v1/messages/count_tokens', createCountTokensHandler, createMessagesErrorResponse),
     chat('GET', '/v1/models', byClient(async req => {
       const caller = await ctx.checkAuth(req)
       const request = await beginRequest(ctx, req, caller, 'chat')
@@ -112,7 +114,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     native('GET', '/v1beta/models/{id}', nativeHandler),
     native('*', '/v1beta/{path*}', nativeHandler),
     native('*', '/upload/v1beta/{path*}', nativeHandler),
-    ...responsesRoutes(ctx, metered, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse)),
+    ...responsesRoutes(ctx, metered, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse, 'responses')),
   ]
   // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.
   return { scope: '/v1', routes, errorResponse: chatError }

@@ -192,7 +192,7 @@ export interface UsageRecord {
   keyId: string | null
   /** The model's base name. */
   model: string
-  /** The proxy surface: 'chat' (chat completions, embeddings), 'native' (generate-content) or 'responses' (OpenAI Responses). */
+  /** The proxy surface: 'chat' (chat completions, embeddings), 'native' (generate-content), 'messages' (Anthropic Messages) or 'responses' (OpenAI Responses). */
   surface: string
   requests: number
   inputTokens: number

@@ -276,3 +276,15 @@ t.test('every answer to a key carries all six rate headers, refusals before the 
   await chat.arrayBuffer()
   t.same(r.seen, [])
 })
+
+t.test('a key\'s request refused before its call began is recorded under the surface of the route it asked (messages, responses, chat)', async t => {
+  const r = await rig(t, limits({ rpm: 10, tpm: 100000 }))
+  for (const path of ['/v1/messages', '/v1/responses', '/v1/chat/completions']) {
+    const res = await fetch(`${r.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"model":' })
+    t.equal(res.status, 400, path)
+    await res.arrayBuffer()
+  }
+  await r.recorded(3)
+  t.same(r.entries.map(e => [e.surface, e.status]), [['messages', 400], ['responses', 400], ['chat', 400]])
+  t.same(r.seen, [])
+})
