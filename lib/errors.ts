@@ -145,7 +145,7 @@ export function hostClientStatus (err: unknown): number | undefined {
 }
 
 /** The catalogue's message for a host's own client error of `status` (hostClientStatus); a malformed body otherwise. */
-export function hostClientMessage (status: number): string {
+function hostClientMessage (status: number): string {
   switch (status) {
     case 404: return ERRORS.NOT_FOUND.message
     case 405: return ERRORS.METHOD_NOT_ALLOWED.message
@@ -154,6 +154,15 @@ export function hostClientMessage (status: number): string {
     case 415: return ERRORS.UNSUPPORTED_MEDIA_TYPE.message
     default: return ERRORS.INVALID_JSON.message
   }
+}
+
+/**
+ * How every surface answers an error from outside the catalogue: a host server's own client error keeps its status
+ * with the catalogue's message for it (the host's wording may name internals); anything else is a 500 INTERNAL.
+ */
+export function foreignError (err: unknown): { status: number, message: string } {
+  const host = hostClientStatus(err)
+  return host === undefined ? { status: 500, message: ERRORS.INTERNAL.message } : { status: host, message: hostClientMessage(host) }
 }
 
 /**

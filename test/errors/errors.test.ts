@@ -1,6 +1,11 @@
 import t from 'tap'
 import { fail, GatehouseError, isGatehouseError } from '../../lib/index.ts'
-import { hostClientStatus } from '../../lib/errors.ts'
+import { ERRORS, hostClientStatus } from '../../lib/errors.ts'
+import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
+import { createChatErrorResponse } from '../../lib/proxy/chat/error-body.ts'
+import { createMessagesErrorResponse } from '../../lib/proxy/messages/error-body.ts'
+import { createNativeErrorResponse } from '../../lib/proxy/native/error-body.ts'
+import { createResponsesErrorResponse } from '../../lib/proxy/responses/error-body.ts'
 
 type ErrorsModule = typeof import('../../lib/errors.ts')
 
@@ -32,4 +37,23 @@ t.test('hostClientStatus: the 4xx of a host server\'s own error (Boom, Express),
   t.equal(hostClientStatus(new Error('x')), undefined)
   t.equal(hostClientStatus(null), undefined)
   t.equal(hostClientStatus('413'), undefined)
+})
+
+t.test('every surface answers an error from outside the catalogue alike: a host\'s client error keeps its status with the catalogue\'s message, anything else is 500 INTERNAL', async t => {
+  const messageOf = (body: any): string => body.detail ?? body.error.message
+  const mappers = { auth: createAuthErrorResponse(), chat: createChatErrorResponse(), messages: createMessagesErrorResponse(), native: createNativeErrorResponse(), responses: createResponsesErrorResponse() }
+  const cases: Array<[unknown, number, string]> = [
+    [{ isBoom: true, output: { statusCode: 408 } }, 408, ERRORS.REQUEST_TIMEOUT.message],
+    [{ isBoom: true, output: { statusCode: 415 } }, 415, ERRORS.UNSUPPORTED_MEDIA_TYPE.message],
+    [{ status: 413, message: 'request entity too large (raw-body internals)' }, 413, ERRORS.PAYLOAD_TOO_LARGE.message],
+    [{ statusCode: 400 }, 400, ERRORS.INVALID_JSON.message],
+    [new Error('secret internals'), 500, ERRORS.INTERNAL.message],
+  ]
+  for (const [name, mapper] of Object.entries(mappers)) {
+    for (const [err, status, message] of cases) {
+      const answer = mapper(err)
+      t.equal(answer.status, status, `${name}: ${status}`)
+      t.equal(messageOf(answer.body), message, `${name}: ${status} reads the catalogue's message`)
+    }
+  }
 })

@@ -7,7 +7,7 @@
 // token refresh is a 503.
 // `code` is the HTTP status, except `model_not_found` for unknown models, as OpenAI does.
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, fail, hostClientMessage, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { fail, foreignError, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 
@@ -50,14 +50,7 @@ export function chatErrorBody (err: unknown): ChatErrorBody {
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))
     param = err.param ?? null
   } else {
-    const host = hostClientStatus(err)
-    if (host !== undefined) {
-      status = host
-      message = hostClientMessage(host)
-    } else {
-      status = 500
-      message = ERRORS.INTERNAL.message
-    }
+    ({ status, message } = foreignError(err))
   }
   return { status, headers, body: { error: { message, type: typeFor(status), code: code ?? status, param } } }
 }

@@ -2,7 +2,7 @@
 // statuses the official @anthropic-ai/sdk turns into its error classes (docs/messages.md, "Errors"). A
 // busy or unavailable upstream is Anthropic's 529 overloaded_error, which Claude Code retries.
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, hostClientMessage, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { foreignError, isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 
 export type AnthropicErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' |
@@ -41,14 +41,7 @@ export function messagesErrorBody (err: unknown): AnthropicErrorBody {
     if (err.retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(err.retryAfter)))
     if (err.param !== undefined && err.param !== null && !message.includes(err.param)) message = `${err.param}: ${message}`
   } else {
-    const host = hostClientStatus(err)
-    if (host !== undefined) {
-      status = host
-      message = hostClientMessage(host)
-    } else {
-      status = 500
-      message = ERRORS.INTERNAL.message
-    }
+    ({ status, message } = foreignError(err))
   }
   return { status, headers, body: { type: 'error', error: { type: typeFor(status), message } } }
 }

@@ -3,7 +3,7 @@
 // `status` and `details` (RetryInfo, Help links) reach the client; a 429 also gets Retry-After.
 // Our own errors use Google's shape: `{"error":{"code","message","status"}}`.
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { foreignError, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 
@@ -68,12 +68,8 @@ export function nativeErrorBody (err: unknown): NativeErrorBody {
     }
     return { status: err.status, headers, body: googleError(err.status, err.message) }
   }
-  const host = hostClientStatus(err)
-  if (host !== undefined) {
-    const message = host === 413 ? ERRORS.PAYLOAD_TOO_LARGE.message : host === 404 ? ERRORS.NOT_FOUND.message : host === 405 ? ERRORS.METHOD_NOT_ALLOWED.message : ERRORS.INVALID_JSON.message
-    return { status: host, headers, body: googleError(host, message) }
-  }
-  return { status: 500, headers, body: googleError(500, ERRORS.INTERNAL.message) }
+  const { status, message } = foreignError(err)
+  return { status, headers, body: googleError(status, message) }
 }
 
 export function createNativeErrorResponse (): (err: unknown) => HandlerResponse {

@@ -6,7 +6,7 @@
 // errors carry their catalogue code in lower case. A stream that already began fails with the same code and message
 // inside response.failed (response-from-gemini.ts).
 import type { HandlerResponse } from '../../http/contract.ts'
-import { ERRORS, hostClientMessage, hostClientStatus, isGatehouseError } from '../../errors.ts'
+import { foreignError, isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 import { RateLimitedError } from '../../metering/rate-limiter.ts'
 import { errorReasons } from '../upstream/errors.ts'
@@ -58,9 +58,7 @@ export function responsesError (err: unknown): ResponsesError {
       code = 'context_length_exceeded'
     }
   } else {
-    const host = hostClientStatus(err)
-    status = host ?? 500
-    message = host === undefined ? ERRORS.INTERNAL.message : hostClientMessage(host)
+    ({ status, message } = foreignError(err))
   }
   return { status, headers, body: { error: { message, type: typeFor(status, code), param, code } } }
 }
