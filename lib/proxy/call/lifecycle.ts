@@ -20,6 +20,8 @@ import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
 import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
 import type { GeminiAnswer } from '../gemini/hub.ts'
 import { UsageScan } from './usage-scan.ts'
+import { contentOptions } from './content-options.ts'
+import type { ContentOptions } from './content-options.ts'
 
 /** The usage row of every model outside the catalogue (docs/model-proxy.md, "Limits and usage"): invented names cannot add rows. */
 export const OTHER_MODEL = 'other'
@@ -49,6 +51,8 @@ export interface ModelCall {
   readonly headers: Readonly<Record<string, string>>
   /** The call's meter, for an answer the surface sends itself (a pass-through answer: meteredAnswer). */
   readonly metered: MeteredCall
+  /** The proxy's limits on the content the surface translates for this call (lib/proxy/call/content-options.ts). */
+  readonly content: ContentOptions
   /** Unary generateContent; the call ends (200, the answer's usage) once `translate` gave the surface's answer. */
   generate: <T>(request: GeminiRequest, translate: (response: GeminiResponse) => T) => Promise<T>
   /**
@@ -125,6 +129,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
     model,
     headers: metered.headers,
     metered,
+    content: contentOptions(ctx, req, spec.model),
     async generate (request, translate) {
       const response = await backend.generate({ model: base, request, signal: req.signal, sessionId })
       metered.usage(usageOf(response))

@@ -33,15 +33,7 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
     let stream
     try {
-      const request = await toGeminiRequest(body, model, {
-        safetySettings: ctx.safetySettings,
-        fetchImage: ctx.fetchImage,
-        maxImageUrls: ctx.maxImageUrls,
-        maxImageBytes: ctx.maxBodyBytes,
-        maxParts: ctx.maxTotalParts,
-        signal: req.signal,
-        onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
-      })
+      const request = await toGeminiRequest(body, model, call.content)
       if (body.stream !== true) {
         const completion = await call.generate(request, response => toChatCompletion(response, meta))
         return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }

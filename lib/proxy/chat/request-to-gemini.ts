@@ -10,22 +10,12 @@ import { chatThinking } from '../models/thinking.ts'
 import { dropRefusedFields } from '../models/data.ts'
 import { convertMessages } from './messages.ts'
 import type { ContentContext } from './content.ts'
-import type { SafetySetting } from '../safety-settings.ts'
+import type { ContentOptions } from '../call/content-options.ts'
 import { mapTools } from './tool-declarations.ts'
 import { invalidParam } from './error-body.ts'
 import { searchOutcome } from '../search-tools.ts'
 
-export interface TranslateOptions extends ContentContext {
-  safetySettings: readonly SafetySetting[]
-  /** Most http(s) image URLs one request may make the proxy fetch. Default unlimited. */
-  maxImageUrls?: number
-  /** Most bytes the fetched images of one request may total (a 400 beyond). Default unlimited. */
-  maxImageBytes?: number
-  /** Most Gemini parts the messages may turn into (TOO_MANY_PARTS beyond). Default unlimited. */
-  maxParts?: number
-  /** Told when googleSearch is left out because function tools are present. */
-  onSearchDropped?: () => void
-}
+export type TranslateOptions = ContentContext & ContentOptions
 
 /** OpenAI sampling and output parameters → generationConfig (docs/chat-completions.md, "Parameters"). */
 function generationConfigOf (body: ChatRequest, model: ModelName): Record<string, unknown> {

@@ -3,7 +3,7 @@
 // (Backend.stream resolves only on a 200), so an upstream failure is that status in Anthropic's error shape, even
 // for stream:true.
 import { randomBytes } from 'node:crypto'
-import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
+import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
@@ -12,9 +12,7 @@ import { isGatehouseError } from '../../errors.ts'
 import { beginModelCall } from '../call/lifecycle.ts'
 import { longDecoding } from '../models/continuation.ts'
 import { checkMessagesRequest } from './request-schema.ts'
-import type { MessagesRequest } from './request-schema.ts'
 import { toCountTokensRequest, toGeminiRequest } from './request-to-gemini.ts'
-import type { MessagesTranslateOptions } from './request-to-gemini.ts'
 import { toAnthropicMessage } from './response-from-gemini.ts'
 import { messagesStreamTranslator } from './stream.ts'
 import { messagesErrorBody } from './error-body.ts'
@@ -28,24 +26,13 @@ const modelRefused = (err: unknown): unknown => {
   return err
 }
 
-function translateOptions (ctx: ProxyContext, req: HandlerRequest, body: MessagesRequest): MessagesTranslateOptions {
-  return {
-    safetySettings: ctx.safetySettings,
-    fetchImage: ctx.fetchImage,
-    maxImageUrls: ctx.maxImageUrls,
-    maxImageBytes: ctx.maxBodyBytes,
-    signal: req.signal,
-    onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
-  }
-}
-
 export function createMessagesHandler (ctx: ProxyContext): Handler {
   return async function messages (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const body = checkMessagesRequest(readJsonBody(req), true, ctx.maxTotalParts ?? DEFAULT_MAX_BLOCKS)
     const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused })
     const meta = { id: `msg_${randomBytes(12).toString('hex')}`, model: call.model.requested }
-    const request = await toGeminiRequest(body, call.model, translateOptions(ctx, req, body))
+    const request = await toGeminiRequest(body, call.model, call.content)
     if (body.stream !== true) {
       const message = await call.generate(request, response => toAnthropicMessage(response, meta))
       return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: message }
@@ -61,7 +48,7 @@ export function createCountTokensHandler (ctx: ProxyContext): Handler {
     const body = checkMessagesRequest(readJsonBody(req), false, ctx.maxTotalParts ?? DEFAULT_MAX_BLOCKS)
     // Counting spends no tokens: a request, nothing to charge.
     const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, noOutput: true, unreported: 'nothing', modelRefused })
-    const counted = await call.countTokens(await toCountTokensRequest(body, translateOptions(ctx, req, body)))
+    const counted = await call.countTokens(await toCountTokensRequest(body, call.content))
     const total = counted.totalTokens
     return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: { input_tokens: typeof total === 'number' ? total : 0 } }
   }

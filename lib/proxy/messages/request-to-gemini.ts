@@ -13,9 +13,9 @@ import type { ReasoningEffort, ThinkingConfig } from '../models/thinking.ts'
 import { acceptsSampling } from '../models/data.ts'
 import { imageTypeOf } from '../images/bytes.ts'
 import { HEAD_BYTES, isBase64 } from '../images/data-url.ts'
-import type { FetchedImage, ImageAllowance } from '../images/fetch.ts'
+import type { ImageAllowance } from '../images/fetch.ts'
+import type { ContentOptions } from '../call/content-options.ts'
 import { searchOutcome } from '../search-tools.ts'
-import type { SafetySetting } from '../safety-settings.ts'
 import { thoughtSignatureOf } from '../tool-call-ids.ts'
 import { addPlaceholderSignatures } from '../thought-signatures.ts'
 import { fail, isGatehouseError } from '../../errors.ts'
@@ -25,17 +25,8 @@ import type { Block, MessagesRequest, ToolChoice } from './request-schema.ts'
 type Part = Record<string, unknown>
 interface Content { role: 'user' | 'model', parts: Part[] }
 
-export interface MessagesTranslateOptions {
-  safetySettings: readonly SafetySetting[]
-  /** Fetches image URLs; without it, an image of source type url is a 400. */
-  fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
-  /** Most image URLs fetched for one request. */
-  maxImageUrls?: number
-  /** Most bytes the fetched images of one request may total. */
-  maxImageBytes?: number
-  signal?: AbortSignal
-  onSearchDropped?: () => void
-}
+/** Messages' own part limit is its schema's (request-schema.ts); the rest are the call's (ContentOptions). */
+export type MessagesTranslateOptions = ContentOptions
 
 function invalid (message: string, param: string): GatehouseError {
   return fail('INVALID_INPUT', message, { param })

@@ -45,15 +45,9 @@ export function createResponsesHandler (ctx: ProxyContext): Handler {
     let meta: ResponseMeta
     try {
       const { request, tools } = await toGeminiRequest(body, input, model, {
-        safetySettings: ctx.safetySettings,
+        ...call.content,
         sealer: settings.sealer,
         owner,
-        fetchImage: ctx.fetchImage,
-        maxImageUrls: ctx.maxImageUrls,
-        maxImageBytes: ctx.maxBodyBytes,
-        maxParts: ctx.maxTotalParts,
-        signal: req.signal,
-        onSearchDropped: () => ctx.logger?.debug({ model: body.model }, 'function tools present: googleSearch left out'),
         onUnopenedReasoning: () => ctx.logger?.debug({ model: body.model }, 'a reasoning item\'s encrypted_content did not open: ignored'),
       })
       meta = { id: `resp_${randomBytes(24).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model: model.requested, request: body, tools, sealer: settings.sealer, owner, errorObject: failedResponseError }

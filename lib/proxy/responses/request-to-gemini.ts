@@ -13,11 +13,11 @@ import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
 import { acceptsSampling } from '../models/data.ts'
 import { searchOutcome } from '../search-tools.ts'
-import type { SafetySetting } from '../safety-settings.ts'
 import { addPlaceholderSignatures } from '../thought-signatures.ts'
 import { HEAD_BYTES, parseDataUrl } from '../images/data-url.ts'
 import { imageTypeOf } from '../images/bytes.ts'
-import type { FetchedImage, ImageAllowance } from '../images/fetch.ts'
+import type { ImageAllowance } from '../images/fetch.ts'
+import type { ContentOptions } from '../call/content-options.ts'
 import { isGatehouseError, fail } from '../../errors.ts'
 import { jsonAllowance, parseJson } from '../../http/json-body.ts'
 import type { JsonAllowance } from '../../http/json-body.ts'
@@ -37,22 +37,11 @@ export interface GeminiTranslation {
   tools: Map<string, ToolName>
 }
 
-export interface TranslateOptions {
-  safetySettings: readonly SafetySetting[]
+export interface TranslateOptions extends ContentOptions {
   /** Opens reasoning items' encrypted_content. */
   sealer: SignatureSealer
   /** Who the request runs as ("operator" or a user id): the owner sealed items are bound to. */
   owner: string
-  fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
-  /** Most http(s) image URLs one request may make the proxy fetch. Default unlimited. */
-  maxImageUrls?: number
-  /** Most bytes the fetched images of one request may total. Default unlimited. */
-  maxImageBytes?: number
-  /** Most content parts the messages may hold (TOO_MANY_PARTS beyond). Default unlimited. */
-  maxParts?: number
-  signal?: AbortSignal
-  /** Told when googleSearch is left out because function tools are present. */
-  onSearchDropped?: () => void
   /** Told of each encrypted_content that did not open (altered, another gateway's, another owner's): it is ignored. */
   onUnopenedReasoning?: () => void
 }
