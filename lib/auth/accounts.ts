@@ -6,6 +6,7 @@ import type { Sessions } from './sessions.ts'
 import type { LoginLimiter } from './login-limiter.ts'
 import type { SignupLimiter } from './signup-limiter.ts'
 import type { PasswordHasher } from './passwords.ts'
+import type { Keys } from './keys.ts'
 import { fail, isGatehouseError } from '../errors.ts'
 import { newUserId, tokenDigest } from './tokens.ts'
 import { randomPassword } from './passwords.ts'
@@ -53,6 +54,8 @@ export interface AccountsDeps {
   sessions: Sessions
   limiter: LoginLimiter
   signupLimiter: SignupLimiter
+  /** The key cache, told of a level or status change: a lower level or a disabled owner stops the keys at once on this replica. */
+  keys: Pick<Keys, 'forgetUser'>
 }
 
 const keyOf = (username: string): string => username.toLowerCase()
@@ -60,7 +63,7 @@ const keyOf = (username: string): string => username.toLowerCase()
 const PASSWORD_CLAIM_MS = 60_000
 const emailOf = (email: string | null | undefined): string | null => email == null || email === '' ? null : email.toLowerCase()
 
-export function createAccounts ({ options, passwords, sessions, limiter, signupLimiter }: AccountsDeps): Accounts {
+export function createAccounts ({ options, passwords, sessions, limiter, signupLimiter, keys }: AccountsDeps): Accounts {
   const { users } = options.store
   const { now, logger, emit } = options
 
@@ -219,6 +222,7 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
         await users.update(userId, { accessLevel: 'hush' })
         throw fail('LAST_HUSH_USER')
       }
+      keys.forgetUser(userId)
       return updated
     }),
 
@@ -236,6 +240,7 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
       }
       // Also when it was disabled already: a session opened by a login racing an earlier disable goes too.
       if (disabled) await sessions.endOthers(userId)
+      keys.forgetUser(userId)
       return updated
     }),
 

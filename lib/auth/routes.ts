@@ -185,7 +185,6 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       const { target } = await adminOnUser(req)
       const input = parse(accessLevelBody, jsonBody(req))
       const updated = await accounts.setAccessLevel(target.user_id, input.access_level)
-      keys.forgetUser(target.user_id) // a lower level may stop the user's keys: at once on this replica
       return ok(publicUser(updated))
     }),
 
@@ -193,7 +192,6 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       const { target } = await adminOnUser(req)
       const input = parse(userStatusBody, jsonBody(req))
       const updated = await accounts.setDisabled(target.user_id, input.disabled)
-      keys.forgetUser(target.user_id) // a disabled user's keys stop: at once on this replica
       return ok(adminUser(updated))
     }),
 

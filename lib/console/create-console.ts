@@ -331,7 +331,6 @@ export function createConsole (options: ConsoleOptions): Console {
       const input = parse(accessLevelBody, rest)
       await present(who, password, req)
       const updated = await accounts.setAccessLevel(id, input.access_level)
-      keys.forgetUser(id) // as PUT /admin/user/{user_id}/access-level does (lib/auth/routes.ts)
       return dataResponse({ user: userView(updated) })
     }),
 
@@ -342,7 +341,6 @@ export function createConsole (options: ConsoleOptions): Console {
       const input = parse(userStatusBody, rest)
       await present(who, password, req)
       const updated = await accounts.setDisabled(id, input.disabled)
-      keys.forgetUser(id) // as PUT /admin/user/{user_id}/status does (lib/auth/routes.ts)
       return dataResponse({ user: userView(updated) })
     }),
 
