@@ -215,3 +215,18 @@ t.test('the built files are read when first served: 503 CONSOLE_NOT_BUILT until 
   t.equal(again.status, 304)
   t.equal((await h.raw('GET', '/console/assets/notes.txt')).status, 404)
 })
+
+t.test('admin: disabling a member or lowering their level in the console stops their keys at once on this replica', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const member = await h.member()
+  const key = (await h.call('POST', '/api/keys', { json: { name: 'ci' } })).body.key as string
+  t.ok(await h.auth.resolveKey(key), 'the key works, and its answer is cached')
+  await h.admin()
+  t.equal((await h.call('PUT', `/api/admin/users/${member.userId}/status`, { json: { disabled: true } })).status, 200)
+  t.equal(await h.auth.resolveKey(key), undefined, 'disabled: the cached answer is gone')
+  t.equal((await h.call('PUT', `/api/admin/users/${member.userId}/status`, { json: { disabled: false } })).status, 200)
+  t.ok(await h.auth.resolveKey(key), 'enabled again')
+  t.equal((await h.call('PUT', `/api/admin/users/${member.userId}/level`, { json: { access_level: 'default' } })).status, 200)
+  t.equal(await h.auth.resolveKey(key), undefined, 'below the key level: the cached answer is gone')
+})
