@@ -110,3 +110,17 @@ t.test('a backend that does not serve interactions refuses them with a clear err
   t.match(refused.body, { error: { message: /gemini-api backend only/ } })
   t.equal(fake.requests.length, 0)
 })
+
+t.test('Gemini Omni is served only through the Interactions API: chat completions and generateContent refuse it, naming the route', async t => {
+  const { url, fake, alice } = await setup(t)
+  const chat = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-omni-flash-preview', messages: [{ role: 'user', content: 'a cat' }] }) })
+  t.equal(chat.status, 400)
+  t.match(await chat.json(), { error: { message: /served only through the Interactions API \(POST \/v1beta\/interactions\)/, param: 'model' } })
+  const native = await fetch(`${url}/v1beta/models/gemini-omni-flash-preview:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': alice.key, 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'a cat' }] }] }) })
+  t.equal(native.status, 400)
+  t.match(await native.json(), { error: { code: 400, message: /served only through the Interactions API/ } })
+  t.equal(fake.calls('generateContent').length, 0, 'nothing went upstream')
+  const made = await create(url, alice.key, { model: 'gemini-omni-flash-preview', input: 'a cat', response_modalities: ['video'] })
+  t.equal(made.status, 200)
+  t.equal(fake.last('interactions')!.body.model, 'gemini-omni-flash-preview')
+})
