@@ -2,6 +2,7 @@
 // naming it (get, cancel, delete, or previous_interaction_id) gets Google's 404 made by the gateway, with nothing sent
 // upstream; the operator password reaches every one.
 import t from 'tap'
+import { GoogleGenAI } from '@google/genai'
 import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
 import { ADMIN, keyUser } from '../support/gateway-keys.ts'
@@ -61,4 +62,24 @@ t.test('another member cannot get, cancel, delete or continue an interaction (40
   t.match(logs.filter(l => l.msg === 'upstream resource created' && l.resource === `interactions/${id}`), [{ userId: alice.userId, keyId: alice.keyId }], 'the creation is logged with the user and key id')
   t.ok(logs.some(l => l.msg === 'upstream resource deleted' && l.resource === `interactions/${id}` && l.keyId === alice.keyId), 'the deletion too')
   t.notOk(JSON.stringify(logs).includes(alice.key), 'never the key')
+})
+
+t.test('an interaction naming another member\'s uploaded file by its uri is a 404 before the upstream; the owner may name it', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const gateway = await startGateway({ ...ADMIN, GEMINI_BACKEND: 'gemini-api', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url, GEMINI_AUTH_PASSWORD: PASSWORD, LOG_LEVEL: 'silent' })
+  t.teardown(() => gateway.close())
+  const url = gateway.url
+  const alice = await keyUser(url, 'alice_files')
+  const bob = await keyUser(url, 'bob_files')
+  const ai = new GoogleGenAI({ apiKey: alice.key, httpOptions: { baseUrl: url, apiVersion: 'v1beta', timeout: 20000 } })
+  const file = await ai.files.upload({ file: new Blob(['notes'], { type: 'text/plain' }), config: { mimeType: 'text/plain' } })
+  const body = (uri: string): Record<string, unknown> => ({ model: 'gemini-4-argon', input: [{ type: 'text', text: 'summarise' }, { type: 'document', uri, mime_type: 'text/plain' }] })
+  for (const uri of [file.uri as string, file.name as string]) {
+    const refused = await call(url, bob.key, 'POST', '/v1beta/interactions', body(uri))
+    t.equal(refused.status, 404, `named as ${uri}`)
+    t.match(refused.body, { error: { status: 'NOT_FOUND', message: `${file.name as string} is not found` } })
+  }
+  t.equal(fake.calls('interactions').length, 0, 'nothing went upstream')
+  t.equal((await call(url, alice.key, 'POST', '/v1beta/interactions', body(file.uri as string))).status, 200, 'the owner names her file')
 })

@@ -3,6 +3,16 @@
 // continuation goes through the key that made it, streamed or not, while calls naming none go round the pool.
 import t from 'tap'
 import { setup, genai } from './interactions-harness.ts'
+import { resourcesInInteraction } from '../../lib/proxy/upstream/resource-pins.ts'
+
+t.test('a create names for pinning the interaction it continues and the uploaded files its media carry', async t => {
+  t.same(resourcesInInteraction({
+    model: 'gemini-4-argon',
+    previous_interaction_id: 'v1_abc',
+    input: [{ type: 'text', text: 'files/not-a-uri' }, { type: 'image', uri: 'https://generativelanguage.googleapis.com/v1beta/files/img1' }, { type: 'document', uri: 'files/doc2' }, { type: 'video', uri: 'https://www.youtube.com/watch?v=x' }],
+  }), ['interactions/v1_abc', 'files/img1', 'files/doc2'])
+  t.same(resourcesInInteraction({ model: 'gemini-4-argon', input: 'hi' }), [])
+})
 
 t.test('an interaction created through key #1 is fetched, continued, cancelled and deleted through key #1', async t => {
   const { url, fake, alice } = await setup(t, { GEMINI_API_KEY: 'k1,k2' })

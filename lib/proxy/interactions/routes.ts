@@ -11,6 +11,7 @@ import type { ProxyContext } from '../context.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { Backend, ForwardRequest, ForwardResponse } from '../upstream/backend.ts'
 import { notPassedThrough } from '../upstream/forward.ts'
+import { mediaUrisIn } from '../upstream/resource-pins.ts'
 import { watchedAnswer } from './answer.ts'
 import { apiRevision, createRequest, interactionId, interactionResource } from './request.ts'
 
@@ -40,10 +41,13 @@ function upstreamHeaders (req: HandlerRequest): Record<string, string> {
   return headers
 }
 
+/** The answer's content type (SSE's own headers for a stream) and an upstream's Retry-After. */
 function answerHeaders (answer: ForwardResponse): Record<string, string> {
   const type = answer.headers['content-type']
-  if (type?.startsWith('text/event-stream') === true) return { ...SSE_HEADERS }
-  return type === undefined ? {} : { 'content-type': type }
+  const after = answer.headers['retry-after']
+  const retry: Record<string, string> = after === undefined ? {} : { 'retry-after': after }
+  if (type?.startsWith('text/event-stream') === true) return { ...SSE_HEADERS, ...retry }
+  return type === undefined ? retry : { 'content-type': type, ...retry }
 }
 
 function oneChunk (bytes: Uint8Array): AsyncIterable<Uint8Array> {
@@ -66,7 +70,7 @@ export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, go
     // Tenant isolation (lib/proxy/access/ownership.ts): a conversation continued from someone else's interaction, or
     // a file or cache of someone else's, is a 404 before the call begins.
     if (asked.previousId !== undefined) await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
-    await ctx.ownership.checkReferences(caller, asked.body)
+    await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
     const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens })
     const sent = Buffer.from(JSON.stringify({ ...asked.body, model: call.model.base }))
     const answer = await forward({

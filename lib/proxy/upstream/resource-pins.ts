@@ -100,10 +100,31 @@ export function resourcesInAnswer (answer: unknown): string[] {
 /** Creating an interaction (`POST /v1beta/interactions`): its answer names what to pin, its body what it continues. */
 export const INTERACTION_CREATE = /^\/v1(?:beta)?\/interactions\/?$/
 
-/** The interaction a create's body continues (`previous_interaction_id`), as a pin key. */
+/** Content types of the Interactions API whose `uri` may name an uploaded file. */
+const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document'])
+
+/** The `uri` of every media content item (`{type: 'image' | 'audio' | 'video' | 'document', uri}`) in an interaction's body, at any depth. */
+export function mediaUrisIn (body: unknown): string[] {
+  const found: string[] = []
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > 16 || value === null || typeof value !== 'object') return
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, depth + 1)
+      return
+    }
+    const object = value as Record<string, unknown>
+    if (typeof object.type === 'string' && MEDIA_TYPES.has(object.type) && typeof object.uri === 'string') found.push(object.uri)
+    for (const key in object) walk(object[key], depth + 1)
+  }
+  walk(body, 0)
+  return found
+}
+
+/** The interaction a create's body continues (`previous_interaction_id`) and the files its media name, as pin keys. */
 export function resourcesInInteraction (body: unknown): string[] {
   const previous = body !== null && typeof body === 'object' ? (body as { previous_interaction_id?: unknown }).previous_interaction_id : undefined
-  return typeof previous === 'string' && /^[A-Za-z0-9._-]+$/.test(previous) ? [`interactions/${previous}`] : []
+  const files = mediaUrisIn(body).map(resourceName).filter((r): r is string => r !== undefined)
+  return [...(typeof previous === 'string' && /^[A-Za-z0-9._-]+$/.test(previous) ? [`interactions/${previous}`] : []), ...files]
 }
 
 /** The interaction an answer or a stream event names: an Interaction's `id`, an event's `interaction.id` or `interaction_id`. */
