@@ -10,7 +10,8 @@
 //          step.delta (text), step.stop, interaction.completed (the interaction with its usage)
 //   GET /v1beta/interactions/{id}         the stored interaction (stream=true: its events again)
 //   DELETE /v1beta/interactions/{id}      {} ; POST /v1beta/interactions/{id}/cancel: the interaction, status cancelled
-//   An unknown id (or, with fake.keyScoped, one another key created) is 404 NOT_FOUND; an unknown previous_interaction_id
+//   An unknown id (or, with fake.keyScoped, one another key created) is 404 NOT_FOUND (Google's status and error shape;
+//   the message text is the fake's own, no page quoting Google's was found); an unknown previous_interaction_id
 //   too; a model outside fake.listedModels or gemini-4-* is 404 as for generateContent; store: false keeps nothing.
 //   Long decode (fake.decodeTokens on a gemini-4-* model): one call writes at most 65,536 output tokens; a call that
 //   stops there ends with status requires_continuation and a continuation_token, which the next create sends back with
