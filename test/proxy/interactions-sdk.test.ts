@@ -28,16 +28,20 @@ for (const model of ['gemini-4-argon', 'gemini-4-neon']) {
     const got = await ai.interactions.get(made.id)
     t.equal(got.id, made.id)
     t.equal(got.output_text, 'Hello from the fake upstream.')
+    const replayed: string[] = []
+    for await (const event of await ai.interactions.get(made.id, { stream: true })) replayed.push(event.event_type)
+    t.equal(replayed.at(-1), 'interaction.completed', 'a stored interaction\'s events again, streamed')
+    t.equal(fake.last('interactions')!.query.stream, 'true')
     const cancelled = await ai.interactions.cancel(streamedId)
     t.equal(cancelled.status, 'cancelled')
     await ai.interactions.delete(made.id)
     const gone = await ai.interactions.get(made.id).catch((e: unknown) => e)
     t.match(gone, { status: 404 }, 'deleted upstream')
 
-    const report = await usageRows(alice, 6)
+    const report = await usageRows(alice, 7)
     const row = report.rows.find((r: any) => r.surface === 'interactions' && r.model === model)
     t.match(row, { key_id: alice.keyId, requests: 2, input_tokens: 4, output_tokens: 16 }, 'both creates, charged the upstream\'s counts')
-    t.ok(report.rows.some((r: any) => r.surface === 'interactions' && r.model === 'none' && r.requests >= 3), 'get, cancel and delete are requests')
+    t.ok(report.rows.some((r: any) => r.surface === 'interactions' && r.model === 'none' && r.requests >= 4), 'get, cancel and delete are requests')
   })
 
   t.test(`the SDK's automatic continuation on ${model} goes through the gateway, each hop continuing the caller's own interaction`, async t => {
