@@ -19,6 +19,7 @@ import type { Surface } from './access/metering.ts'
 import { createCountTokensHandler, createMessagesHandler } from './messages/handler.ts'
 import { createMessagesErrorResponse } from './messages/error-body.ts'
 import { responsesRoutes } from './responses/routes.ts'
+import { interactionsRoutes } from './interactions/routes.ts'
 import { codexModelList } from './models/codex-list.ts'
 
 /**
@@ -115,6 +116,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     native('*', '/v1beta/{path*}', nativeHandler),
     native('*', '/upload/v1beta/{path*}', nativeHandler),
     ...responsesRoutes(ctx, metered, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse, 'responses')),
+    ...interactionsRoutes(ctx, nativeError, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse, 'interactions')),
   ]
   // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.
   return { scope: '/v1', routes, errorResponse: chatError }

@@ -145,6 +145,15 @@ t.test('the route table: every route has a surface, a body limit and its surface
     'OPTIONS /v1/responses/{id} responses',
     'GET /v1/responses/{id}/input_items responses',
     'OPTIONS /v1/responses/{id}/input_items responses',
+    ...['/v1beta', '/v1'].flatMap(v => [
+      `POST ${v}/interactions native`,
+      `OPTIONS ${v}/interactions native`,
+      `GET ${v}/interactions/{id} native`,
+      `DELETE ${v}/interactions/{id} native`,
+      `OPTIONS ${v}/interactions/{id} native`,
+      `POST ${v}/interactions/{id}/cancel native`,
+      `OPTIONS ${v}/interactions/{id}/cancel native`,
+    ]),
   ])
   t.ok(proxy.routes.every(r => r.maxBytes === 1234))
   const chatErr = proxy.routes[0].errorResponse({ isBoom: true, output: { statusCode: 413 } })

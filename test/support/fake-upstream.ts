@@ -13,6 +13,9 @@
 //                 needs `model` as projects/{p}/locations/{l}/publishers/google/models/{m} of the same path (else 400),
 //                 and a Vertex generate/stream whose `cachedContent` is not the full name of a cache of its own
 //                 location gets 400 (call 'cachedContents')
+//   Interactions  POST /v1beta/interactions (streamed or not), GET/DELETE /v1beta/interactions/{id}, POST .../{id}/cancel,
+//                 kept in fake.interactions (call 'interactions'; test/support/fake-interactions.ts); with fake.keyScoped
+//                 each belongs to the key that created it
 //   Gemini API resources: files and uploads, cachedContents, batches, long-running operations, kept in fake.gemini
 //                 (call 'resources'; test/support/fake-gemini-resources.ts)
 //   OAuth         POST /token (form-encoded refresh_token grant; issues fake-access-1, -2, ...)
@@ -86,8 +89,10 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Socket } from 'node:net'
 import { geminiResourceReply, isGeminiResourcePath, newGeminiResources } from './fake-gemini-resources.ts'
 import type { GeminiResources } from './fake-gemini-resources.ts'
+import { interactionReply, isInteractionsPath, newFakeInteractions } from './fake-interactions.ts'
+import type { FakeInteractions } from './fake-interactions.ts'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'resources' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'resources' | 'interactions' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -159,6 +164,8 @@ export interface FakeUpstream {
   keyScoped: boolean
   /** The Gemini API's files, caches, batches and operations. */
   gemini: GeminiResources
+  /** The Gemini API's stored interactions (fake-interactions.ts). */
+  interactions: FakeInteractions
   /** Refuse Gemini 3 turns whose function calls lost their thought signature (default true). */
   signatureChecks: boolean
   calls (call: FakeCall): FakeRequest[]
@@ -376,6 +383,7 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     listModels: {},
     files: {},
     resources: {},
+    interactions: {},
     token: {},
     other: errorReply(404, { message: 'Fake upstream: unknown path' }),
   }
@@ -388,6 +396,7 @@ const VERTEX_CACHE_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/cachedC
 function route (method: string, path: string): { api: FakeRequest['api'], call: FakeCall, model?: string, project?: string, location?: string } {
   if (path === '/token') return { api: 'oauth', call: 'token' }
   if (method === 'GET' && path === '/v1beta/models') return { api: 'gemini-api', call: 'listModels' }
+  if (isInteractionsPath(path)) return { api: 'gemini-api', call: 'interactions' }
   if (method === 'GET' && path === '/v1beta1/publishers/google/models') return { api: 'vertex', call: 'listModels' }
   if (/^\/(?:upload\/)?v1beta\/files(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'files' }
   if (/^\/v1beta\/cachedContents(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'cachedContents' }
@@ -533,6 +542,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     owned: new Map(),
     keyScoped: false,
     gemini: newGeminiResources(),
+    interactions: newFakeInteractions(),
     signatureChecks: true,
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
@@ -563,6 +573,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.keyModels.clear()
       fake.owned.clear()
       fake.gemini = newGeminiResources()
+      fake.interactions = newFakeInteractions()
       fake.tokenGate = undefined
       fake.now = undefined
       fake.shutdowns = defaultShutdowns()
@@ -779,6 +790,21 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return undefined
   }
 
+  /** The Interactions API (fake-interactions.ts), unless a reply was queued for it. */
+  function interactionsReply (rec: FakeRequest): FakeReply | undefined {
+    if (rec.call !== 'interactions' || (queues.get('interactions')?.length ?? 0) > 0) return undefined
+    const shutdown = (model: string): boolean => {
+      const date = fake.now === undefined ? undefined : fake.shutdowns.get(`gemini-api ${model}`)
+      return date !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${date}T00:00:00Z`)
+    }
+    return interactionReply(rec, fake.interactions, {
+      keyScoped: fake.keyScoped,
+      decodeTokens: fake.decodeTokens,
+      serves: model => /^gemini-/.test(model) && !shutdown(model),
+      text: DEFAULT_TEXT,
+    })
+  }
+
   /** Gemini 3's check of the current turn's function calls (see the header), or undefined when they pass. */
   function signatureFailure (rec: FakeRequest): FakeReply | undefined {
     if (!fake.signatureChecks || (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent')) return undefined
@@ -804,7 +830,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
     // Without key-scoped resources, the Gemini API's files and caches are the project's (fake-gemini-resources.ts).
     if (!fake.keyScoped && rec.api === 'gemini-api' && (rec.call === 'files' || rec.call === 'cachedContents') && isGeminiResourcePath(rec.path)) rec.call = 'resources'
-    const reply = authFailure(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

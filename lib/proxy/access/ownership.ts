@@ -31,9 +31,10 @@ const HOUR_MS = 3600_000
  * How long an owner record lives: the resource's own life plus an hour, so a record never goes before its resource
  * (a record that went early makes the resource the operator's: refused to its creator, never shown to another).
  * Files live 48 h upstream; a resumable upload session a week; a cache until its expireTime; batches and
- * long-running operations are kept 30 days.
+ * long-running operations are kept 30 days; an interaction as long as a batch, since the retention of a stored
+ * interaction is not one the code can confirm (docs/interactions.md, "Owners").
  */
-const RECORD_LIFE_MS = { files: 49 * HOUR_MS, uploads: 7 * 24 * HOUR_MS + HOUR_MS, caches: HOUR_MS, batches: 30 * 24 * HOUR_MS } as const
+const RECORD_LIFE_MS = { files: 49 * HOUR_MS, uploads: 7 * 24 * HOUR_MS + HOUR_MS, caches: HOUR_MS, batches: 30 * 24 * HOUR_MS, interactions: 30 * 24 * HOUR_MS + HOUR_MS } as const
 /**
  * Upstream pages one list request may read to find a page with something of the caller's: a page left empty would
  * still be valid (Google's lists allow short pages), but @google/genai's pager yields `undefined` for an empty page
@@ -76,6 +77,12 @@ export interface Ownership {
   admit (caller: ProxyCaller, method: string, path: string, query: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<Admitted>
   /** Refuses (404) a generate, stream or countTokens body that names a cache or file the caller does not own. */
   checkReferences (caller: ProxyCaller, body: unknown): Promise<void>
+  /** Refuses (404) a resource the gateway keeps owners of by name (`interactions/{id}`) that a key's user does not own; the operator may use all. */
+  checkOwned (caller: ProxyCaller, resource: string): Promise<void>
+  /** Records (and logs) that `caller` created an interaction (`interactions/{id}`). */
+  createdInteraction (caller: ProxyCaller, resource: string): Promise<void>
+  /** Forgets (and logs) a resource deleted upstream. */
+  deleted (caller: ProxyCaller, resource: string): Promise<void>
 }
 
 function notFound (name: string): Error {
@@ -269,6 +276,19 @@ export function createOwnership (options: OwnershipOptions): Ownership {
 
   return {
     checkReferences,
+
+    async checkOwned (caller, resource) {
+      if (caller.kind === 'key' && !await owns(caller.userId, resource)) throw notFound(resource)
+    },
+
+    async createdInteraction (caller, resource) {
+      await record(caller, resource, new Date(now().getTime() + RECORD_LIFE_MS.interactions))
+    },
+
+    async deleted (caller, resource) {
+      logged('deleted', caller, resource)
+      await owners?.delete(resource).catch((err: unknown) => logger?.error({ err, resource }, 'upstream resource owner not removed'))
+    },
 
     async admit (caller, method, path, query, body) {
       const target = resourceTarget(method, path, query.upload_id)

@@ -5,7 +5,7 @@
 // (usage seen, output forwarded, ended) whatever the surface; errors thrown before the end reach the route table's
 // error mapper, which ends the call with the status answered (lib/proxy/routes.ts).
 import type { Handler, HandlerRequest } from '../../http/contract.ts'
-import { isGatehouseError } from '../../errors.ts'
+import { fail, isGatehouseError } from '../../errors.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
 import { CLIENT_CLOSED, DEFAULT_OUTPUT_RESERVATION, bodyBytes, outputReservation } from '../access/metering.ts'
@@ -22,6 +22,9 @@ import type { GeminiAnswer } from '../gemini/hub.ts'
 import { UsageScan } from './usage-scan.ts'
 import { contentOptions } from './content-options.ts'
 import type { ContentOptions } from './content-options.ts'
+
+/** How a refusal names the surface a model is limited to. */
+const SURFACE_ROUTES: Record<string, string> = { interactions: 'the Interactions API (POST /v1beta/interactions)' }
 
 /** The usage row of every model outside the catalogue (docs/model-proxy.md, "Limits and usage"): invented names cannot add rows. */
 export const OTHER_MODEL = 'other'
@@ -79,7 +82,13 @@ export function usageModel (ctx: Pick<ProxyContext, 'catalog'>, model: ModelName
 
 function resolve (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): ModelName {
   try {
-    return allowedModel(ctx, caller, spec.model)
+    const model = allowedModel(ctx, caller, spec.model)
+    // A model the file limits to some surfaces (Gemini Omni: the Interactions API) is refused on the others.
+    const only = model.spec?.surfaces
+    if (only !== undefined && !only.includes(spec.surface)) {
+      throw fail('INVALID_INPUT', `The model \`${model.base}\` is served only through ${only.map(s => SURFACE_ROUTES[s] ?? s).join(', ')}`)
+    }
+    return model
   } catch (err) {
     throw spec.modelRefused === undefined ? err : spec.modelRefused(err)
   }

@@ -23,6 +23,8 @@ const FAMILIES: readonly ModelFamily[] = ['gemini-2.5-flash', 'gemini-2.5-pro', 
 /** The backend names a model file's `backends` may hold (Backend.name of the built-in backends). */
 export const MODEL_BACKENDS = ['gemini-api', 'vertex', 'code-assist'] as const
 const MODALITIES = ['text', 'image', 'audio', 'video', 'pdf', 'embedding'] as const
+/** The surfaces a model may be limited to (`surfaces`): usage rows' names of them. */
+const SURFACES = ['chat', 'native', 'messages', 'responses', 'interactions'] as const
 
 export type ThinkingControl =
   | { budget: { min: number, max: number, off?: number } }
@@ -66,6 +68,8 @@ export interface ModelSpec {
   locations: Record<string, string[]>
   /** Whether the model takes explicit context caches (cachedContents); absent: not known. */
   explicitCaching?: boolean
+  /** The only surfaces that serve the model (Gemini Omni: `interactions`); absent: every surface. */
+  surfaces?: string[]
   /** Per backend of `backends`, where the model stands; a backend not named is `{ stage: 'ga' }`. */
   status: Record<string, ModelStatus>
   sources: string[]
@@ -152,6 +156,7 @@ export function parseModelFile (data: unknown, where: string): ModelSpec[] {
       ...(m.maxCandidates === undefined ? {} : { maxCandidates: m.maxCandidates as number }),
       locations,
       ...(m.explicitCaching === undefined ? {} : { explicitCaching: m.explicitCaching as boolean }),
+      ...(m.surfaces === undefined ? {} : { surfaces: strings('surfaces', SURFACES, true) }),
       status,
       sources: strings('sources'),
       unconfirmed: m.unconfirmed === undefined ? [] : strings('unconfirmed'),

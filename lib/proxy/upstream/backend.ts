@@ -75,7 +75,7 @@ export interface ForwardRequest {
   /** The body as it arrives, never buffered; undefined when there is none. */
   body?: AsyncIterable<Uint8Array>
   signal?: AbortSignal
-  /** The base id of the model a cache creation names in its body, already resolved and allowed (lib/proxy/native/pass-through.ts). */
+  /** The base id of the model a cache creation or an interaction names in its body, already resolved and allowed (lib/proxy/native/pass-through.ts, lib/proxy/interactions/routes.ts). */
   bodyModel?: string
 }
 

@@ -10,7 +10,8 @@ import { forwardTo } from './forward.ts'
 import type { UpstreamClientOptions } from './options.ts'
 import { createCredentialPool } from './credential-pool.ts'
 import type { CredentialPool, PoolCall } from './credential-pool.ts'
-import { createResourcePins, resourcesInAnswer, resourcesInPath, resourcesInRequest, uploadSession } from './resource-pins.ts'
+import { createResourcePins, INTERACTION_CREATE, interactionNamed, resourcesInAnswer, resourcesInInteraction, resourcesInPath, resourcesInRequest, uploadSession } from './resource-pins.ts'
+import { createSseDecoder } from './sse.ts'
 import type { ResourcePins } from './resource-pins.ts'
 
 import { DEFAULT_GEMINI_API_ENDPOINT } from '../../option-rules.ts'
@@ -107,9 +108,47 @@ function watchedBody (body: AsyncIterable<Uint8Array>, done: (bytes: Buffer | un
   })()
 }
 
-/** Pins what a forwarded answer created (an upload session, a file, a cache, a batch) to the credential that answered. */
+/** A streamed interaction's events passed on as they arrive, its id pinned from the first event naming it, before that event goes on. */
+function pinnedEvents (body: AsyncIterable<Uint8Array>, pin: (resource: string) => void): AsyncIterable<Uint8Array> {
+  return (async function * watched () {
+    const decoder = createSseDecoder()
+    let pinned = false
+    for await (const chunk of body) {
+      if (!pinned) {
+        for (const data of decoder.push(chunk)) {
+          let named: string | undefined
+          try {
+            named = interactionNamed(JSON.parse(data))
+          } catch {}
+          if (named !== undefined) {
+            pin(named)
+            pinned = true
+            break
+          }
+        }
+      }
+      yield chunk
+    }
+  })()
+}
+
+/** Pins what a forwarded answer created (an upload session, a file, a cache, a batch, an interaction) to the credential that answered. */
 function pinCreated (answer: ForwardResponse, req: ForwardRequest, credential: string, pins: ResourcePins): ForwardResponse {
   if (answer.status < 200 || answer.status >= 300) return answer
+  if (req.method === 'POST' && INTERACTION_CREATE.test(req.path)) {
+    const pin = (resource: string): void => pins.pin(resource, credential)
+    if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) return { ...answer, body: pinnedEvents(answer.body, pin) }
+    return {
+      ...answer,
+      body: watchedBody(answer.body, bytes => {
+        let named: string | undefined
+        try {
+          named = bytes === undefined ? undefined : interactionNamed(JSON.parse(bytes.toString('utf8')))
+        } catch {}
+        if (named !== undefined) pin(named)
+      }),
+    }
+  }
   const upload = answer.headers['x-goog-upload-url']
   const session = upload === undefined ? null : new URL(upload, 'http://upload.invalid').searchParams.get('upload_id')
   if (session !== null && session !== '') pins.pin(uploadSession(session), credential)
@@ -129,9 +168,13 @@ function pinCreated (answer: ForwardResponse, req: ForwardRequest, credential: s
   }
 }
 
-/** The resources a cache creation's body names (its contents' files), read again from the one chunk the route already read whole. */
+/**
+ * The resources a cache creation's body names (its contents' files), or the interaction a new one continues, read
+ * again from the one chunk the route already read whole.
+ */
 async function withBodyResources (req: ForwardRequest): Promise<{ req: ForwardRequest, resources: string[] }> {
-  if (req.method !== 'POST' || req.body === undefined || !/\/cachedContents\/?$/.test(req.path)) return { req, resources: [] }
+  const interaction = INTERACTION_CREATE.test(req.path)
+  if (req.method !== 'POST' || req.body === undefined || (!interaction && !/\/cachedContents\/?$/.test(req.path))) return { req, resources: [] }
   const chunks: Uint8Array[] = []
   for await (const chunk of req.body) chunks.push(chunk)
   const bytes = Buffer.concat(chunks)
@@ -139,7 +182,7 @@ async function withBodyResources (req: ForwardRequest): Promise<{ req: ForwardRe
   try {
     parsed = JSON.parse(bytes.toString('utf8'))
   } catch {}
-  return { req: { ...req, body: (async function * again () { yield bytes })() }, resources: resourcesInRequest(parsed) }
+  return { req: { ...req, body: (async function * again () { yield bytes })() }, resources: interaction ? resourcesInInteraction(parsed) : resourcesInRequest(parsed) }
 }
 
 export function createGeminiApiBackend (options: GeminiApiBackendOptions): Backend {

@@ -50,8 +50,8 @@ export function createResourcePins (options: { maxEntries?: number, maxAgeMs?: n
   }
 }
 
-/** A Gemini API resource name at the end of a name or URI: `files/abc`, `https://…/v1beta/files/abc`, `cachedContents/x`, `batches/y`. */
-const RESOURCE = /(?:^|\/)((?:files|cachedContents|batches)\/[A-Za-z0-9._-]+)$/
+/** A Gemini API resource name at the end of a name or URI: `files/abc`, `https://…/v1beta/files/abc`, `cachedContents/x`, `batches/y`, `interactions/z`. */
+const RESOURCE = /(?:^|\/)((?:files|cachedContents|batches|interactions)\/[A-Za-z0-9._-]+)$/
 
 export function resourceName (value: unknown): string | undefined {
   return typeof value === 'string' ? RESOURCE.exec(value)?.[1] : undefined
@@ -75,10 +75,10 @@ export function resourcesInRequest (request: unknown): string[] {
   return found
 }
 
-/** The resources a forwarded path and query name: `/v1beta/files/abc`, `/v1beta/cachedContents/x:…`, an upload session's `upload_id`. */
+/** The resources a forwarded path and query name: `/v1beta/files/abc`, `/v1beta/cachedContents/x:…`, `/v1beta/interactions/y/cancel`, an upload session's `upload_id`. */
 export function resourcesInPath (path: string, query: string): string[] {
   const found: string[] = []
-  const m = /\/v1(?:beta)?\/((?:files|cachedContents|batches)\/[A-Za-z0-9._-]+)/.exec(path)
+  const m = /\/v1(?:beta)?\/((?:files|cachedContents|batches|interactions)\/[A-Za-z0-9._-]+)/.exec(path)
   if (m !== null) found.push(m[1])
   const upload = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query).get('upload_id')
   if (upload !== null && upload !== '') found.push(uploadSession(upload))
@@ -95,4 +95,42 @@ export function resourcesInAnswer (answer: unknown): string[] {
   if (answer === null || typeof answer !== 'object') return []
   const a = answer as Record<string, any>
   return [a.name, a.file?.name, a.response?.name].map(resourceName).filter((r): r is string => r !== undefined)
+}
+
+/** Creating an interaction (`POST /v1beta/interactions`): its answer names what to pin, its body what it continues. */
+export const INTERACTION_CREATE = /^\/v1(?:beta)?\/interactions\/?$/
+
+/** Content types of the Interactions API whose `uri` may name an uploaded file. */
+const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document'])
+
+/** The `uri` of every media content item (`{type: 'image' | 'audio' | 'video' | 'document', uri}`) in an interaction's body, at any depth. */
+export function mediaUrisIn (body: unknown): string[] {
+  const found: string[] = []
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > 16 || value === null || typeof value !== 'object') return
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, depth + 1)
+      return
+    }
+    const object = value as Record<string, unknown>
+    if (typeof object.type === 'string' && MEDIA_TYPES.has(object.type) && typeof object.uri === 'string') found.push(object.uri)
+    for (const key in object) walk(object[key], depth + 1)
+  }
+  walk(body, 0)
+  return found
+}
+
+/** The interaction a create's body continues (`previous_interaction_id`) and the files its media name, as pin keys. */
+export function resourcesInInteraction (body: unknown): string[] {
+  const previous = body !== null && typeof body === 'object' ? (body as { previous_interaction_id?: unknown }).previous_interaction_id : undefined
+  const files = mediaUrisIn(body).map(resourceName).filter((r): r is string => r !== undefined)
+  return [...(typeof previous === 'string' && /^[A-Za-z0-9._-]+$/.test(previous) ? [`interactions/${previous}`] : []), ...files]
+}
+
+/** The interaction an answer or a stream event names: an Interaction's `id`, an event's `interaction.id` or `interaction_id`. */
+export function interactionNamed (value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined
+  const v = value as Record<string, any>
+  const id: unknown = v.interaction?.id ?? v.interaction_id ?? v.id
+  return typeof id === 'string' && /^[A-Za-z0-9._-]+$/.test(id) ? `interactions/${id}` : undefined
 }

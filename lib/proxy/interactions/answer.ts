@@ -1,0 +1,100 @@
+// An interaction's answer passed through to the client, read as it goes (docs/interactions.md, "Usage"): the id of
+// the interaction created (recorded as its owner's before the client can name it) and the usage the upstream
+// reports, which settles the call. A JSON answer is one Interaction; a stream is SSE events whose `usage`,
+// `interaction.usage` and `metadata.total_usage` are running totals (the last one counts).
+import type { TokenUsage } from '../../metering/token-usage.ts'
+import type { MeteredCall } from '../access/metering.ts'
+import { CLIENT_CLOSED } from '../access/metering.ts'
+import { isGatehouseError } from '../../errors.ts'
+import { createSseDecoder } from '../upstream/sse.ts'
+
+/** Largest JSON answer or SSE event read for its id and usage; a larger one passes on unread (its call charged as if it reported none). */
+const MAX_READ_BYTES = 8 * 1024 * 1024
+
+const isObject = (v: unknown): v is Record<string, any> => v !== null && typeof v === 'object' && !Array.isArray(v)
+const count = (v: unknown): number => typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0
+
+/** An Interactions `Usage` object as the proxy's token usage; undefined when it is none. */
+export function readInteractionUsage (u: unknown): TokenUsage | undefined {
+  if (!isObject(u)) return undefined
+  return { inputTokens: count(u.total_input_tokens), outputTokens: count(u.total_output_tokens), thinkingTokens: count(u.total_thought_tokens), cachedTokens: count(u.total_cached_tokens) }
+}
+
+interface Seen { id?: string, usage?: TokenUsage, chars: number, failed: boolean }
+
+/** What one SSE event says: the interaction's id, its running usage, the text it carries, an error. */
+function readEvent (data: string, seen: Seen): void {
+  if (data.length > MAX_READ_BYTES) return
+  let event: unknown
+  try {
+    event = JSON.parse(data)
+  } catch {
+    return
+  }
+  if (!isObject(event)) return
+  const interaction = isObject(event.interaction) ? event.interaction : undefined
+  if (seen.id === undefined && typeof interaction?.id === 'string') seen.id = interaction.id
+  if (seen.id === undefined && typeof event.interaction_id === 'string') seen.id = event.interaction_id
+  const usage = readInteractionUsage(event.usage) ?? readInteractionUsage(interaction?.usage) ?? readInteractionUsage(isObject(event.metadata) ? event.metadata.total_usage : undefined)
+  if (usage !== undefined) seen.usage = usage
+  if (isObject(event.delta) && typeof event.delta.text === 'string') seen.chars += event.delta.text.length
+  if (event.event_type === 'error') seen.failed = true
+}
+
+/**
+ * The answer's body, passed on chunk by chunk while read: `created` is awaited with the interaction's id before the
+ * bytes naming it go out (a stream's first event; a JSON answer's end), and the call ends with the usage read once
+ * the body is done (CLIENT_CLOSED when the client left first).
+ */
+export function watchedAnswer (body: AsyncIterable<Uint8Array>, streamed: boolean, metered: MeteredCall, created: (id: string) => Promise<void>): AsyncIterable<Uint8Array> {
+  return (async function * watched () {
+    const seen: Seen = { chars: 0, failed: false }
+    let recorded = false
+    const record = async (): Promise<void> => {
+      if (recorded || seen.id === undefined) return
+      recorded = true
+      await created(seen.id)
+    }
+    const decoder = streamed ? createSseDecoder() : undefined
+    // A JSON answer: its bytes (up to the bound) for reading at its end, and its last chunk, held until then.
+    const whole: Buffer[] = []
+    let size = 0
+    let pending: Uint8Array | undefined
+    let status = CLIENT_CLOSED
+    try {
+      for await (const chunk of body) {
+        if (decoder !== undefined) {
+          for (const data of decoder.push(chunk)) readEvent(data, seen)
+          await record()
+          yield chunk
+          continue
+        }
+        size += chunk.length
+        if (size <= MAX_READ_BYTES) whole.push(Buffer.from(chunk))
+        if (pending !== undefined) yield pending
+        pending = chunk
+      }
+      if (decoder !== undefined) {
+        for (const data of decoder.end()) readEvent(data, seen)
+      } else if (size <= MAX_READ_BYTES) {
+        try {
+          const interaction: unknown = JSON.parse(Buffer.concat(whole).toString('utf8'))
+          if (isObject(interaction)) {
+            if (typeof interaction.id === 'string') seen.id = interaction.id
+            seen.usage = readInteractionUsage(interaction.usage)
+          }
+        } catch {}
+      }
+      await record()
+      if (pending !== undefined) yield pending
+      status = seen.failed ? 502 : 200
+    } catch (err) {
+      status = isGatehouseError(err) ? err.status : 502
+      throw err
+    } finally {
+      metered.usage(seen.usage)
+      metered.forwarded(seen.chars)
+      metered.end(status)
+    }
+  })()
+}

@@ -1,0 +1,66 @@
+// What the Interactions surface checks before an interaction is created or named (docs/interactions.md): the
+// create body's model, the fields a key may not send, the ids it names and the Api-Revision header passed on.
+import { fail } from '../../errors.ts'
+import type { ProxyCaller } from '../access/caller.ts'
+
+/** An interaction id as the gateway accepts one in a path or a body: Google's ids are short URL-safe tokens. */
+const INTERACTION_ID = /^[A-Za-z0-9_.-]{1,256}$/
+/** Api-Revision names a revision by its date (`2026-05-20`); nothing longer or of another shape is passed on. */
+const API_REVISION = /^\d{4}-\d{2}-\d{2}$/
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/** The owner record's name of an interaction. */
+export function interactionResource (id: string): string {
+  return `interactions/${id}`
+}
+
+/** An id from a path or a body, checked; throws INVALID_INPUT for anything else. */
+export function interactionId (value: unknown, where: string): string {
+  if (typeof value !== 'string' || !INTERACTION_ID.test(value)) throw fail('INVALID_INPUT', `${where} must be an interaction id (letters, digits, '_', '-', '.'; at most 256)`)
+  return value
+}
+
+/** The client's Api-Revision header, checked, as the header to send upstream (none when the client sent none). */
+export function apiRevision (headers: Record<string, string | undefined>): Record<string, string> {
+  const given = headers['api-revision']
+  if (given === undefined) return {}
+  if (!API_REVISION.test(given)) throw fail('INVALID_INPUT', 'Api-Revision must be a revision date such as 2026-05-20')
+  return { 'api-revision': given }
+}
+
+export interface CreateRequest {
+  body: Record<string, unknown>
+  /** The model as the client named it (`models/` prefix dropped). */
+  model: string
+  previousId?: string
+  stream: boolean
+  /** Whether the upstream keeps the interaction (store, default true): only a stored one has an owner to record. */
+  stored: boolean
+  maxOutputTokens?: unknown
+}
+
+/**
+ * A create body checked: a JSON object naming a `model` (agents are not served: they name no model the catalogue and
+ * the policy can judge); for a key, no `background` (its tokens would be spent after the call is settled).
+ */
+export function createRequest (body: unknown, caller: ProxyCaller): CreateRequest {
+  if (!isObject(body)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
+  if (body.agent !== undefined || body.agent_config !== undefined) throw fail('INVALID_INPUT', 'Agent interactions are not served by this gateway; name a `model`')
+  if (typeof body.model !== 'string' || body.model === '') throw fail('INVALID_INPUT', 'An interaction must name its `model`')
+  if (caller.kind === 'key' && body.background === true) {
+    throw fail('INVALID_INPUT', 'background interactions are not served to keys: their tokens cannot be metered; stream instead')
+  }
+  const previousId = body.previous_interaction_id === undefined || body.previous_interaction_id === null
+    ? undefined
+    : interactionId(body.previous_interaction_id, 'previous_interaction_id')
+  const config = isObject(body.generation_config) ? body.generation_config : undefined
+  return {
+    body,
+    model: body.model.replace(/^models\//, ''),
+    previousId,
+    stream: body.stream === true,
+    stored: body.store !== false,
+    maxOutputTokens: config?.max_output_tokens,
+  }
+}

@@ -1,0 +1,131 @@
+// Google's Interactions API served through the gateway (docs/interactions.md): create (streamed or not) is a model
+// call under the lifecycle; get, cancel and delete are requests on the creator's own interaction. The body is
+// Google's own wire format, so it is passed on after the checks rather than translated; answers come back as the
+// upstream gave them, failures in Google's error shape. Each route exists under /v1beta and /v1 (the API is GA in v1).
+import type { Handler, HandlerRequest, HandlerResponse, Route } from '../../http/contract.ts'
+import { readJsonBody } from '../../http/json-body.ts'
+import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
+import type { ProxyCaller } from '../access/caller.ts'
+import { beginModelCall, beginRequest } from '../call/lifecycle.ts'
+import type { ProxyContext } from '../context.ts'
+import { SSE_HEADERS } from '../routes-stream.ts'
+import type { Backend, ForwardRequest, ForwardResponse } from '../upstream/backend.ts'
+import { notPassedThrough } from '../upstream/forward.ts'
+import { mediaUrisIn } from '../upstream/resource-pins.ts'
+import { watchedAnswer } from './answer.ts'
+import { apiRevision, createRequest, interactionId, interactionResource } from './request.ts'
+
+type Mapper = (err: unknown, req?: HandlerRequest) => HandlerResponse
+type Forward = NonNullable<Backend['forward']>
+
+/** The query fields a get passes on (resuming a stream, the input included); anything else stays here. */
+const GET_QUERY = ['include_input', 'last_event_id', 'stream'] as const
+const QUERY_VALUE = /^[A-Za-z0-9_.:-]{1,256}$/
+
+/** The backend's forward, on the one backend Google serves interactions from here; a catalogue error elsewhere. */
+function interactionsForward (ctx: ProxyContext, req: HandlerRequest): Forward {
+  const backend = ctx.backend
+  if (backend.name !== 'gemini-api' || backend.forward === undefined) {
+    throw notPassedThrough(backend.name, req.path, 'the Interactions API is served on the gemini-api backend only (docs/interactions.md)')
+  }
+  return backend.forward.bind(backend)
+}
+
+/** Headers sent upstream: the client's Api-Revision (checked), its client tag, and what it accepts. */
+function upstreamHeaders (req: HandlerRequest): Record<string, string> {
+  const headers: Record<string, string> = { ...apiRevision(req.headers) }
+  const accept = req.headers.accept
+  if (accept === 'application/json' || accept === 'text/event-stream') headers.accept = accept
+  const client = req.headers['x-goog-api-client']
+  if (client !== undefined && client.length <= 256) headers['x-goog-api-client'] = client
+  return headers
+}
+
+/** The answer's content type (SSE's own headers for a stream) and an upstream's Retry-After. */
+function answerHeaders (answer: ForwardResponse): Record<string, string> {
+  const type = answer.headers['content-type']
+  const after = answer.headers['retry-after']
+  const retry: Record<string, string> = after === undefined ? {} : { 'retry-after': after }
+  if (type?.startsWith('text/event-stream') === true) return { ...SSE_HEADERS, ...retry }
+  return type === undefined ? retry : { 'content-type': type, ...retry }
+}
+
+function oneChunk (bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  return (async function * once () { yield bytes })()
+}
+
+/**
+ * `governedRoute` builds a route under the lifecycle's deny by default, recorded under the `interactions` surface
+ * (lib/proxy/routes.ts); `errorResponse` answers in Google's shape, metered.
+ */
+export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, governedRoute: (method: string, path: string, handler: Handler, errorResponse: Mapper) => Route): Route[] {
+  const route = (method: string, path: string, handler: Handler): Route => governedRoute(method, path, handler, errorResponse)
+  const preflight: Handler = async req => preflightResponse(req)
+
+  const create = (version: string): Handler => async req => {
+    const caller = await ctx.checkAuth(req)
+    const forward = interactionsForward(ctx, req)
+    const headers = upstreamHeaders(req)
+    const asked = createRequest(readJsonBody(req), caller)
+    // Tenant isolation (lib/proxy/access/ownership.ts): a conversation continued from someone else's interaction, or
+    // a file or cache of someone else's, is a 404 before the call begins.
+    if (asked.previousId !== undefined) await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
+    await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
+    const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens })
+    const sent = Buffer.from(JSON.stringify({ ...asked.body, model: call.model.base }))
+    const answer = await forward({
+      method: 'POST',
+      path: `${version}/interactions`,
+      query: '',
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(sent.length) },
+      body: oneChunk(sent),
+      signal: req.signal,
+      bodyModel: call.model.base,
+    })
+    const ok = answer.status >= 200 && answer.status < 300
+    if (!ok) call.metered.end(answer.status)
+    const streamed = (answer.headers['content-type'] ?? '').startsWith('text/event-stream')
+    const recordOwner = async (id: string): Promise<void> => {
+      if (asked.stored) await ctx.ownership.createdInteraction(caller, interactionResource(id))
+    }
+    return {
+      status: answer.status,
+      headers: { ...CORS_HEADERS, ...answerHeaders(answer), ...call.headers },
+      body: ok ? watchedAnswer(answer.body, streamed, call.metered, recordOwner) : answer.body,
+    }
+  }
+
+  /** A request on one interaction of the caller's own: a 404 for anyone else's before anything is sent. */
+  const onItem = (version: string, method: string, suffix: string): Handler => async req => {
+    const caller: ProxyCaller = await ctx.checkAuth(req)
+    const forward = interactionsForward(ctx, req)
+    const request = await beginRequest(ctx, req, caller, 'interactions')
+    const id = interactionId(req.params.id, 'The interaction id')
+    const resource = interactionResource(id)
+    await ctx.ownership.checkOwned(caller, resource)
+    const query = new URLSearchParams()
+    if (method === 'GET') {
+      for (const name of GET_QUERY) {
+        const value = req.query[name]
+        if (value !== undefined && QUERY_VALUE.test(value)) query.set(name, value)
+      }
+    }
+    const text = query.toString()
+    const forwarded: ForwardRequest = { method, path: `${version}/${resource}${suffix}`, query: text === '' ? '' : `?${text}`, headers: upstreamHeaders(req), signal: req.signal }
+    const answer = await forward(forwarded)
+    const ok = answer.status >= 200 && answer.status < 300
+    if (ok && method === 'DELETE') await ctx.ownership.deleted(caller, resource)
+    request.end(answer.status)
+    return { status: answer.status, headers: { ...CORS_HEADERS, ...answerHeaders(answer), ...request.headers }, body: answer.body }
+  }
+
+  return ['/v1beta', '/v1'].flatMap(version => [
+    route('POST', `${version}/interactions`, create(version)),
+    route('OPTIONS', `${version}/interactions`, preflight),
+    route('GET', `${version}/interactions/{id}`, onItem(version, 'GET', '')),
+    route('DELETE', `${version}/interactions/{id}`, onItem(version, 'DELETE', '')),
+    route('OPTIONS', `${version}/interactions/{id}`, preflight),
+    route('POST', `${version}/interactions/{id}/cancel`, onItem(version, 'POST', '/cancel')),
+    route('OPTIONS', `${version}/interactions/{id}/cancel`, preflight),
+  ])
+}
