@@ -623,11 +623,12 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         return true
       },
 
-      async countByUser (userId, now) {
+      async countByUser (userId, now, exceptPrefix) {
         text(userId, 'userId')
         const at = checkedDate(now, 'now')
+        const except = exceptPrefix === undefined ? undefined : text(exceptPrefix, 'exceptPrefix')
         let n = 0
-        for (const o of owners.values()) if (o.userId === userId && o.expiresAt > at) n++
+        for (const o of owners.values()) if (o.userId === userId && o.expiresAt > at && (except === undefined || !o.resource.startsWith(except))) n++
         return n
       },
     },

@@ -85,7 +85,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       get: timed('owners.get', (resource, now) => owners.get(resource, now)),
       getMany: timed('owners.getMany', (resources, now) => owners.getMany(resources, now)),
       delete: timed('owners.delete', resource => owners.delete(resource)),
-      countByUser: timed('owners.countByUser', (userId, now) => owners.countByUser(userId, now)),
+      countByUser: timed('owners.countByUser', (userId, now, exceptPrefix) => owners.countByUser(userId, now, exceptPrefix)),
     },
     responses: {
       put: timed('responses.put', record => responses.put(record)),

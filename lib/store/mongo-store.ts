@@ -640,8 +640,10 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
         return result.deletedCount > 0
       },
 
-      async countByUser (userId, now) {
-        return await owners.countDocuments({ userId: text(userId, 'userId'), expiresAt: { $gt: checkedDate(now, 'now') } })
+      async countByUser (userId, now, exceptPrefix) {
+        const filter: Record<string, unknown> = { userId: text(userId, 'userId'), expiresAt: { $gt: checkedDate(now, 'now') } }
+        if (exceptPrefix !== undefined) filter._id = { $not: new RegExp('^' + escapeRegex(text(exceptPrefix, 'exceptPrefix'))) }
+        return await owners.countDocuments(filter)
       },
     },
 

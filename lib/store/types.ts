@@ -248,8 +248,8 @@ export interface OwnerStore {
   getMany (resources: readonly string[], now: Date): Promise<OwnerRecord[]>
   /** Returns true when a record was removed. */
   delete (resource: string): Promise<boolean>
-  /** How many records of the user are live at `now`. */
-  countByUser (userId: string, now: Date): Promise<number>
+  /** How many records of the user are live at `now`, those whose resource name starts with `exceptPrefix` left out. */
+  countByUser (userId: string, now: Date, exceptPrefix?: string): Promise<number>
 }
 
 /** The most characters a ResponseRecord's data may hold (put refuses more): even at 3 bytes a character, within one MongoDB document (16 MiB). */

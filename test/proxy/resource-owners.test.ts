@@ -313,6 +313,13 @@ t.test('a user owns at most 1000 live upstream resources: the next create is ref
   t.equal((await createCache(url, bob.key)).status, 200, 'another user is not held to her count')
 })
 
+t.test('interactions do not count towards the 1000 live resources: an agent\'s many turns never stop a member\'s files and caches', async t => {
+  const { url, alice, store } = await setup(t)
+  const now = new Date()
+  for (let i = 0; i < 1000; i++) await store.owners.put({ resource: `interactions/seed${i}`, userId: alice.userId, keyId: alice.keyId, createdAt: now, expiresAt: new Date(now.getTime() + 3600_000) })
+  t.equal((await createCache(url, alice.key)).status, 200)
+})
+
 t.test('@google/genai with members\' keys: files and caches made by the SDK are their maker\'s alone', async t => {
   const { url, alice, bob } = await setup(t)
   // The gateway serves files and caches under /v1beta (the SDK's default version is v1).

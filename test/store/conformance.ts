@@ -695,6 +695,11 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.equal(await store.owners.countByUser('u1', now), 3)
     t.equal(await store.owners.countByUser('u2', now), 1)
     t.equal(await store.owners.countByUser('u3', now), 0)
+    await store.owners.put({ resource: 'interactions/i1', userId: 'u1', keyId: 'key-u1', createdAt: now, expiresAt: until })
+    t.equal(await store.owners.countByUser('u1', now), 4)
+    t.equal(await store.owners.countByUser('u1', now, 'interactions/'), 3, 'a prefix left out')
+    t.equal(await store.owners.countByUser('u1', now, 'models/veo/'), 3, 'taken literally')
+    t.equal(await store.owners.countByUser('u1', now, '.*'), 4, 'no pattern: nothing starts with ".*"')
   })
 
   t.test('owner records refuse malformed values; operator-like names are plain strings', async t => {

@@ -6,7 +6,8 @@
 //  - lists show only the caller's own; get, patch, delete, download of another's, and a body naming another's
 //    cache or file, are a 404 made here, before anything is sent upstream (the same 404 as for a name that does
 //    not exist, so nothing tells them apart)
-//  - a cache's TTL is at most maxCacheTtlSeconds; a user owns at most MAX_OWNED_PER_USER live resources
+//  - a cache's TTL is at most maxCacheTtlSeconds; a user owns at most MAX_OWNED_PER_USER live resources, interactions
+//    not counted
 // The operator password sees and may do everything; a resource without a record (made before the upgrade, or by the
 // operator) is the operator's. Creations and deletions are logged with the user and key id.
 import { fail } from '../../errors.ts'
@@ -23,8 +24,10 @@ import type { ResourceTarget } from './resource-paths.ts'
 /** createProxy's default maxCacheTtlSeconds (GEMINI_MAX_CACHE_TTL_SECONDS): an hour, the upstream's own default TTL. */
 export const DEFAULT_MAX_CACHE_TTL_SECONDS = 3600
 
-/** Live owner records one user may hold; a create past it is refused (TOO_MANY_RESOURCES). */
+/** Live owner records one user may hold, interactions not counted; a create past it is refused (TOO_MANY_RESOURCES). */
 export const MAX_OWNED_PER_USER = 1000
+/** The names of interactions' owner records. */
+const INTERACTIONS_PREFIX = 'interactions/'
 
 const HOUR_MS = 3600_000
 /**
@@ -300,7 +303,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       }
       if (target.op !== 'model') checkAllowed(caller, target.kind)
       if (target.op === 'item' && !await owns(caller.userId, target.name)) throw notFound(target.name)
-      if (target.op === 'create' && owners !== undefined && await owners.countByUser(caller.userId, now()) >= MAX_OWNED_PER_USER) {
+      // Interactions are left out: their creation is a model call, held by the token limits, and an agent makes one a turn.
+      if (target.op === 'create' && owners !== undefined && await owners.countByUser(caller.userId, now(), INTERACTIONS_PREFIX) >= MAX_OWNED_PER_USER) {
         throw fail('TOO_MANY_RESOURCES', `This user owns ${MAX_OWNED_PER_USER} upstream resources, as many as allowed; delete some first`)
       }
       if (target.op === 'create' && owners === undefined) throw fail('RESOURCE_NOT_ALLOWED', 'This proxy keeps no owner records (createProxy resources.owners), so keys cannot create upstream resources')
