@@ -89,3 +89,29 @@ t.test('a key allowed the shut-down model may use what serves it, as Google\'s o
   })
   t.match(await refused.json(), { error: { message: /may not use the model `gemini-2.5-pro`/ } }, 'the refusal names the model as asked for')
 })
+
+t.test('every stale entry of the model file is served by what serves it today, per backend and date (issue 21\'s list)', async t => {
+  const rows: Array<[backend: string, date: string, id: string, served: string]> = [
+    // Image models: the Gemini API shut 2.5 Flash Image on 2026-10-02 and replaced 3.1 Flash Image by Nano Banana 2.1;
+    // Vertex keeps 2.5 Flash Image until 2027-03-15.
+    ['gemini-api', '2026-11-27', 'gemini-2.5-flash-image', 'gemini-nano-banana-2.1'],
+    ['vertex', '2026-11-27', 'gemini-2.5-flash-image', 'gemini-2.5-flash-image'],
+    ['vertex', '2027-03-16', 'gemini-2.5-flash-image', 'gemini-3.1-flash-image'],
+    ['gemini-api', '2026-11-27', 'gemini-3.1-flash-image', 'gemini-nano-banana-2.1'],
+    ['vertex', '2026-11-27', 'gemini-3.1-flash-image', 'gemini-3.1-flash-image'],
+    ['vertex', '2026-11-27', 'gemini-3.1-flash-lite-image', 'gemini-3.1-flash-lite-image'],
+    ['gemini-api', '2026-11-27', 'gemini-embedding-001', 'gemini-embedding-001'],
+    ['gemini-api', '2026-11-27', 'gemini-3-pro-preview', 'gemini-3.1-pro-preview'],
+    // The seed's ids follow their chains: 1.5 and 1.0 went to 2.5 in 2025, and 2.5 goes on its own date per backend.
+    ['gemini-api', '2026-11-27', 'gemini-1.5-flash', 'gemini-2.5-flash'],
+    ['gemini-api', '2026-12-02', 'gemini-1.5-flash', 'gemini-3.5-flash-lite'],
+    ['gemini-api', '2026-12-02', 'gemini-1.0-pro', 'gemini-3.5-flash-lite'],
+    ['vertex', '2026-11-27', 'gemini-1.0-pro', 'gemini-3.5-flash-lite'],
+    ['code-assist', '2026-11-27', 'gemini-1.0-pro', 'gemini-2.5-flash'],
+  ]
+  for (const [backend, date, id, served] of rows) {
+    const catalog = createModelCatalog(undefined, undefined, backend, () => new Date(`${date}T00:00:00Z`))
+    t.ok(catalog.ids.includes(id), `${backend}: ${id} stays listed`)
+    t.equal(catalog.resolve(id).base, served, `${backend} on ${date}: ${id} is served by ${served}`)
+  }
+})

@@ -196,6 +196,27 @@ t.test('an action whose cost is unknown up front (batchEmbedContents reports no 
   t.equal(r.seen.length, 1)
 })
 
+t.test('an action the gateway has no rule of its own for (generateAnswer) is still a model call: admitted, charged its estimate, refused once the minute is spent (an unknown model is a 404 first)', async t => {
+  const r = await rig(t, limits({ tpm: 2000 }))
+  const body = JSON.stringify({ contents: [{ parts: [{ text: 'x'.repeat(7934) }] }], answerStyle: 'ABSTRACTIVE' })
+  t.equal(Buffer.byteLength(body), 8000)
+  const first = await r.send('POST', '/v1beta/models/gemini-2.5-flash:generateAnswer', body)
+  t.equal(first.status, 200)
+  await first.arrayBuffer()
+  await r.settledCount(1)
+  t.same(r.settled, [{ inputTokens: 2000, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 }], 'charged the estimate: GenerateAnswerResponse reports no usage')
+  const second = await r.send('POST', '/v1beta/models/gemini-2.5-flash:generateAnswer', body)
+  t.equal(second.status, 429, 'the minute is spent')
+  await second.arrayBuffer()
+  t.equal(r.seen.length, 1, 'the refused call never reached the upstream')
+  await r.recorded(2)
+  t.same(r.entries.map(e => [e.model, e.surface, e.status]), [['gemini-2.5-flash', 'native', 200], ['gemini-2.5-flash', 'native', 429]])
+  const unknown = await r.send('POST', '/v1beta/models/aqa:generateAnswer', body)
+  t.equal(unknown.status, 404, 'a model outside the catalogue is refused before any upstream call')
+  await unknown.arrayBuffer()
+  t.equal(r.seen.length, 1)
+})
+
 t.test('cache creation is a model call on its model: refused at the limit, charged the usage it reports', async t => {
   const r = await rig(t, limits({ rpm: 2, tpm: 100000 }))
   const body = JSON.stringify({ model: 'models/gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'doc' }] }], ttl: '300s' })
