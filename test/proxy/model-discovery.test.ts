@@ -3,7 +3,9 @@ import type { Test } from 'tap'
 import { createMetrics } from '../../gateway/metrics.ts'
 import { PASSWORD, startProxy } from './harness.ts'
 import type { ProxyHarness } from './harness.ts'
-import { errorReply, listedModel } from '../support/fake-upstream.ts'
+import { errorReply, listedModel, startFakeUpstream } from '../support/fake-upstream.ts'
+import { createProxy } from '../../lib/index.ts'
+import { serveProxy } from '../support/serve-proxy.ts'
 
 const AUTH = { authorization: `Bearer ${PASSWORD}` }
 const BODY = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] })
@@ -93,4 +95,19 @@ t.test('Code Assist has no model list: discovery skips it and the model file dec
   t.equal(h.fake.calls('listModels').length, 0)
   const res = await fetch(h.url + '/v1beta/models', { headers: AUTH })
   t.ok(((await res.json()) as { models: unknown[] }).models.length > 0)
+})
+
+t.test('on Vertex, discovery reads the publisher model list: a model of the file it does not list is not offered', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  fake.listedModels = [listedModel('gemini-2.5-flash-image'), listedModel('gemini-3.1-flash-image')]
+  const proxy = createProxy({ password: PASSWORD, upstream: { backend: 'vertex', apiKey: 'express-key', vertexEndpoint: fake.url, maxRetries: 0 }, modelDiscovery: true })
+  const url = await serveProxy(t, proxy)
+  await proxy.discoverModels()
+  t.ok(fake.calls('listModels').some(r => r.api === 'vertex'), 'the publisher model list was read')
+  const listed = ((await (await fetch(url + '/v1beta/models', { headers: AUTH })).json()) as { models: Array<{ name: string }> }).models.map(m => m.name.slice('models/'.length))
+  t.same(listed.sort(), ['gemini-2.5-flash-image', 'gemini-3.1-flash-image'], 'only what Vertex lists')
+  const refused = await fetch(`${url}/v1beta/models/gemini-3.8-flash:generateContent`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: BODY })
+  t.equal(refused.status, 404)
+  t.match(await refused.json(), { error: { message: /not listed by the vertex upstream/ } })
 })
