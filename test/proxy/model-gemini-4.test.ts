@@ -21,6 +21,9 @@ async function post (url: string, path: string, body: unknown): Promise<{ status
   return { status: res.status, json, text }
 }
 
+/** A level-thinking model's default level. */
+const defaultLevel = (thinking: unknown): unknown => (thinking as { default?: unknown } | null | undefined)?.default
+
 const words = (text: string): number => text.split(/\s+/).filter(w => w !== '').length
 
 t.test('Gemini 4 thinks by levels only: -nothinking is the lowest level, -maxthinking the highest, reasoning_effort maps to levels, never a budget', async t => {
@@ -44,6 +47,21 @@ t.test('Gemini 4 thinks by levels only: -nothinking is the lowest level, -maxthi
       t.equal(chatThinking(catalog.resolve(id), effort)?.thinkingBudget, undefined, `${id} + ${String(effort)}: no budget`)
     }
   }
+})
+
+t.test('the -cyber-permissive models are served on both backends with their own default (HIGH) and Argon\'s and Carbon\'s levels: no XHIGH, no budget', async t => {
+  for (const backend of ['gemini-api', 'vertex']) {
+    const served = createModelCatalog(undefined, undefined, backend)
+    for (const base of ['gemini-4-argon-cyber-permissive', 'gemini-4-carbon-cyber-permissive']) {
+      t.ok(served.ids.includes(base), `${backend}: ${base} listed`)
+      const model = served.resolve(base)
+      t.equal(defaultLevel(model.spec?.thinking), 'high', `${base}: HIGH by default, where its base model thinks MEDIUM`)
+      t.same(variantThinking(served.resolve(`${base}-maxthinking`)), { thinkingLevel: 'high', includeThoughts: true }, `${base}: -maxthinking is HIGH, not XHIGH`)
+      t.same(variantThinking(served.resolve(`${base}-nothinking`)), { thinkingLevel: 'low', includeThoughts: false })
+      t.equal(chatThinking(model, 'xhigh')?.thinkingLevel, 'high')
+    }
+  }
+  t.equal(defaultLevel(catalog.resolve('gemini-4-argon').spec?.thinking), 'medium')
 })
 
 t.test('the fake Gemini API refuses what Gemini 4 refuses, so the rules below can fail', async t => {
