@@ -33,6 +33,7 @@ for (const entryName of await readdir(out, { recursive: true, withFileTypes: tru
   if (entryName.isFile() && /\.js(\.map)?$/.test(entryName.name)) await rm(join(entryName.parentPath, entryName.name))
 }
 for (const file of result.outputFiles) await writeFile(file.path, file.contents)
-// The shipped model file sits next to the module that reads it (lib/proxy/models/data.ts, DEFAULT_MODELS_FILE):
-// in the bundle, that module is dist/lib/index.js.
+// The data files sit next to the modules that read them (lib/proxy/models/data.ts, DEFAULT_MODELS_FILE;
+// lib/auth/password-policy.ts): in the bundle, those modules are dist/lib/index.js.
 await copyFile(join(root, 'lib/proxy/models/models.json'), join(out, 'models.json'))
+await copyFile(join(root, 'lib/auth/common-passwords.txt'), join(out, 'common-passwords.txt'))
