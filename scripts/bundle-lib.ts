@@ -22,8 +22,9 @@ const result = await build({
   format: 'esm',
   target: ['node22'],
   packages: 'external',
-  // Class and function names stay what the sources say (errors print their class's name).
-  keepNames: true,
+  // No keepNames: it wraps every function expression, those made per request too, in a call that sets its name.
+  // Classes keep their names (each is assigned to a variable of its name); only a few private helpers with clashing
+  // names are renamed (refuse2), which shows in stack traces only.
   // tsc's source maps of the inputs are followed, so the bundle's map points at lib/*.ts.
   sourcemap: 'linked',
   legalComments: 'none',
