@@ -12,7 +12,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY gateway ./gateway
 COPY console ./console
-COPY scripts/build-console.ts ./scripts/
+COPY scripts/build-console.ts scripts/bundle-lib.ts ./scripts/
 RUN npm run build && npm run build:console
 
 # 2. Production dependencies only: the library's (package.json) and the gateway's (gateway/package.json, an npm

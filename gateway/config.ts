@@ -1,13 +1,15 @@
-// The gateway's configuration: the environment (docs/configuration.md, "Rules of the environment") validated once with joi, then frozen.
+// The gateway's configuration: the environment (docs/configuration.md, "Rules of the environment") validated once
+// (each variable's rule from env-rules.ts), then frozen.
 // Nothing else in the project reads process.env; main.ts passes it in here (tracing.ts reads the OTEL_* variables
 // through tracing-env.ts, which this file shares).
-import Joi from 'joi'
 import { createHash } from 'node:crypto'
 // The library owns every option's default and rule; this file maps variables to options and adds the environment's
 // own checks, with the library's rules (OPTION_RULES) so that an error names the variable.
 import { ACCESS_LEVELS, ConfigurationError, OPTION_RULES, parseTrustedProxies } from '../lib/index.ts'
 import type { AccessLevel, BackendKind, LimitsByLevel } from '../lib/index.ts'
 import { tracingSettings } from './tracing-env.ts'
+import { EnvRefusal, bool, number, text } from './env-rules.ts'
+import type { EnvRule } from './env-rules.ts'
 
 export type GeminiBackend = BackendKind
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -129,51 +131,49 @@ export class ConfigError extends ConfigurationError {
 
 const { usernamePattern, usernameRule, passwordMin, passwordMax, proxyPasswordMinLength, responsesSecretMinLength, backendKinds, chooseBackend, backendProblem, vertexLocationProblem, isPort, checkModelAccess, parseLimits } = OPTION_RULES
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-const str = Joi.string().trim()
-// Checked with the URL parser, not joi's uri(), which took over 100 ms per variable at every start (same message).
-const url = Joi.string().trim().custom((value: string, helpers) => {
-  let http = false
-  try { http = /^https?:$/.test(new URL(value).protocol) } catch {}
-  return http ? value : helpers.error('string.uriCustomScheme', { scheme: 'http|https' })
-})
-const mongoUrl = Joi.string().trim().pattern(/^mongodb(\+srv)?:\/\/\S+$/, 'mongodb:// or mongodb+srv:// connection string')
-const port = Joi.number().integer().min(0).max(65535)
-const bool = Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off', '').sensitive(false)
+const str = text()
+const url = text({ httpUrl: true })
+const mongoUrl = text({ pattern: { regex: /^mongodb(\+srv)?:\/\/\S+$/, name: 'mongodb:// or mongodb+srv:// connection string' } })
+const port = number({ integer: true, min: 0, max: 65535 })
+const pattern = (regex: RegExp, name: string): EnvRule => text({ pattern: { regex, name } })
+const oneOf = (values: readonly string[]): EnvRule => text({ oneOf: values })
+const seconds = (min: number): EnvRule => number({ integer: true, min, max: 366 * 24 * 3600 })
 
-// Keyed by variable name so a joi error names the variable the operator set.
-const SCHEMA: Record<string, Joi.Schema> = {
-  HOST: str.hostname(),
+// Keyed by variable name so an error names the variable the operator set.
+const SCHEMA: Record<string, EnvRule> = {
+  HOST: text({ hostname: true }),
   PORT: port,
   MONGODB_URL: mongoUrl,
-  MONGODB_DB: str.pattern(/^[^/\\. "$*<>:|?]{1,63}$/, 'MongoDB database name'),
+  MONGODB_DB: pattern(/^[^/\\. "$*<>:|?]{1,63}$/, 'MongoDB database name'),
   AUTH_DATA_FILE: str,
   DEBUG: bool,
-  AUTH_ADMIN_USERNAME: str.pattern(usernamePattern, usernameRule),
-  AUTH_ADMIN_PASSWORD: Joi.string().min(passwordMin).max(passwordMax),
+  AUTH_ADMIN_USERNAME: pattern(usernamePattern, usernameRule),
+  AUTH_ADMIN_PASSWORD: text({ trim: false, min: passwordMin, max: passwordMax }),
   AUTH_ADMIN_PASSWORD_FILE: str,
-  AUTH_SESSION_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
-  AUTH_REAUTH_SECONDS: Joi.number().integer().min(0).max(366 * 24 * 3600),
+  AUTH_SESSION_TTL_SECONDS: seconds(1),
+  AUTH_REAUTH_SECONDS: seconds(0),
   AUTH_QUERY_TOKENS: bool,
-  GEMINI_MAX_CACHE_TTL_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
+  GEMINI_MAX_CACHE_TTL_SECONDS: seconds(1),
   CONSOLE_ENABLED: bool,
-  CONSOLE_PATH: str.pattern(/^(?:\/[A-Za-z0-9._~-]+)+\/?$/, 'path such as /console'),
-  AUTH_SIGNUPS_PER_ADDRESS: Joi.number().integer().min(1).max(1_000_000),
-  AUTH_SIGNUP_WINDOW_SECONDS: Joi.number().integer().min(1).max(366 * 24 * 3600),
-  TRUSTED_PROXIES: str.custom((value: string, helpers) => {
+  CONSOLE_PATH: pattern(/^(?:\/[A-Za-z0-9._~-]+)+\/?$/, 'path such as /console'),
+  AUTH_SIGNUPS_PER_ADDRESS: number({ integer: true, min: 1, max: 1_000_000 }),
+  AUTH_SIGNUP_WINDOW_SECONDS: seconds(1),
+  TRUSTED_PROXIES: raw => {
+    const value = raw.trim()
     try {
       parseTrustedProxies(value)
     } catch (err) {
-      return helpers.message({ custom: `must be comma-separated IP addresses or CIDR ranges: ${(err as Error).message.replace(/^trustedProxies: /, '')}` })
+      throw new EnvRefusal(`must be comma-separated IP addresses or CIDR ranges: ${(err as Error).message.replace(/^trustedProxies: /, '')}`)
     }
     return value.split(',').map(s => s.trim()).filter(s => s !== '')
-  }),
-  GEMINI_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
-  LLM_AUTH_PASSWORD: Joi.string().min(proxyPasswordMinLength),
-  GEMINI_MODEL_ACCESS: Joi.string(),
-  PROXY_MIN_ACCESS_LEVEL: str.lowercase().valid(...ACCESS_LEVELS),
-  PROXY_KEY_DEFAULT_DAYS: Joi.number().integer().min(0).max(OPTION_RULES.keyExpiresDaysMax),
-  GEMINI_CREDENTIALS: Joi.string(),
-  LLM_CREDENTIALS: Joi.string(),
+  },
+  GEMINI_AUTH_PASSWORD: text({ trim: false, min: proxyPasswordMinLength }),
+  LLM_AUTH_PASSWORD: text({ trim: false, min: proxyPasswordMinLength }),
+  GEMINI_MODEL_ACCESS: text({ trim: false }),
+  PROXY_MIN_ACCESS_LEVEL: oneOf(ACCESS_LEVELS),
+  PROXY_KEY_DEFAULT_DAYS: number({ integer: true, min: 0, max: OPTION_RULES.keyExpiresDaysMax }),
+  GEMINI_CREDENTIALS: text({ trim: false }),
+  LLM_CREDENTIALS: text({ trim: false }),
   GOOGLE_APPLICATION_CREDENTIALS: str,
   PLATFORM_APPLICATION_CREDENTIALS: str,
   GOOGLE_CLOUD_PROJECT: str,
@@ -188,21 +188,21 @@ const SCHEMA: Record<string, Joi.Schema> = {
   GEMINI_CREDENTIALS_DIR: str,
   GEMINI_CREDENTIALS_WRITE_BACK: bool,
   GEMINI_API_ENDPOINT: url,
-  GEMINI_BACKEND: str.lowercase().valid(...backendKinds),
+  GEMINI_BACKEND: oneOf(backendKinds),
   // Checked with the rest of the Vertex settings in loadConfig (OPTION_RULES.vertexLocationProblem).
   GOOGLE_CLOUD_LOCATION: str,
   VERTEX_ENDPOINT: url,
   GEMINI_MODELS_FILE: str,
-  GEMINI_MODEL_DISCOVERY_HOURS: Joi.number().min(0).max(168),
-  GEMINI_MODELS: str.pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
-  GEMINI_LIMITS: Joi.string(),
-  PROXY_RESPONSES_SECRET: Joi.string().min(responsesSecretMinLength),
-  PROXY_RESPONSES_TTL_DAYS: Joi.number().integer().min(1).max(3650),
+  GEMINI_MODEL_DISCOVERY_HOURS: number({ min: 0, max: 168 }),
+  GEMINI_MODELS: pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
+  GEMINI_LIMITS: text({ trim: false }),
+  PROXY_RESPONSES_SECRET: text({ trim: false, min: responsesSecretMinLength }),
+  PROXY_RESPONSES_TTL_DAYS: number({ integer: true, min: 1, max: 3650 }),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
-  IMAGE_FETCH_ALLOWED_PORTS: str.pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
+  IMAGE_FETCH_ALLOWED_PORTS: pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
   METRICS_PORT: port,
-  LOG_LEVEL: str.lowercase().valid(...LOG_LEVELS),
-  SHUTDOWN_TIMEOUT_SECONDS: Joi.number().min(0).max(3600),
+  LOG_LEVEL: oneOf(LOG_LEVELS),
+  SHUTDOWN_TIMEOUT_SECONDS: number({ min: 0, max: 3600 }),
   OTEL_SERVICE_NAME: str,
   OTEL_EXPORTER_OTLP_ENDPOINT: url,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url,
@@ -217,13 +217,13 @@ function check (env: Record<string, string | undefined>): Record<string, any> {
     const raw = env[name]
     // An empty variable counts as unset: charts and compose files often render `NAME: ""`.
     if (raw === undefined || raw.trim() === '') continue
-    const { value, error } = schema.validate(raw, { convert: true })
-    if (error) {
+    try {
+      out[name] = schema(raw)
+    } catch (err) {
+      if (!(err instanceof EnvRefusal)) throw err
       const shown = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '…' : raw)})`
-      const why = error.details[0].message.replace(/^"value" /, '')
-      throw new ConfigError(name, `Invalid configuration: ${name} ${why}${shown}`)
+      throw new ConfigError(name, `Invalid configuration: ${name} ${err.message}${shown}`)
     }
-    out[name] = value
   }
   return out
 }

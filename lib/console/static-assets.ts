@@ -1,6 +1,5 @@
 // The console's built files (console/build, made by scripts/build-console.ts), read from disk the first time the
 // console is served, so a process that never serves it never loads them (docs/console.md, "Assets").
-import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
@@ -20,13 +19,11 @@ const TYPES: Record<string, string> = {
 interface Asset { bytes: Buffer, type: string, etag: string }
 
 /**
- * Where the built files are: console/build at the package root, seen from lib/console (the sources) or from
- * dist/lib/console (the built package).
+ * Where the built files are: console/build at the package root, two folders up both from lib/console (the sources)
+ * and from dist/lib, where the built package's one bundled module is (scripts/bundle-lib.ts).
  */
 export function defaultAssetsDir (): string {
-  const here = fileURLToPath(new URL('.', import.meta.url))
-  const candidates = [join(here, '../../console/build'), join(here, '../../../console/build')]
-  return candidates.find(dir => existsSync(join(dir, 'index.html'))) ?? candidates[0]
+  return join(fileURLToPath(new URL('.', import.meta.url)), '../../console/build')
 }
 
 async function load (dir: string): Promise<Map<string, Asset>> {

@@ -55,7 +55,9 @@ export function mountRoutes (server: Server, tables: Tables, options: MountOptio
   for (const table of toTables(tables)) {
     for (const route of table.routes) {
       const method = route.method.toUpperCase()
-      const info: MountedRouteInfo = { route }
+      // A getter, which Hapi's copy of every route's options (Hoek's clone) keeps as it is: a plain `{ route }` was
+      // copied deep, the route's body budget and all it refers to, most of the gateway's route registration.
+      const info: MountedRouteInfo = { get route () { return route } }
       server.route({
         method: method as RouteDefMethods,
         path: prefix + route.path,

@@ -1,7 +1,9 @@
 import t from 'tap'
 import http from 'node:http'
+import Hapi from '@hapi/hapi'
 import { startGateway } from '../support/gateway.ts'
-import { fail, isGatehouseError, readJsonBody } from '../../lib/index.ts'
+import { fail, isGatehouseError, mountRoutes, readJsonBody } from '../../lib/index.ts'
+import { createBodyBudget } from '../../lib/http/body-budget.ts'
 import type { HandlerRequest, HandlerResponse, Route } from '../../lib/index.ts'
 
 // A route table in the auth error shape, mounted under /t like a service's table.
@@ -223,4 +225,14 @@ t.test('a stream that fails after its first bytes is cut short (not ended cleanl
   for (const deadline = Date.now() + 2000; !logged() && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
   t.ok(logged())
   t.equal((await fetch(gw.url + '/t/string')).status, 200, 'the server carries on')
+})
+
+t.test('a mounted route is the table\'s own route in Hapi\'s settings, not a copy of it and all it refers to', async t => {
+  // Hapi copies every route's options as it registers it; a copy of the route (its body budget, its logger) made
+  // the gateway's start-up slow and its idle memory larger (bench/README.md, "Footprint (issue 24)").
+  const server = Hapi.server()
+  const route: Route = { ...base, method: 'POST', path: '/copy/check', bodyBudget: createBodyBudget({ bytes: 1 << 20 }), handler: async () => ({ status: 200 }) }
+  mountRoutes(server, [route])
+  const mounted = server.table().find(r => r.path === '/copy/check')
+  t.equal((mounted?.settings.app as { gatehouse?: { route: Route } } | undefined)?.gatehouse?.route, route, 'the very route object')
 })

@@ -142,3 +142,17 @@ t.test('the packed library installs, type-checks and serves sign-up and login in
   t.equal(page.status, 200, 'the installed package serves the console page')
   t.equal((await fetch(base.replace('/v1/api', '/console/assets/app.js'))).status, 200, 'and its script')
 })
+
+t.test('the packed library is one bundled module: importing it loads no other JavaScript file of the package (scripts/bundle-lib.ts)', async t => {
+  await installed()
+  // Every module Node loads while importing the package, recorded by a load hook; the model file is data, read once.
+  const script = [
+    "import { registerHooks } from 'node:module'",
+    'const loaded = []',
+    "registerHooks({ load (url, context, next) { if (url.includes('/node_modules/gatehouse/')) loaded.push(url.slice(url.indexOf('/node_modules/gatehouse/') + 24)); return next(url, context) } })",
+    "await import('gatehouse')",
+    'console.log(JSON.stringify(loaded))',
+  ].join('\n')
+  const { stdout } = await run(join(bin, 'node'), ['--input-type=module', '-e', script], { cwd: dir, env })
+  t.same(JSON.parse(stdout), ['dist/lib/index.js'], 'one module of the package is loaded')
+})

@@ -1,7 +1,8 @@
 // The model file: what each model accepts (thinking control, sampling fields), serves (modalities, backends) and
-// replaces (aliases). The shipped file is models.json next to this module; `createProxy({ modelsFile })`
-// (GEMINI_MODELS_FILE) names another one. The file is read and checked once, at construction, and every problem
-// is a ConfigurationError naming the option, the file and the field (docs/model-proxy.md, "The model file").
+// replaces (aliases). The shipped file is models.json next to this module (in the built package, next to its one
+// bundled module, scripts/bundle-lib.ts); `createProxy({ modelsFile })` (GEMINI_MODELS_FILE) names another one.
+// The file is read and checked once, at construction, and every problem is a ConfigurationError naming the option,
+// the file and the field (docs/model-proxy.md, "The model file").
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ConfigurationError } from '../../errors.ts'
