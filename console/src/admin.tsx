@@ -10,7 +10,7 @@ const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
 const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once' }
 const PAGE = 25
 
-function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => void, onClose: () => void }) {
+function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => Promise<void>, onClose: () => void }) {
   const { sensitive } = useApp()
   const [detail, setDetail] = useState<Detail | undefined>(undefined)
   const [level, setLevel] = useState('')
@@ -23,7 +23,8 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => v
     setLimits(Object.fromEntries(Object.keys(LIMITS).map(k => [k, d.limits.limits?.[k] == null ? '' : String(d.limits.limits[k])])))
   }
   useEffect(() => { void act.run(async () => { await load(); return '' }).then(() => document.getElementById('user-panel-title')?.focus()) }, [id])
-  const change = (task: () => Promise<unknown>, message: string) => act.run(async () => { await task(); await load(); onChanged(); return message })
+  // The message is announced once the list shows the change too, so what it says and what is listed agree.
+  const change = (task: () => Promise<unknown>, message: string) => act.run(async () => { await task(); await load(); await onChanged(); return message })
   if (detail === undefined) return <Status error={act.error} />
   const u = detail.user
   return (
@@ -86,7 +87,7 @@ export function UsersPage () {
         <button type="submit">Search</button>
       </form>
       <Status error={list.error} />
-      {open !== undefined && <UserPanel id={open} onChanged={() => { void load() }} onClose={() => setOpen(undefined)} />}
+      {open !== undefined && <UserPanel id={open} onChanged={load} onClose={() => setOpen(undefined)} />}
       {page !== undefined && (
         <>
           <table>
