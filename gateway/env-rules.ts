@@ -34,7 +34,7 @@ export function text (options: TextOptions = {}): EnvRule {
     let value = options.trim === false ? raw : raw.trim()
     if (options.min !== undefined && value.length < options.min) refuse(`length must be at least ${options.min} characters long`)
     if (options.max !== undefined && value.length > options.max) refuse(`length must be less than or equal to ${options.max} characters long`)
-    if (options.pattern !== undefined && !options.pattern.regex.test(value)) refuse(`with value "${value}" fails to match the ${options.pattern.name} pattern`)
+    if (options.pattern !== undefined && !options.pattern.regex.test(value)) refuse(`fails to match the ${options.pattern.name} pattern`)
     if (options.oneOf !== undefined) {
       value = value.toLowerCase()
       if (!options.oneOf.includes(value)) refuse(`must be one of [${options.oneOf.join(', ')}]`)
