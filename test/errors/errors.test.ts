@@ -1,6 +1,7 @@
 import t from 'tap'
 import { fail, GatehouseError, isGatehouseError } from '../../lib/index.ts'
-import { ERRORS, hostClientStatus } from '../../lib/errors.ts'
+import { ERRORS } from '../../lib/index.ts'
+import { hostClientStatus } from '../../lib/errors.ts'
 import { createAuthErrorResponse } from '../../lib/auth/error-body.ts'
 import { createChatErrorResponse } from '../../lib/proxy/chat/error-body.ts'
 import { createMessagesErrorResponse } from '../../lib/proxy/messages/error-body.ts'
