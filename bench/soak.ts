@@ -2,8 +2,8 @@
 // to show whether memory stays flat once warm. The mix (a team's day in small): validate 40 %, chat completions
 // 40 % (half of them streamed) with a member's key under GEMINI_LIMITS, login + logout 12 %, and one sign-up a
 // second; embedded store with a data file, operator password set.
-// Usage: node bench/soak.ts [minutes, default 15] [--heap] [--env NAME=value]   (--heap writes heap snapshots after the warm-up and at
-// the end). Output: one JSON line.
+// Usage: node bench/soak.ts [minutes, default 15] [--heap] [--env NAME=value] [--node-flag FLAG]   (--heap writes heap snapshots after the warm-up and at
+// the end). Output: one JSON line (RSS and its breakdown every 10 s, the store's size at the end), and a table a minute on stderr.
 import { mkdtemp, rm, readdir } from 'node:fs/promises'
 import { readFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -16,10 +16,62 @@ const SAMPLE_MS = 10_000
 /** Requests in flight at once: a steady load, far below what the gateway can serve, as a day's traffic is. */
 const CONCURRENCY = 8
 
-function rssOf (pid: number): number {
+/** The process's resident memory from /proc: all of it, its anonymous part (heaps, malloc arenas) and its file-backed part (code). */
+function rssOf (pid: number): { rss: number, anon: number, file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) * 1024
+  const kB = (name: string): number => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) * 1024
+  return { rss: kB('VmRSS'), anon: kB('RssAnon'), file: kB('RssFile') }
 }
+
+/** What the gateway's own /metrics (prom-client's default metrics) says of its V8 heap, in bytes. */
+interface HeapFigures { heapTotal: number, heapUsed: number, external: number, spaces: Record<string, number> }
+
+async function heapOf (metricsUrl: string): Promise<HeapFigures | undefined> {
+  try {
+    const text = await (await fetch(metricsUrl)).text()
+    const one = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN)
+    const spaces: Record<string, number> = {}
+    for (const m of text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)) spaces[m[1]] = Number(m[2])
+    return { heapTotal: one('nodejs_heap_size_total_bytes'), heapUsed: one('nodejs_heap_size_used_bytes'), external: one('nodejs_external_memory_bytes'), spaces }
+  } catch {
+    return undefined
+  }
+}
+
+const mb = (bytes: number): number => +(bytes / 2 ** 20).toFixed(1)
+
+function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+function storeSize (file: string): StoreSize | undefined {
+  try {
+    const text = readFileSync(file, 'utf8')
+    const data = JSON.parse(text) as Record<string, unknown[] | undefined>
+    const n = (name: string): number => data[name]?.length ?? 0
+    return { users: n('users'), sessions: n('sessions'), keys: n('keys'), usage: n('usage'), attempts: n('attempts'), owners: n('owners'), fileBytes: Buffer.byteLength(text) }
+  } catch {
+    return undefined
+  }
+}
+
+/** One sample, in MB: RSS and its parts, the V8 heap as the gateway reports it, and what is neither. */
+export interface SoakSample {
+  s: number
+  rss: number
+  anon: number
+  file: number
+  heapTotal: number
+  heapUsed: number
+  external: number
+  /** Anonymous resident memory outside V8's committed heap: malloc arenas (argon2, OpenSSL, Buffers' backing stores, libuv). */
+  outsideHeap: number
+  spaces: Record<string, number>
+}
+
+/** The embedded store's records at the end, read from its data file, and the file's size. */
+export interface StoreSize { users: number, sessions: number, keys: number, usage: number, attempts: number, owners: number, fileBytes: number }
 
 export interface SoakResult {
   minutes: number
@@ -31,15 +83,25 @@ export interface SoakResult {
   rssEndMB: number
   rssPeakMB: number
   growthPercent: number
+  /** Median RSS of each stretch after the warm-up (3 minutes in runs of 9 minutes or more, else 1). */
+  rssMedianByStretchMB: number[]
+  stretchMinutes: number
   samplesMB: number[]
+  /** The first sample after the warm-up and the last, with their breakdown. */
+  warmUp?: SoakSample
+  end?: SoakSample
+  /** Every sample's breakdown, one array per figure (MB), in sample order. */
+  series: Record<'s' | 'rss' | 'anon' | 'file' | 'heapTotal' | 'heapUsed' | 'external' | 'outsideHeap', number[]>
+  store?: StoreSize
   snapshots: string[]
 }
 
 /**
  * Runs the soak for `minutes`; `heap` writes heap snapshots after the warm-up and at the end; `extraEnv` is added to
- * the gateway's environment (to measure a setting's effect, e.g. MALLOC_ARENA_MAX=2).
+ * the gateway's environment (to measure a setting's effect, e.g. MALLOC_ARENA_MAX=2); `extraFlags` are Node flags put after
+ * GATEWAY_NODE_FLAGS (the later of two V8 flags wins, e.g. --max-semi-space-size=4).
  */
-export async function soak (minutes: number, heap = false, extraEnv: Record<string, string> = {}): Promise<SoakResult> {
+export async function soak (minutes: number, heap = false, extraEnv: Record<string, string> = {}, extraFlags: string[] = []): Promise<SoakResult> {
   /** RSS is compared from here on: start-up, JIT and the first caches settle in the first two minutes. */
   const WARM_UP_MS = Math.min(120_000, minutes * 60_000 / 4)
   const group = createProcessGroup()
@@ -49,7 +111,7 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
     const tokenUri = /token (\S+)/.exec(fake.line)?.[1] as string
     const built = join(root, 'dist/gateway/main.js')
     const entry = existsSync(built) ? built : join(root, 'gateway/main.ts')
-    const flags = [...GATEWAY_NODE_FLAGS, ...(heap ? [`--heapsnapshot-signal=SIGUSR2`, `--diagnostic-dir=${dir}`] : [])]
+    const flags = [...GATEWAY_NODE_FLAGS, ...extraFlags, ...(heap ? [`--heapsnapshot-signal=SIGUSR2`, `--diagnostic-dir=${dir}`] : [])]
     const gateway = await group.start([...flags, entry], {
       ...gatewayEnv(fake.url, tokenUri),
       LOG_LEVEL: 'warn',
@@ -114,8 +176,24 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
       signups++
       void count(fetch(`${api}/auth/signup`, post({ username: `soak_${process.pid}_${signups}`, password: 'soak user password 1' })), 'signup')
     }, 1000)
-    const samples: Array<{ s: number, rss: number }> = []
-    const sampler = setInterval(() => { samples.push({ s: Math.round((Date.now() - started) / 1000), rss: rssOf(pid) }) }, SAMPLE_MS)
+    const samples: SoakSample[] = []
+    const sample = async (): Promise<void> => {
+      const s = Math.round((Date.now() - started) / 1000)
+      const mem = rssOf(pid)
+      const heap = await heapOf(`${gateway.url}/metrics`)
+      samples.push({
+        s,
+        rss: mb(mem.rss),
+        anon: mb(mem.anon),
+        file: mb(mem.file),
+        heapTotal: mb(heap?.heapTotal ?? NaN),
+        heapUsed: mb(heap?.heapUsed ?? NaN),
+        external: mb(heap?.external ?? NaN),
+        outsideHeap: mb(mem.anon - (heap?.heapTotal ?? NaN)),
+        spaces: Object.fromEntries(Object.entries(heap?.spaces ?? {}).map(([k, v]) => [k, mb(v)])),
+      })
+    }
+    const sampler = setInterval(() => { void sample() }, SAMPLE_MS)
     let snapshotted = false
     await Promise.all(Array.from({ length: CONCURRENCY }, async (_, worker) => {
       while (Date.now() < end) {
@@ -132,21 +210,34 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
       process.kill(pid, 'SIGUSR2')
       await new Promise(resolve => setTimeout(resolve, 15_000))
     }
+    const store = storeSize(join(dir, 'auth-db.json'))
     const warm = samples.filter(s => s.s * 1000 >= WARM_UP_MS)
     const first = warm[0]?.rss ?? NaN
     const last = warm.at(-1)?.rss ?? NaN
-    const peak = Math.max(...warm.map(s => s.rss))
+    const stretchMinutes = minutes >= 9 ? 3 : 1
+    const stretches = new Map<number, number[]>()
+    for (const w of warm) {
+      const i = Math.floor((w.s * 1000 - WARM_UP_MS) / (stretchMinutes * 60_000))
+      stretches.set(i, [...stretches.get(i) ?? [], w.rss])
+    }
+    const figures = ['s', 'rss', 'anon', 'file', 'heapTotal', 'heapUsed', 'external', 'outsideHeap'] as const
     return {
       minutes,
       requests,
       errors,
       refusals,
       signups,
-      rssAfterWarmUpMB: +(first / 2 ** 20).toFixed(1),
-      rssEndMB: +(last / 2 ** 20).toFixed(1),
-      rssPeakMB: +(peak / 2 ** 20).toFixed(1),
+      rssAfterWarmUpMB: first,
+      rssEndMB: last,
+      rssPeakMB: Math.max(...warm.map(s => s.rss)),
       growthPercent: +((last / first - 1) * 100).toFixed(1),
-      samplesMB: samples.map(s => +(s.rss / 2 ** 20).toFixed(1)),
+      rssMedianByStretchMB: [...stretches.values()].map(median),
+      stretchMinutes,
+      samplesMB: samples.map(s => s.rss),
+      warmUp: warm[0],
+      end: warm.at(-1),
+      series: Object.fromEntries(figures.map(f => [f, samples.map(s => s[f])])) as SoakResult['series'],
+      store,
       snapshots: heap ? (await readdir(dir)).filter(f => f.endsWith('.heapsnapshot')).map(f => join(dir, f)) : [],
     }
   } finally {
@@ -159,5 +250,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const minutes = Number(process.argv.find(a => /^\d+(\.\d+)?$/.test(a)) ?? 15)
   // `--env NAME=value` (repeatable): set in the gateway's environment.
   const extraEnv = Object.fromEntries(process.argv.flatMap((a, i) => process.argv[i - 1] === '--env' ? [a.split(/=(.*)/s).slice(0, 2)] : []))
-  console.log(JSON.stringify(await soak(minutes, process.argv.includes('--heap'), extraEnv)))
+  // `--node-flag FLAG` (repeatable): a Node flag for the gateway, after GATEWAY_NODE_FLAGS.
+  const extraFlags = process.argv.flatMap((a, i) => process.argv[i - 1] === '--node-flag' ? [a] : [])
+  const result = await soak(minutes, process.argv.includes('--heap'), extraEnv, extraFlags)
+  console.log(JSON.stringify(result))
+  // A compact table on stderr, one row a minute, so stdout stays one JSON line.
+  const { series } = result
+  const columns = ['rss', 'anon', 'file', 'heapTotal', 'heapUsed', 'external', 'outsideHeap'] as const
+  console.error(['min', ...columns].map(c => c.padStart(12)).join(''))
+  series.s.forEach((s, i) => {
+    if (i % 6 === 5 || i === series.s.length - 1) console.error([(s / 60).toFixed(1), ...columns.map(c => series[c][i].toFixed(1))].map(c => c.padStart(12)).join(''))
+  })
 }
