@@ -16,11 +16,35 @@ const SAMPLE_MS = 10_000
 /** Requests in flight at once: a steady load, far below what the gateway can serve, as a day's traffic is. */
 const CONCURRENCY = 8
 
-/** The process's resident memory from /proc: all of it, its anonymous part (heaps, malloc arenas) and its file-backed part (code). */
-function rssOf (pid: number): { rss: number, anon: number, file: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kB = (name: string): number => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) * 1024
-  return { rss: kB('VmRSS'), anon: kB('RssAnon'), file: kB('RssFile') }
+/** argon2's memory for one hash (DEFAULT_ARGON2.memoryCost, lib/auth/options.ts): glibc maps each such buffer on its own. */
+const ARGON2_BUFFER_KB = 19456
+/** glibc's non-main malloc arenas are reservations of 64 MiB aligned on 64 MiB (HEAP_MAX_SIZE on 64-bit). */
+const ARENA_BYTES = 64 * 2 ** 20
+
+/**
+ * The process's resident memory from /proc/<pid>/smaps, in bytes: all of it, its file-backed part (code), its anonymous
+ * part, and within that the argon2 buffers of hashes running at that instant, glibc's main heap (brk) and its
+ * thread arenas. What is left of the anonymous part is V8's heap, thread stacks and other mappings.
+ */
+function memoryOf (pid: number): { rss: number, anon: number, file: number, argon2: number, argon2Hashes: number, brk: number, arenas: number } {
+  const out = { rss: 0, anon: 0, file: 0, argon2: 0, argon2Hashes: 0, brk: 0, arenas: 0 }
+  const maps: Array<{ start: number, end: number, perm: string, name: string, size: number, rss: number }> = []
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line)
+    if (header !== null) maps.push({ start: parseInt(header[1], 16), end: parseInt(header[2], 16), perm: header[3], name: header[4], size: 0, rss: 0 })
+    else if (line.startsWith('Size:')) maps[maps.length - 1].size = Number(line.split(/\s+/)[1]) * 1024
+    else if (line.startsWith('Rss:')) maps[maps.length - 1].rss = Number(line.split(/\s+/)[1]) * 1024
+  }
+  maps.forEach((m, i) => {
+    out.rss += m.rss
+    if (m.name.startsWith('/')) { out.file += m.rss; return }
+    out.anon += m.rss
+    if (m.name === '[heap]') out.brk += m.rss
+    else if (m.name === '' && m.size === ARGON2_BUFFER_KB * 1024) { out.argon2 += m.rss; out.argon2Hashes++ }
+    else if (m.name === '' && m.perm === 'rw-p' && m.start % ARENA_BYTES === 0 &&
+      (m.size === ARENA_BYTES || (maps[i + 1]?.start === m.end && maps[i + 1].perm === '---p' && maps[i + 1].end - m.start === ARENA_BYTES))) out.arenas += m.rss
+  })
+  return out
 }
 
 /** What the gateway's own /metrics (prom-client's default metrics) says of its V8 heap, in bytes. */
@@ -60,18 +84,27 @@ function storeSize (file: string): StoreSize | undefined {
 export interface SoakSample {
   s: number
   rss: number
+  /** RSS less the argon2 buffers of the hashes running at that instant (0-4 of 19 MiB each): what stays between hashes. */
+  rssBetweenHashes: number
   anon: number
   file: number
+  argon2: number
+  argon2Hashes: number
+  /** glibc's main heap (brk) and its thread arenas. */
+  brk: number
+  arenas: number
   heapTotal: number
   heapUsed: number
   external: number
-  /** Anonymous resident memory outside V8's committed heap: malloc arenas (argon2, OpenSSL, Buffers' backing stores, libuv). */
-  outsideHeap: number
+  /** Anonymous resident memory outside V8's committed heap, the running hashes' buffers, glibc's heaps: stacks, other mappings. */
+  rest: number
   spaces: Record<string, number>
 }
 
 /** The embedded store's records at the end, read from its data file, and the file's size. */
 export interface StoreSize { users: number, sessions: number, keys: number, usage: number, attempts: number, owners: number, fileBytes: number }
+
+const SERIES = ['s', 'rss', 'rssBetweenHashes', 'file', 'argon2', 'brk', 'arenas', 'heapTotal', 'heapUsed', 'external', 'rest'] as const
 
 export interface SoakResult {
   minutes: number
@@ -85,13 +118,18 @@ export interface SoakResult {
   growthPercent: number
   /** Median RSS of each stretch after the warm-up (3 minutes in runs of 9 minutes or more, else 1). */
   rssMedianByStretchMB: number[]
+  /** The same medians of RSS less the running hashes' buffers. */
+  rssBetweenHashesMedianByStretchMB: number[]
+  /** Growth from the first stretch's median to the last's: of RSS, and of RSS less the running hashes' buffers. */
+  growthOfMediansPercent: number
+  growthBetweenHashesPercent: number
   stretchMinutes: number
   samplesMB: number[]
   /** The first sample after the warm-up and the last, with their breakdown. */
   warmUp?: SoakSample
   end?: SoakSample
   /** Every sample's breakdown, one array per figure (MB), in sample order. */
-  series: Record<'s' | 'rss' | 'anon' | 'file' | 'heapTotal' | 'heapUsed' | 'external' | 'outsideHeap', number[]>
+  series: Record<typeof SERIES[number], number[]>
   store?: StoreSize
   snapshots: string[]
 }
@@ -117,6 +155,9 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
       LOG_LEVEL: 'warn',
       GEMINI_LIMITS: BENCH_LIMITS,
       AUTH_DATA_FILE: join(dir, 'auth-db.json'),
+      // Every client of the soak is on 127.0.0.1: without this the sign-up limiter (10 an hour per address) would
+      // refuse all but the first ten of the mix's sign-ups, and the store would not grow as a team's does.
+      AUTH_SIGNUPS_PER_ADDRESS: '1000000',
       ...extraEnv,
     })
     const pid = gateway.child.pid as number
@@ -179,17 +220,23 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
     const samples: SoakSample[] = []
     const sample = async (): Promise<void> => {
       const s = Math.round((Date.now() - started) / 1000)
-      const mem = rssOf(pid)
+      const mem = memoryOf(pid)
       const heap = await heapOf(`${gateway.url}/metrics`)
+      const heapTotal = heap?.heapTotal ?? NaN
       samples.push({
         s,
         rss: mb(mem.rss),
+        rssBetweenHashes: mb(mem.rss - mem.argon2),
         anon: mb(mem.anon),
         file: mb(mem.file),
-        heapTotal: mb(heap?.heapTotal ?? NaN),
+        argon2: mb(mem.argon2),
+        argon2Hashes: mem.argon2Hashes,
+        brk: mb(mem.brk),
+        arenas: mb(mem.arenas),
+        heapTotal: mb(heapTotal),
         heapUsed: mb(heap?.heapUsed ?? NaN),
         external: mb(heap?.external ?? NaN),
-        outsideHeap: mb(mem.anon - (heap?.heapTotal ?? NaN)),
+        rest: mb(mem.anon - mem.argon2 - mem.brk - mem.arenas - heapTotal),
         spaces: Object.fromEntries(Object.entries(heap?.spaces ?? {}).map(([k, v]) => [k, mb(v)])),
       })
     }
@@ -215,12 +262,17 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
     const first = warm[0]?.rss ?? NaN
     const last = warm.at(-1)?.rss ?? NaN
     const stretchMinutes = minutes >= 9 ? 3 : 1
-    const stretches = new Map<number, number[]>()
-    for (const w of warm) {
-      const i = Math.floor((w.s * 1000 - WARM_UP_MS) / (stretchMinutes * 60_000))
-      stretches.set(i, [...stretches.get(i) ?? [], w.rss])
+    const byStretch = (figure: (w: SoakSample) => number): number[] => {
+      const stretches = new Map<number, number[]>()
+      for (const w of warm) {
+        const i = Math.floor((w.s * 1000 - WARM_UP_MS) / (stretchMinutes * 60_000))
+        stretches.set(i, [...stretches.get(i) ?? [], figure(w)])
+      }
+      return [...stretches.values()].map(median)
     }
-    const figures = ['s', 'rss', 'anon', 'file', 'heapTotal', 'heapUsed', 'external', 'outsideHeap'] as const
+    const rssMedians = byStretch(w => w.rss)
+    const betweenMedians = byStretch(w => w.rssBetweenHashes)
+    const growth = (series: number[]): number => +(((series.at(-1) ?? NaN) / series[0] - 1) * 100).toFixed(1)
     return {
       minutes,
       requests,
@@ -231,12 +283,15 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
       rssEndMB: last,
       rssPeakMB: Math.max(...warm.map(s => s.rss)),
       growthPercent: +((last / first - 1) * 100).toFixed(1),
-      rssMedianByStretchMB: [...stretches.values()].map(median),
+      rssMedianByStretchMB: rssMedians,
+      rssBetweenHashesMedianByStretchMB: betweenMedians,
+      growthOfMediansPercent: growth(rssMedians),
+      growthBetweenHashesPercent: growth(betweenMedians),
       stretchMinutes,
       samplesMB: samples.map(s => s.rss),
       warmUp: warm[0],
       end: warm.at(-1),
-      series: Object.fromEntries(figures.map(f => [f, samples.map(s => s[f])])) as SoakResult['series'],
+      series: Object.fromEntries(SERIES.map(f => [f, samples.map(s => s[f])])) as SoakResult['series'],
       store,
       snapshots: heap ? (await readdir(dir)).filter(f => f.endsWith('.heapsnapshot')).map(f => join(dir, f)) : [],
     }
@@ -256,7 +311,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(JSON.stringify(result))
   // A compact table on stderr, one row a minute, so stdout stays one JSON line.
   const { series } = result
-  const columns = ['rss', 'anon', 'file', 'heapTotal', 'heapUsed', 'external', 'outsideHeap'] as const
+  const columns = SERIES.slice(1)
   console.error(['min', ...columns].map(c => c.padStart(12)).join(''))
   series.s.forEach((s, i) => {
     if (i % 6 === 5 || i === series.s.length - 1) console.error([(s / 60).toFixed(1), ...columns.map(c => series[c][i].toFixed(1))].map(c => c.padStart(12)).join(''))
