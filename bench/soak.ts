@@ -84,7 +84,7 @@ function storeSize (file: string): StoreSize | undefined {
 export interface SoakSample {
   s: number
   rss: number
-  /** RSS less the argon2 buffers of the hashes running at that instant (0-4 of 19 MiB each): what stays between hashes. */
+  /** RSS less the argon2 buffers of the hashes running at that instant (0-3 of 19 MiB each, defaultHashConcurrency in lib/auth/passwords.ts): what stays between hashes. */
   rssBetweenHashes: number
   anon: number
   file: number
@@ -221,8 +221,8 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
     const sample = async (): Promise<void> => {
       const s = Math.round((Date.now() - started) / 1000)
       const mem = memoryOf(pid)
-      const heap = await heapOf(`${gateway.url}/metrics`)
-      const heapTotal = heap?.heapTotal ?? NaN
+      const v8 = await heapOf(`${gateway.url}/metrics`)
+      const heapTotal = v8?.heapTotal ?? NaN
       samples.push({
         s,
         rss: mb(mem.rss),
@@ -234,10 +234,10 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
         brk: mb(mem.brk),
         arenas: mb(mem.arenas),
         heapTotal: mb(heapTotal),
-        heapUsed: mb(heap?.heapUsed ?? NaN),
-        external: mb(heap?.external ?? NaN),
+        heapUsed: mb(v8?.heapUsed ?? NaN),
+        external: mb(v8?.external ?? NaN),
         rest: mb(mem.anon - mem.argon2 - mem.brk - mem.arenas - heapTotal),
-        spaces: Object.fromEntries(Object.entries(heap?.spaces ?? {}).map(([k, v]) => [k, mb(v)])),
+        spaces: Object.fromEntries(Object.entries(v8?.spaces ?? {}).map(([k, v]) => [k, mb(v)])),
       })
     }
     const sampler = setInterval(() => { void sample() }, SAMPLE_MS)
