@@ -17,6 +17,18 @@ t.test('an atomic write replaces the whole file with exactly the given mode and 
   t.same((await readdir(dir)).sort(), ['data.json', 'fresh.json'])
 })
 
+t.test('an atomic write keeps no copy of its text once written (the embedded store saves its whole file on every change)', async t => {
+  const dir = t.testdir({})
+  const file = join(dir, 'data.json')
+  const text = `${'é'.repeat(2 * 2 ** 20)}end`
+  await writeFileAtomically(file, 'warm', 0o600)
+  const before = process.memoryUsage().arrayBuffers
+  await writeFileAtomically(file, text, 0o600)
+  const held = process.memoryUsage().arrayBuffers - before
+  t.ok(held < 2 ** 20, `${held} bytes of ArrayBuffers still held after writing ${Buffer.byteLength(text)} bytes`)
+  t.equal(await readFile(file, 'utf8'), text, 'the whole text, multi-byte characters included')
+})
+
 t.test('a failed atomic write throws the error with its code, removes its temp file and keeps the old file', async t => {
   const dir = t.testdir({ 'data.json': { 'inside.txt': 'a directory where the file should be' } })
   const target = join(dir, 'data.json')
