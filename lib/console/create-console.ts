@@ -8,6 +8,8 @@ import type { SessionRecord, UserRecord } from '../store/types.ts'
 import { authParts } from '../auth/service.ts'
 import { consoleDevice } from '../auth/sessions.ts'
 import { createAuthErrorResponse } from '../auth/error-body.ts'
+import type Joi from 'joi'
+import type { LazySchema } from '../auth/schemas.ts'
 import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, selfUpdateBody, targetParams, userStatusBody, USER_AGENT_MAX, PASSWORD_MAX } from '../auth/schemas.ts'
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
 import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
@@ -133,6 +135,19 @@ export function createConsole (options: ConsoleOptions): Console {
   /** A sensitive action: the session is recent or the current password is given (lib/auth/accounts.ts, confirmOwner). */
   async function present (who: Caller, password: string | undefined, req: HandlerRequest): Promise<void> {
     await accounts.confirmOwner(who.session, password, req.remoteAddress, PASSWORD_NEEDED)
+  }
+
+  /**
+   * An admin's sensitive change to one user (level, status, limits): the target's id and the body checked by
+   * `schema`, once the admin's session is recent or their current password is given.
+   */
+  async function adminChange<T> (req: HandlerRequest, schema: LazySchema<Joi.ObjectSchema<T>>): Promise<{ id: string, input: T, rest: Record<string, unknown> }> {
+    const who = await admin(req)
+    const { user_id: id } = parse(targetParams, req.params)
+    const [rest, password] = bodyAndPassword(req)
+    const input = parse(schema, rest)
+    await present(who, password, req)
+    return { id, input, rest }
   }
 
   const userView = (user: UserRecord): Record<string, unknown> => ({ user_id: user.id, ...adminUser(user) })
@@ -325,31 +340,19 @@ export function createConsole (options: ConsoleOptions): Console {
     }),
 
     route('PUT', '/api/admin/users/{user_id}/level', async (req) => {
-      const who = await admin(req)
-      const { user_id: id } = parse(targetParams, req.params)
-      const [rest, password] = bodyAndPassword(req)
-      const input = parse(accessLevelBody, rest)
-      await present(who, password, req)
+      const { id, input } = await adminChange(req, accessLevelBody)
       const updated = await accounts.setAccessLevel(id, input.access_level)
       return dataResponse({ user: userView(updated) })
     }),
 
     route('PUT', '/api/admin/users/{user_id}/status', async (req) => {
-      const who = await admin(req)
-      const { user_id: id } = parse(targetParams, req.params)
-      const [rest, password] = bodyAndPassword(req)
-      const input = parse(userStatusBody, rest)
-      await present(who, password, req)
+      const { id, input } = await adminChange(req, userStatusBody)
       const updated = await accounts.setDisabled(id, input.disabled)
       return dataResponse({ user: userView(updated) })
     }),
 
     route('PUT', '/api/admin/users/{user_id}/limits', async (req) => {
-      const who = await admin(req)
-      const { user_id: id } = parse(targetParams, req.params)
-      const [rest, password] = bodyAndPassword(req)
-      parse(limitsBody, rest)
-      await present(who, password, req)
+      const { id, rest } = await adminChange(req, limitsBody)
       await setUserLimits(users, store.limits, id, rest)
       return dataResponse(await userLimitsView(users, store.limits, byLevel, id))
     }),
