@@ -11,13 +11,14 @@ import { createLogger, preRedacted, redactString } from './logger.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics } from './metrics.ts'
 import type { Metrics } from './metrics.ts'
-import { DEFAULT_MODELS, clientAddress, hapiPlugin, instrumentStore, mountRoutes, parseTrustedProxies } from '../lib/index.ts'
+import { DEFAULT_MODELS, clientAddress, hapiPlugin, hapiRouteTemplate, instrumentStore, mountRoutes, parseTrustedProxies } from '../lib/index.ts'
 import type { RouteTable } from '../lib/index.ts'
 import type { Store, TrustedProxies } from '../lib/index.ts'
 import { openStore } from './store.ts'
 import { createProbes } from './probes.ts'
 import type { ReadinessCheck } from './probes.ts'
 import { createServices } from './services.ts'
+import { nameRequestSpans } from './tracing.ts'
 import type { Services } from './services.ts'
 // node:http as CommonJS has it: an ESM import of it reads every export, and its WebSocket getter alone loads Node's
 // bundled undici (16 MB of RSS at start, measured with bench/footprint.ts).
@@ -89,7 +90,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
 
   installRequestIds(server)
   installRequestLog(server, logger, metrics, trustedProxies)
-  mountRoutes(server, createProbes({ checks, isDraining: () => draining, logger }).routes, { logger, trustedProxies })
+  mountRoutes(server, createProbes({ checks, isDraining: () => draining, logger }).routes, { logger, trustedProxies, onRoute: nameRequestSpans })
   if (config.metricsPort === undefined) {
     server.route({
       method: 'GET',
@@ -110,7 +111,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     if (started) return url
     services = await createServices(config, { store, logger, metrics, now: options.now, sleep: options.sleep })
     checks.push(...services.readiness)
-    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies } })
+    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies, onRoute: nameRequestSpans } })
     await server.start()
     started = true
     url = displayUrl(config.host, server.info.port as number)
@@ -206,7 +207,7 @@ function installRequestIds (server: Server): void {
 
 /** The route template for logs and metrics: never the raw path (unbounded, may carry ids). */
 function routeTemplate (request: Request): string {
-  return (request.route.method as string) === '_special' ? 'unmatched' : request.route.path
+  return hapiRouteTemplate(request) ?? 'unmatched'
 }
 
 function installRequestLog (server: Server, logger: Logger, metrics: Metrics, trustedProxies: TrustedProxies | undefined): void {

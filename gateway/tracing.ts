@@ -7,6 +7,7 @@ import type { NodeSDK } from '@opentelemetry/sdk-node'
 import { tracingSettings } from './tracing-env.ts'
 
 let sdk: NodeSDK | undefined
+let nameSpans: ((template: string) => void) | undefined
 
 // From the OTEL_* variables alone: the full configuration loads the library, whose modules must load after the
 // instrumentations. main.ts reports a bad value in one line (gateway/config.ts checks these variables too).
@@ -18,7 +19,8 @@ if (config.enabled) {
   const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici')
   const { MongoDBInstrumentation } = await import('@opentelemetry/instrumentation-mongodb')
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
-  const { trace } = await import('@opentelemetry/api')
+  const { context, trace } = await import('@opentelemetry/api')
+  const { getRPCMetadata, RPCType } = await import('@opentelemetry/core')
   const { redactingTracerProvider } = await import('./trace-redaction.ts')
   const instrumentations = [
     new HttpInstrumentation({
@@ -46,6 +48,22 @@ if (config.enabled) {
   // hook. Requiring it once here lets the Hapi instrumentation patch the module object that the ESM import
   // then shares from the CommonJS cache. (MongoDB is patched through its internal requires.)
   createRequire(import.meta.url)('@hapi/hapi')
+  // Hapi sees the library's wildcard routes (mountRoutes, onRoute); the request's spans take the table route's
+  // template instead: the Hapi route span, active in the handler, and the HTTP server span, which reads its route
+  // from the request's RPC metadata when the response ends.
+  nameSpans = template => {
+    const active = context.active()
+    const metadata = getRPCMetadata(active)
+    if (metadata?.type === RPCType.HTTP) metadata.route = template
+    const span = trace.getSpan(active)
+    span?.updateName(`route - ${template}`)
+    span?.setAttribute('http.route', template)
+  }
+}
+
+/** Names the current request's trace spans after the table route it takes (MountOptions.onRoute); nothing without tracing. */
+export function nameRequestSpans (template: string): void {
+  nameSpans?.(template)
 }
 
 /** Exports the spans still buffered; called by main.ts before the process exits. */

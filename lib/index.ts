@@ -43,7 +43,7 @@ export type { KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits, Counter
 export { createNodeListener } from './http/node-adapter.ts'
 export type { NodeListenerOptions } from './http/node-adapter.ts'
 export { createFetchHandler } from './http/fetch-adapter.ts'
-export { hapiPlugin, mountRoutes } from './http/hapi-adapter.ts'
+export { hapiPlugin, hapiRouteTemplate, mountRoutes } from './http/hapi-adapter.ts'
 export type { HapiPluginOptions, MountOptions } from './http/hapi-adapter.ts'
 export type { FetchHandlerOptions } from './http/fetch-adapter.ts'
 export { readJsonBody } from './http/json-body.ts'

@@ -10,6 +10,10 @@ const require = createRequire(import.meta.url)
 let undiciModule: typeof import('undici') | undefined
 let argon2Module: typeof import('@node-rs/argon2') | undefined
 let joiModule: typeof import('joi') | undefined
+let boomModule: HapiBoom | undefined
+
+/** The part of @hapi/boom the Hapi host uses. */
+interface HapiBoom { notFound: () => Error }
 
 /** undici: the upstream client's Agent and the image fetcher, on the first upstream call or image fetch. */
 export function undici (): typeof import('undici') {
@@ -24,6 +28,14 @@ export function argon2 (): typeof import('@node-rs/argon2') {
 /** joi: the request schemas, built on the first request that one of them checks. */
 export function joi (): typeof import('joi') {
   return (joiModule ??= require('joi') as typeof import('joi'))
+}
+
+/**
+ * @hapi/boom as the installed Hapi depends on it (Hapi is the Hapi host's peer dependency, and Boom comes with it):
+ * Hapi's own 404 for a path the host's wildcard routes take but no table does (lib/http/hapi-adapter.ts).
+ */
+export function hapiBoom (): HapiBoom {
+  return (boomModule ??= createRequire(require.resolve('@hapi/hapi'))('@hapi/boom') as HapiBoom)
 }
 
 /**

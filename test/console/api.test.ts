@@ -57,12 +57,14 @@ t.test('me: the limits in effect and what is left, from the rate limiter', async
   // The limiter keeps its counters in a store of its own here; the console only asks it.
   const h0 = await startConsoleHarness()
   t.teardown(h0.close)
-  const limiter = createRateLimiter({ store: h0.store, byLevel: { member: { rpm: 10, tokensPerDay: 1000 } } })
+  // A fixed clock: the limiter's minute and day windows must not turn between the call and the reading.
+  const at = Date.UTC(2026, 10, 27, 12, 0, 1)
+  const limiter = createRateLimiter({ store: h0.store, byLevel: { member: { rpm: 10, tokensPerDay: 1000 } }, now: () => new Date(at) })
   const h = await startConsoleHarness({ limiter })
   t.teardown(h.close)
   const { userId } = await h.member()
   await limiter.admit({ userId, accessLevel: 'member' }, 0)
-  await h0.store.counters.add(`rate:tpd:${userId}`, new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000), 250, new Date(Date.now() + 86_400_000))
+  await h0.store.counters.add(`rate:tpd:${userId}`, new Date(Math.floor(at / 86_400_000) * 86_400_000), 250, new Date(at + 86_400_000))
   const me = (await h.call('GET', '/api/me')).body
   t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: null })
   t.match(me.standing.used, { rpm: 1, tokens_per_day: 250, concurrent: 0 })

@@ -2,8 +2,7 @@ import t from 'tap'
 import http from 'node:http'
 import Hapi from '@hapi/hapi'
 import { startGateway } from '../support/gateway.ts'
-import { fail, isGatehouseError, mountRoutes, readJsonBody } from '../../lib/index.ts'
-import { createBodyBudget } from '../../lib/http/body-budget.ts'
+import { fail, hapiPlugin, hapiRouteTemplate, isGatehouseError, mountRoutes, readJsonBody } from '../../lib/index.ts'
 import type { HandlerRequest, HandlerResponse, Route } from '../../lib/index.ts'
 
 // A route table in the auth error shape, mounted under /t like a service's table.
@@ -227,12 +226,35 @@ t.test('a stream that fails after its first bytes is cut short (not ended cleanl
   t.equal((await fetch(gw.url + '/t/string')).status, 200, 'the server carries on')
 })
 
-t.test('a mounted route is the table\'s own route in Hapi\'s settings, not a copy of it and all it refers to', async t => {
-  // Hapi copies every route's options as it registers it; a copy of the route (its body budget, its logger) made
-  // the gateway's start-up slow and its idle memory larger (bench/README.md, "Footprint (issue 24)").
+t.test('Hapi gets one wildcard route per path root, however many table routes; the library routes within it (lib/http/router.ts)', async t => {
+  // Hapi validates and copies every route it registers: 77 of them cost the gateway a tenth of its start and 8 MB of
+  // idle memory (bench/README.md, "Footprint (issue 24)").
   const server = Hapi.server()
-  const route: Route = { ...base, method: 'POST', path: '/copy/check', bodyBudget: createBodyBudget({ bytes: 1 << 20 }), handler: async () => ({ status: 200 }) }
-  mountRoutes(server, [route])
-  const mounted = server.table().find(r => r.path === '/copy/check')
-  t.equal((mounted?.settings.app as { gatehouse?: { route: Route } } | undefined)?.gatehouse?.route, route, 'the very route object')
+  const ok = (method: string, path: string): Route => ({ ...base, method, path, handler: async req => ({ status: 200, body: { path, params: req.params } }) })
+  mountRoutes(server, { scope: '/a', routes: [ok('GET', '/a/x'), ok('POST', '/a/x'), ok('GET', '/a/{id}'), ok('GET', '/b/{rest*}')], errorResponse: detail })
+  // A second mount sharing a root adds its routes to the same wildcard instead of a conflicting one.
+  mountRoutes(server, [ok('DELETE', '/a/y/z'), ok('GET', '/c/d')])
+  t.same(server.table().map(r => `${r.method} ${r.path}`).sort(), ['* /a/{gatehouse*}', '* /b/{gatehouse*}', '* /c/{gatehouse*}'], 'three Hapi routes for six table routes')
+  const get = async (method: string, url: string): Promise<{ status: number, json: any }> => {
+    const res = await server.inject({ method, url })
+    return { status: res.statusCode, json: JSON.parse(res.payload) }
+  }
+  t.same((await get('GET', '/a/x')).json, { path: '/a/x', params: {} }, 'a literal path beats a parameter, as in Hapi')
+  t.same((await get('GET', '/a/7')).json, { path: '/a/{id}', params: { id: '7' } })
+  t.same((await get('GET', '/b/c/d')).json, { path: '/b/{rest*}', params: { rest: 'c/d' } })
+  t.same((await get('DELETE', '/a/y/z')).json, { path: '/a/y/z', params: {} }, 'the second mount\'s route')
+  t.same(await get('PUT', '/a/x'), { status: 405, json: { detail: 'Method not allowed' } }, 'another method: 405 in the scope\'s shape')
+  t.same(await get('GET', '/a/1/2'), { status: 404, json: { detail: 'Not found' } }, 'no route under the scope: its 404')
+  t.same((await get('GET', '/b')).json, { path: '/b/{rest*}', params: { rest: '' } }, 'a wildcard takes its bare root, as in Hapi')
+  t.same(await get('GET', '/c/e'), { status: 404, json: { statusCode: 404, error: 'Not Found', message: 'Not Found' } }, 'outside every scope: Hapi\'s own 404')
+})
+
+t.test('hapiRouteTemplate names the table route that took a request, prefixes included, and no route for unknown paths', async t => {
+  const server = Hapi.server()
+  const seen: Array<string | undefined> = []
+  server.events.on('response', request => { seen.push(hapiRouteTemplate(request)) })
+  server.route({ method: 'GET', path: '/own/{id}', handler: () => 'own' })
+  await server.register({ plugin: hapiPlugin, options: { tables: [{ scope: '/t', routes: [{ ...base, method: 'GET', path: '/t/{id}', handler: async () => ({ status: 200 }) }], errorResponse: detail }], prefix: '/api' } })
+  for (const url of ['/api/t/1', '/own/2', '/api/t/1/2', '/nowhere']) await server.inject(url)
+  t.same(seen, ['/api/t/{id}', '/own/{id}', undefined, undefined])
 })

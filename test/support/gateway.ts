@@ -12,6 +12,7 @@ import { createLogger } from '../../gateway/logger.ts'
 import type { Gateway, GatewayOptions } from '../../gateway/server.ts'
 import type { Store } from '../../lib/index.ts'
 import { createEmbeddedStore } from '../../lib/index.ts'
+import { minuteStartClock } from './clock.ts'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** Node 24 from the repo's own devDependency (the system node may be older). */
@@ -32,7 +33,10 @@ export interface StartOptions extends Omit<GatewayOptions, 'logger'> {
   printLogs?: boolean
 }
 
-/** The gateway in this process, on 127.0.0.1 and a free port. LOG_LEVEL defaults to info; lines are captured in `logs`. */
+/**
+ * The gateway in this process, on 127.0.0.1 and a free port. LOG_LEVEL defaults to info; lines are captured in `logs`.
+ * With GEMINI_LIMITS set and no `now`, the gateway's clock is a minuteStartClock.
+ */
 export async function startGateway (env: Record<string, string> = {}, options: StartOptions = {}): Promise<StartedGateway> {
   // Model discovery off unless a test asks: the fakes' model list would otherwise decide the catalogue.
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SHUTDOWN_TIMEOUT_SECONDS: '5', GEMINI_MODEL_DISCOVERY_HOURS: '0', ...env })
@@ -49,6 +53,7 @@ export async function startGateway (env: Record<string, string> = {}, options: S
   })
   const { printLogs, ...gatewayOptions } = options
   void printLogs
+  if (env.GEMINI_LIMITS !== undefined) gatewayOptions.now ??= minuteStartClock()
   const gateway = await createGateway(config, { ...gatewayOptions, logger: createLogger({ level: config.logLevel, destination: sink }) })
   const url = await gateway.start()
   return {

@@ -6,7 +6,7 @@ import type { RequestListener } from 'node:http'
 import { describe, expect, test } from 'tstyche'
 import {
   createAuthService, createProxy, createBackend, createEmbeddedStore, createMongoStore, instrumentStore,
-  createNodeListener, createFetchHandler, hapiPlugin, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError,
+  createNodeListener, createFetchHandler, hapiPlugin, hapiRouteTemplate, GatehouseError, ERRORS, fail, isGatehouseError, ACCESS_LEVELS, ConfigurationError,
   OPTION_RULES
 } from 'gatehouse'
 import type {
@@ -81,6 +81,7 @@ describe('the handler contract', () => {
     expect(createFetchHandler).type.toBeCallableWith(createProxy().routeTable)
     expect<HapiPluginOptions>().type.toBeAssignableFrom<{ tables: RouteTable[] }>()
     expect(hapiPlugin).type.toHaveProperty('register')
+    expect(hapiRouteTemplate).type.toBe<(request: import('@hapi/hapi').Request) => string | undefined>()
   })
 })
 
