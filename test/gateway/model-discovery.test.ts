@@ -13,7 +13,7 @@ t.test('the gateway discovers the upstream\'s models in the background at start 
   await (await fake.waitFor('listModels')).closed
   // The round ends once its answer is read and merged, in the background; the metrics say when.
   let metrics = ''
-  for (let i = 0; i < 200 && !metrics.includes('gatehouse_model_discovery_rounds_total{outcome="ok"} 1'); i++) {
+  for (let i = 0; i < 1000 && !metrics.includes('gatehouse_model_discovery_rounds_total{outcome="ok"} 1'); i++) {
     if (i > 0) await new Promise(resolve => setTimeout(resolve, 10))
     metrics = (await gw.gateway.metrics.render()).body
   }
