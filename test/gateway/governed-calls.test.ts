@@ -5,7 +5,7 @@ import t from 'tap'
 import { GoogleGenAI } from '@google/genai'
 import { startGateway } from '../support/gateway.ts'
 import { startFakePassThrough } from '../support/fake-pass-through.ts'
-import { ADMIN, keyUser } from '../support/gateway-keys.ts'
+import { ADMIN, keyUser, usageReport } from '../support/gateway-keys.ts'
 import type { KeyUser } from '../support/gateway-keys.ts'
 
 const RATE_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens']
@@ -24,17 +24,6 @@ async function setup (t: { teardown (fn: () => unknown): void }, limits: Record<
   }, { now: () => new Date(at) })
   t.teardown(() => gateway.close())
   return { url: gateway.url, alice: await keyUser(gateway.url, 'alice_gov'), bob: await keyUser(gateway.url, 'bob_gov') }
-}
-
-/** The user's usage report, read by `admin` (the latest admin session), once its rows hold `requests` requests (the ledger writes at most every second). */
-async function usage (admin: KeyUser, user: KeyUser, requests: number): Promise<any> {
-  let report: any
-  for (let i = 0; i < 50; i++) {
-    report = await admin.admin('/admin/usage', { user_id: user.userId })
-    if (report.totals?.requests >= requests) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-  return report
 }
 
 t.test('token limits hold through pass-through: batchEmbedContents is admitted on its estimate, charged, and refused once the minute is spent', async t => {
@@ -56,7 +45,7 @@ t.test('token limits hold through pass-through: batchEmbedContents is admitted o
   const other = await embed(bob.key, 'y')
   t.equal(other.status, 200, 'each member has their own limits')
   await other.arrayBuffer()
-  const report = await usage(bob, alice, 2)
+  const report = await usageReport(alice, 2, bob)
   t.match(report.rows, [{ model: 'gemini-embedding-2', surface: 'native' }], JSON.stringify(report))
   t.ok(report.totals.input_tokens >= 1500, `charged: ${String(report.totals.input_tokens)} input tokens`)
 })
@@ -84,7 +73,7 @@ t.test('every request a key makes is counted and answered with all six rate head
   const refused = await fetch(`${url}/v1beta/files`, { headers: { 'x-goog-api-key': alice.key } })
   t.equal(refused.status, 429, 'the fourth request of the minute, on no model')
   await refused.arrayBuffer()
-  const report = await usage(bob, alice, 4)
+  const report = await usageReport(alice, 4, bob)
   // Operations are the operator's only (GEMINI_LIMITS `allow`): the operation read is a 403, the last request a 429.
   t.match(report.rows, [{ model: 'none', surface: 'native', requests: 4, errors_4xx: 2 }])
 })
@@ -99,6 +88,6 @@ t.test('a member cannot make usage unreadable: invented model names share one `o
     })
     await res.arrayBuffer()
   }
-  const report = await usage(bob, alice, 20)
+  const report = await usageReport(alice, 20, bob)
   t.same(report.rows.map((r: { model: string }) => r.model), ['other'], 'one row for every invented name')
 })

@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import { startGateway } from '../support/gateway.ts'
 import { startFakeUpstream, geminiResponse } from '../support/fake-upstream.ts'
 import { staleCredentials } from '../proxy/harness.ts'
-import { ADMIN, keyUser } from '../support/gateway-keys.ts'
+import { ADMIN, keyUser, usageReport } from '../support/gateway-keys.ts'
 
 async function setup (t: { teardown (fn: () => unknown): void }, env: Record<string, string> = {}): Promise<{ url: string, fake: Awaited<ReturnType<typeof startFakeUpstream>> }> {
   const fake = await startFakeUpstream()
@@ -63,13 +63,7 @@ t.test('@google/genai with a user key: a 429 is an ApiError RESOURCE_EXHAUSTED, 
   t.equal(limited.status, 429)
   t.match(limited.message, /RESOURCE_EXHAUSTED/)
 
-  // The ledger writes at most every second: wait for the row rather than assume the timing.
-  let report: any
-  for (let i = 0; i < 50; i++) {
-    report = await user.admin('/admin/usage', { user_id: user.userId })
-    if (report.rows?.length > 0 && report.totals.requests >= 3) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  const report = await usageReport(user, 3)
   t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-2.5-flash', surface: 'native', requests: 2 }, { model: 'none', requests: 1, errors_4xx: 1 }])
   t.match(report.totals, { requests: 3, input_tokens: 11, output_tokens: 7, thinking_tokens: 3 })
 })
@@ -89,12 +83,7 @@ t.test('@anthropic-ai/sdk with a user key, as Claude Code sends it: usage under 
   t.ok(limited instanceof Anthropic.RateLimitError, 'over the limit')
   t.ok(Number(limited.headers.get('retry-after')) >= 1, 'Retry-After')
 
-  let report: any
-  for (let i = 0; i < 50; i++) {
-    report = await user.admin('/admin/usage', { user_id: user.userId })
-    if (report.rows?.length > 0 && report.totals.requests >= 2) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  const report = await usageReport(user, 2)
   t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-3.5-flash', surface: 'messages' }])
   t.match(report.totals, { input_tokens: 22, output_tokens: 14, thinking_tokens: 6 })
 })

@@ -29,14 +29,3 @@ export async function setup (t: Test, env: Record<string, string> = {}): Promise
 }
 
 export const genai = (url: string, key: string): GoogleGenAI => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: url, timeout: 20000, apiVersion: 'v1beta', retryOptions: { attempts: 1 } } })
-
-/** The admin's usage rows of a user, once the ledger has written `requests` of them (it writes at most every second). */
-export async function usageRows (user: KeyUser, requests: number): Promise<any> {
-  let report: any
-  for (let i = 0; i < 50; i++) {
-    report = await user.admin('/admin/usage', { user_id: user.userId })
-    if (report.totals?.requests >= requests) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-  return report
-}

@@ -4,10 +4,10 @@
 // abandoned stream is charged what it reported, and a backend without interactions refuses them clearly.
 import t from 'tap'
 import { createProxy } from '../../lib/index.ts'
-import { keyUser } from '../support/gateway-keys.ts'
+import { keyUser, usageReport } from '../support/gateway-keys.ts'
 import { serveProxy } from '../support/serve-proxy.ts'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
-import { setup, usageRows } from './interactions-harness.ts'
+import { setup } from './interactions-harness.ts'
 import { PASSWORD } from './harness.ts'
 
 async function create (url: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ status: number, body: any, headers: Headers }> {
@@ -96,7 +96,7 @@ t.test('an abandoned stream is charged the usage it reported so far, recorded as
   while (!seen.includes('total_output_tokens')) seen += new TextDecoder().decode((await reader.read()).value)
   controller.abort()
   await fake.last('interactions')!.closed
-  const report = await usageRows(alice, 1)
+  const report = await usageReport(alice, 1)
   t.match(report.rows, [{ surface: 'interactions', model: 'gemini-4-argon', requests: 1, input_tokens: 40, output_tokens: 30 }])
 })
 

@@ -2,7 +2,8 @@
 // (docs/interactions.md): create (streamed and not), get, cancel and delete on Gemini 4 Argon and Neon, the SDK's own
 // automatic continuation, usage recorded under the `interactions` surface with the upstream's token counts.
 import t from 'tap'
-import { genai, setup, usageRows } from './interactions-harness.ts'
+import { genai, setup } from './interactions-harness.ts'
+import { usageReport } from '../support/gateway-keys.ts'
 
 for (const model of ['gemini-4-argon', 'gemini-4-neon']) {
   t.test(`the @google/genai SDK drives ${model} through ai.interactions: create, stream, get, cancel, delete, usage under interactions`, async t => {
@@ -38,7 +39,7 @@ for (const model of ['gemini-4-argon', 'gemini-4-neon']) {
     const gone = await ai.interactions.get(made.id).catch((e: unknown) => e)
     t.match(gone, { status: 404 }, 'deleted upstream')
 
-    const report = await usageRows(alice, 7)
+    const report = await usageReport(alice, 7)
     const row = report.rows.find((r: any) => r.surface === 'interactions' && r.model === model)
     t.match(row, { key_id: alice.keyId, requests: 2, input_tokens: 4, output_tokens: 16 }, 'both creates, charged the upstream\'s counts')
     t.ok(report.rows.some((r: any) => r.surface === 'interactions' && r.model === 'none' && r.requests >= 4), 'get, cancel and delete are requests')

@@ -8,7 +8,7 @@ import { startGateway } from '../support/gateway.ts'
 import { geminiResponse, startFakeUpstream, streamReply } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 import { staleCredentials } from './harness.ts'
-import { ADMIN, keyUser } from '../support/gateway-keys.ts'
+import { ADMIN, keyUser, usageReport } from '../support/gateway-keys.ts'
 import type { KeyUser } from '../support/gateway-keys.ts'
 
 interface Setup { openai: OpenAI, fake: FakeUpstream, url: string, user: KeyUser }
@@ -46,12 +46,7 @@ t.test('responses.create: instructions and a string input become one Gemini turn
   t.same(sent.contents, [{ role: 'user', parts: [{ text: 'Hi!' }] }])
   t.same(sent.generationConfig, { maxOutputTokens: 200, thinkingConfig: { thinkingBudget: 24576, includeThoughts: true } })
 
-  // The ledger writes at most every second: wait for the row rather than assume the timing.
-  let report: any
-  for (let i = 0; i < 50 && !(report?.rows?.length > 0); i++) {
-    report = await user.admin('/admin/usage', { user_id: user.userId })
-    if (!(report?.rows?.length > 0)) await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  const report = await usageReport(user, 1)
   t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-2.5-flash', surface: 'responses', requests: 1, input_tokens: 10, output_tokens: 3, thinking_tokens: 4 }], 'usage under the surface responses')
 })
 

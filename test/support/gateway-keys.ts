@@ -32,3 +32,17 @@ export async function keyUser (url: string, username: string, keyBody: Record<st
     admin: async (path, query = {}) => (await api.call('GET', path, { ...as, query: { ...as.query, ...query } })).body,
   }
 }
+
+/**
+ * `user`'s usage report (GET /admin/usage), read as `reader`'s admin session, once its totals hold at least `requests`
+ * requests: the ledger writes at most every second, so a test waits for the rows rather than assume the timing.
+ */
+export async function usageReport (user: KeyUser, requests: number, reader: KeyUser = user): Promise<any> {
+  let report: any
+  for (let i = 0; i < 50; i++) {
+    report = await reader.admin('/admin/usage', { user_id: user.userId })
+    if (report.totals?.requests >= requests) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  return report
+}
