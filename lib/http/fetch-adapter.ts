@@ -23,7 +23,7 @@ export function createFetchHandler (tables: Tables, options: FetchHandlerOptions
     const url = new URL(request.url)
     const method = request.method.toUpperCase()
     const found = dispatch(method, url.pathname)
-    if (found.route === undefined) return toResponse(unknownRouteResponse(list, url.pathname, found.methodNotAllowed))
+    if (found.route === undefined) return toResponse(unknownRouteResponse(list, url.pathname, found.methodNotAllowed), method)
     return toResponse(await serveRoute(found.route, {
       method,
       path: url.pathname,
@@ -33,13 +33,19 @@ export function createFetchHandler (tables: Tables, options: FetchHandlerOptions
       remoteAddress: options.remoteAddress?.(request),
       body: request.body,
       signal: request.signal,
-    }, serveOptions))
+    }, serveOptions), method)
   }
 }
 
-function toResponse (response: HandlerResponse): Response {
+/** The Fetch API Response; a HEAD answer carries the GET answer's status and headers but no body, as node:http and Hapi send it. */
+function toResponse (response: HandlerResponse, method: string): Response {
   const headers = new Headers(response.headers)
   const { body } = response
+  if (method === 'HEAD') {
+    if (isStreamBody(body)) void body[Symbol.asyncIterator]().return?.()
+    else if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json; charset=utf-8')
+    return new Response(null, { status: response.status, headers })
+  }
   if (isStreamBody(body)) {
     const encoder = new TextEncoder()
     const iterator = body[Symbol.asyncIterator]()

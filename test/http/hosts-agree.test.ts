@@ -3,7 +3,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Hapi from '@hapi/hapi'
 import { createFetchHandler, createNodeListener, fail, hapiPlugin, isGatehouseError, readJsonBody } from '../../lib/index.ts'
-import type { HandlerResponse, RouteTable } from '../../lib/index.ts'
+import type { HandlerRequest, HandlerResponse, RouteTable } from '../../lib/index.ts'
 
 // One table, served by every host: whatever the host, the client must see the same answer.
 const shape = (err: unknown): HandlerResponse => isGatehouseError(err)
@@ -21,6 +21,13 @@ const table: RouteTable = {
       authenticate: req => { if (req.headers['x-key'] !== 'open') throw fail('INVALID_CREDENTIALS') },
       handler: async req => ({ status: 201, headers: { 'x-seen': req.query.q ?? '' }, body: { got: readJsonBody(req, true) } }),
     },
+    ...['/s/items/{id}', '/s/items/special', '/s/files/{rest*}'].map(path => ({
+      method: 'GET',
+      path,
+      maxBytes: 0,
+      errorResponse: shape,
+      handler: async (req: HandlerRequest) => ({ status: 200, body: { route: path, params: req.params } }),
+    })),
     {
       method: 'GET',
       path: '/s/stream',
@@ -45,6 +52,13 @@ const requests: Array<[string, string, RequestInit?]> = [
   ['malformed JSON', '/s/echo', { method: 'POST', headers: json, body: '{"a":' }],
   ['wrong content type', '/s/echo', { method: 'POST', headers: { ...json, 'content-type': 'text/plain' }, body: '{}' }],
   ['a stream', '/s/stream'],
+  // Routing: every host picks the route with the library's router (lib/http/router.ts), Hapi's template rules.
+  ['a percent-encoded parameter', '/s/items/h%C3%A9llo'],
+  ['a literal segment beats a parameter', '/s/items/special'],
+  ['a wildcard', '/s/files/a/b%20c'],
+  ['a wildcard at its bare root', '/s/files'],
+  ['an empty last segment', '/s/items/'],
+  ['HEAD of a GET route', '/s/items/x', { method: 'HEAD' }],
 ]
 
 // The headers the table and the serving path decide; each server adds its own (date, connection, Hapi's cache-control).
