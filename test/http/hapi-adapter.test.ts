@@ -249,6 +249,16 @@ t.test('Hapi gets one wildcard route per path root, however many table routes; t
   t.same(await get('GET', '/c/e'), { status: 404, json: { statusCode: 404, error: 'Not Found', message: 'Not Found' } }, 'outside every scope: Hapi\'s own 404')
 })
 
+t.test('a route of your own at a more specific path under a mounted root still answers, registered before or after the tables', async t => {
+  const server = Hapi.server()
+  server.route({ method: 'GET', path: '/a/mine', handler: () => 'mine, first' })
+  mountRoutes(server, { scope: '/a', routes: [{ ...base, method: 'GET', path: '/a/{id}', handler: async req => ({ status: 200, body: { table: req.params.id } }) }], errorResponse: detail })
+  server.route({ method: 'GET', path: '/a/also/mine', handler: () => 'mine, after' })
+  t.equal((await server.inject('/a/mine')).payload, 'mine, first')
+  t.equal((await server.inject('/a/also/mine')).payload, 'mine, after')
+  t.same(JSON.parse((await server.inject('/a/7')).payload), { table: '7' }, 'the table still takes the rest of its root')
+})
+
 t.test('hapiRouteTemplate names the table route that took a request, prefixes included, and no route for unknown paths', async t => {
   const server = Hapi.server()
   const seen: Array<string | undefined> = []
