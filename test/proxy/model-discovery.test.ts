@@ -17,9 +17,13 @@ interface Discovering extends ProxyHarness {
   keysCalled (): string[]
 }
 
-async function discovering (t: Test, apiKey = 'k1,k2', modelDiscovery: boolean = true): Promise<Discovering> {
+// The day before and the day of gemini-2.5-pro's shutdown on the Gemini API (lib/proxy/models/models.json).
+const BEFORE_SHUTDOWN = new Date('2026-11-30T12:00:00Z')
+const AFTER_SHUTDOWN = new Date('2026-12-01T00:00:00Z')
+
+async function discovering (t: Test, apiKey = 'k1,k2', modelDiscovery: boolean = true, at = BEFORE_SHUTDOWN): Promise<Discovering> {
   const metrics = createMetrics({ models: ['gemini-2.5-flash', 'gemini-2.5-pro'], defaultMetrics: false })
-  const h = await startProxy(t, { geminiApi: true, upstream: { apiKey }, modelDiscovery, observer: metrics.proxy })
+  const h = await startProxy(t, { geminiApi: true, upstream: { apiKey }, modelDiscovery, observer: metrics.proxy, now: () => at })
   return {
     ...h,
     metrics,
@@ -40,31 +44,46 @@ t.test('discovery is off by default in the library: no list call is made and the
   t.equal(p.fake.calls('listModels').length, 0)
 })
 
-t.test('a model the upstream does not list is not offered; one listed for one key goes to that key only; one the file lacks is served with the list\'s limits and reported', async t => {
-  const p = await discovering(t)
-  p.fake.listedModels.push(listedModel('gemini-9-test', { input: 2_000_000, output: 100_000 }))
-  p.fake.keyModels.set('k1', ['gemini-2.5-flash', 'gemini-9-test'])
-  p.fake.keyModels.set('k2', ['gemini-2.5-flash', 'gemini-2.5-pro'])
-  await p.proxy.discoverModels()
-  t.same(p.fake.calls('listModels').map(r => r.headers['x-goog-api-key']).sort(), ['k1', 'k2'], 'models.list through every key')
+for (const [when, at] of [['before', BEFORE_SHUTDOWN], ['on and after', AFTER_SHUTDOWN]] as const) {
+  t.test(`a model the upstream does not list is not offered; one listed for one key goes to that key only, ${when} its shutdown date; one the file lacks is served with the list's limits and reported`, async t => {
+    const p = await discovering(t, 'k1,k2', true, at)
+    p.fake.listedModels.push(listedModel('gemini-9-test', { input: 2_000_000, output: 100_000 }))
+    p.fake.keyModels.set('k1', ['gemini-2.5-flash', 'gemini-9-test'])
+    p.fake.keyModels.set('k2', ['gemini-2.5-flash', 'gemini-2.5-pro'])
+    await p.proxy.discoverModels()
+    t.same(p.fake.calls('listModels').map(r => r.headers['x-goog-api-key']).sort(), ['k1', 'k2'], 'models.list through every key')
 
-  const listed = await p.listed()
-  t.ok(listed.includes('gemini-2.5-flash') && listed.includes('gemini-2.5-pro') && listed.includes('gemini-9-test'))
-  t.notOk(listed.includes('gemini-3.8-flash'), 'a model of the file the upstream does not list is not offered')
-  const refused = await p.generate('gemini-3.8-flash')
-  t.equal(refused.status, 404)
-  t.match(await refused.json(), { error: { message: /not listed by the gemini-api upstream/ } })
+    const listed = await p.listed()
+    t.ok(listed.includes('gemini-2.5-flash') && listed.includes('gemini-2.5-pro') && listed.includes('gemini-9-test'))
+    t.notOk(listed.includes('gemini-3.8-flash'), 'a model of the file the upstream does not list is not offered')
+    const refused = await p.generate('gemini-3.8-flash')
+    t.equal(refused.status, 404)
+    t.match(await refused.json(), { error: { message: /not listed by the gemini-api upstream/ } })
 
-  for (let i = 0; i < 3; i++) t.equal((await p.generate('gemini-2.5-pro')).status, 200)
-  t.same(p.keysCalled(), ['k2', 'k2', 'k2'], 'gemini-2.5-pro only through the key that lists it')
-  t.equal((await p.generate('gemini-9-test')).status, 200)
-  t.equal(p.keysCalled().at(-1), 'k1')
-  const detail = await (await fetch(p.url + '/v1beta/models/gemini-9-test', { headers: AUTH })).json() as Record<string, unknown>
-  t.match(detail, { inputTokenLimit: 2_000_000, outputTokenLimit: 100_000 })
+    for (let i = 0; i < 3; i++) t.equal((await p.generate('gemini-2.5-pro')).status, 200)
+    t.same(p.keysCalled(), ['k2', 'k2', 'k2'], 'gemini-2.5-pro only through the key that lists it')
+    t.equal((await p.generate('gemini-9-test')).status, 200)
+    t.equal(p.keysCalled().at(-1), 'k1')
+    const detail = await (await fetch(p.url + '/v1beta/models/gemini-9-test', { headers: AUTH })).json() as Record<string, unknown>
+    t.match(detail, { inputTokenLimit: 2_000_000, outputTokenLimit: 100_000 })
 
-  const gauges = await metricLines(p, 'gatehouse_model_discovery_models{')
-  t.ok(gauges.includes('gatehouse_model_discovery_models{kind="added"} 1'))
-  t.ok(gauges.includes('gatehouse_model_discovery_models{kind="listed"} 3'))
+    const gauges = await metricLines(p, 'gatehouse_model_discovery_models{')
+    t.ok(gauges.includes('gatehouse_model_discovery_models{kind="added"} 1'))
+    t.ok(gauges.includes('gatehouse_model_discovery_models{kind="listed"} 3'))
+  })
+}
+
+t.test('a shut-down id no credential lists is served by its listed replacement from its shutdown date, and listed; before it, a 404', async t => {
+  for (const [at, listed, status] of [[BEFORE_SHUTDOWN, false, 404], [AFTER_SHUTDOWN, true, 200]] as const) {
+    const p = await discovering(t, 'k1', true, at)
+    p.fake.listedModels.push(listedModel('gemini-3.8-flash'))
+    p.fake.keyModels.set('k1', ['gemini-3.8-flash'])
+    await p.proxy.discoverModels()
+    t.equal((await p.listed()).includes('gemini-2.5-pro'), listed, `listed on ${at.toISOString()}`)
+    const answer = await p.generate('gemini-2.5-pro')
+    t.equal(answer.status, status, `answered on ${at.toISOString()}`)
+    if (status === 200) t.equal(p.fake.calls('generateContent').at(-1)?.model, 'gemini-3.8-flash', 'sent as the replacement')
+  }
 })
 
 t.test('a failed discovery keeps the last good list', async t => {
@@ -101,7 +120,7 @@ t.test('on Vertex, discovery reads the publisher model list: a model of the file
   const fake = await startFakeUpstream()
   t.teardown(() => fake.close())
   fake.listedModels = [listedModel('gemini-2.5-flash-image'), listedModel('gemini-3.1-flash-image')]
-  const proxy = createProxy({ password: PASSWORD, upstream: { backend: 'vertex', apiKey: 'express-key', vertexEndpoint: fake.url, maxRetries: 0 }, modelDiscovery: true })
+  const proxy = createProxy({ password: PASSWORD, upstream: { backend: 'vertex', apiKey: 'express-key', vertexEndpoint: fake.url, maxRetries: 0 }, modelDiscovery: true, now: () => BEFORE_SHUTDOWN })
   const url = await serveProxy(t, proxy)
   await proxy.discoverModels()
   t.ok(fake.calls('listModels').some(r => r.api === 'vertex'), 'the publisher model list was read')

@@ -128,6 +128,12 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   }
   const filtering = backend !== undefined && (MODEL_BACKENDS as readonly string[]).includes(backend)
   const serves = (spec: ModelSpec | undefined): boolean => !filtering || spec === undefined || spec.backends.includes(backend as string)
+  // A shut-down id the upstream still lists is served as itself; else by its replacement, if that one is offered.
+  const replacedBy = (spec: ModelSpec | undefined, at: Date): ModelSpec | undefined => {
+    if (spec === undefined || !filtering || (discovered !== undefined && offered(spec.id))) return undefined
+    const next = servedBy(spec, byId, backend as string, at)
+    return next !== undefined && offered(next.id) ? next : undefined
+  }
   const explicit = models !== undefined
   models ??= specs.map(s => s.id)
   const entries = new Map<string, NativeModel>()
@@ -140,7 +146,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     }
     const base = parseModelName(raw).base
     const spec = byId.get(base)
-    if (!offered(base)) continue
+    if (!offered(base) && replacedBy(spec, now()) === undefined) continue
     if (!serves(spec)) {
       if (!explicit) continue
       throw new ConfigurationError('models', `createProxy: models: ${JSON.stringify(raw)} is not served by the ${String(backend)} backend (the model file lists it for ${(spec as ModelSpec).backends.join(', ')})`)
@@ -159,7 +165,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   const specOf = (model: ModelName): [string, ModelSpec | undefined] => {
     const base = bases.has(model.base) ? model.base : replacement.get(model.base) ?? model.base
     const spec = byId.get(base)
-    if (!offered(base)) throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not listed by the ${String(backend)} upstream for any configured credential; GET /v1/models lists the available ones`)
+    if (!offered(base) && replacedBy(spec, now()) === undefined) throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not listed by the ${String(backend)} upstream for any configured credential; GET /v1/models lists the available ones`)
     if (spec !== undefined && !serves(spec)) {
       throw fail('MODEL_NOT_FOUND', `The model \`${model.requested}\`${model.base === base ? '' : ` (now ${base})`} is not served by the ` +
         `${String(backend)} backend (the model file lists it for ${spec.backends.join(', ')}); GET /v1/models lists the available ones`)
@@ -192,7 +198,7 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       }
       const [base, spec] = specOf(model)
       if (spec === undefined) return model
-      const replacement = filtering ? servedBy(spec, byId, backend as string, now()) : undefined
+      const replacement = replacedBy(spec, now())
       if (replacement === undefined) return { ...model, base, family: spec.family, spec }
       // The answer names the model that answered, with the variant suffixes the client asked for.
       const suffixes = (model.search ? '-search' : '') + (model.thinking === 'none' ? '-nothinking' : model.thinking === 'max' ? '-maxthinking' : '')
