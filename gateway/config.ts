@@ -57,6 +57,8 @@ export interface GatewayConfig {
   readonly proxyPassword?: string
   /** Model-name patterns per access level, parsed from the JSON object. Default unset: the library's, every level from proxyMinAccessLevel up may use every model (GEMINI_MODEL_ACCESS). */
   readonly geminiModelAccess?: Readonly<Partial<Record<AccessLevel, readonly string[]>>>
+  /** Client model names mapped to catalogue models, parsed from the JSON object; the library checks it (GEMINI_MODEL_ALIASES). Default unset: none. */
+  readonly geminiModelAliases?: Readonly<Record<string, string>>
   /** OAuth credentials, parsed from the JSON string. Default unset (GEMINI_CREDENTIALS, LLM_CREDENTIALS). */
   readonly geminiCredentials?: Readonly<Record<string, unknown>>
   /** Path to an OAuth credentials file. Default unset (GOOGLE_APPLICATION_CREDENTIALS, PLATFORM_APPLICATION_CREDENTIALS). */
@@ -170,6 +172,7 @@ const SCHEMA: Record<string, EnvRule> = {
   GEMINI_AUTH_PASSWORD: text({ trim: false, min: proxyPasswordMinLength }),
   LLM_AUTH_PASSWORD: text({ trim: false, min: proxyPasswordMinLength }),
   GEMINI_MODEL_ACCESS: text({ trim: false }),
+  GEMINI_MODEL_ALIASES: text({ trim: false }),
   PROXY_MIN_ACCESS_LEVEL: oneOf(ACCESS_LEVELS),
   PROXY_KEY_DEFAULT_DAYS: number({ integer: true, min: 0, max: OPTION_RULES.keyExpiresDaysMax }),
   GEMINI_CREDENTIALS: text({ trim: false }),
@@ -269,6 +272,16 @@ function parseModelAccess (v: Record<string, any>): Readonly<Partial<Record<Acce
   return Object.freeze(parsed as Partial<Record<AccessLevel, readonly string[]>>)
 }
 
+/** GEMINI_MODEL_ALIASES as JSON; its entries are checked by createProxy, whose error names the variable. */
+function parseModelAliases (raw: string | undefined): Readonly<Record<string, string>> | undefined {
+  if (raw === undefined) return undefined
+  try {
+    return Object.freeze(JSON.parse(raw) as Record<string, string>)
+  } catch {
+    throw new ConfigError('GEMINI_MODEL_ALIASES', 'Invalid configuration: GEMINI_MODEL_ALIASES must be a JSON object from model names or patterns to model names, e.g. {"claude-*":"gemini-3.8-flash"} (it is not valid JSON)')
+  }
+}
+
 /** GEMINI_LIMITS through the library's rule, its error naming the variable and the field. */
 function limitsOf (raw: string | undefined): LimitsByLevel | undefined {
   if (raw === undefined) return undefined
@@ -335,6 +348,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
     proxyPassword,
     geminiModelAccess: parseModelAccess(v),
+    geminiModelAliases: parseModelAliases(v.GEMINI_MODEL_ALIASES),
     geminiCredentials,
     credentialsFile,
     credentialsDir,
@@ -395,6 +409,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   trustedProxies: ['TRUSTED_PROXIES'],
   password: ['GEMINI_AUTH_PASSWORD', 'LLM_AUTH_PASSWORD'],
   modelAccess: ['GEMINI_MODEL_ACCESS'],
+  modelAliases: ['GEMINI_MODEL_ALIASES'],
   minAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
   backend: ['GEMINI_BACKEND'],
   credentials: ['GEMINI_CREDENTIALS', 'LLM_CREDENTIALS'],

@@ -88,6 +88,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     resources: { owners: store.owners, byLevel: config.geminiLimits, maxCacheTtlSeconds: config.geminiMaxCacheTtlSeconds },
     onCall: metrics.metering.onCall,
     modelAccess: config.geminiModelAccess,
+    modelAliases: config.geminiModelAliases,
     minAccessLevel: config.proxyMinAccessLevel,
     upstream,
     models: config.geminiModels,

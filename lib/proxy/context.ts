@@ -26,6 +26,8 @@ export interface ProxyContext {
   /** Who owns each upstream resource, and what keys may touch (access/ownership.ts). */
   ownership: Ownership
   catalog: ModelCatalog
+  /** The catalogue name a requested name stands for (models/operator-aliases.ts); itself when no alias matches. */
+  modelAlias: (name: string) => string
   backend: Backend
   validateChat: (body: unknown) => ChatRequest
   /** Most content parts one chat request may turn into (Markdown images inside text count). Default unlimited. */

@@ -24,6 +24,9 @@ import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
 import { createModelCatalog, modelLocations } from './models/catalog.ts'
+import type { ModelCatalog } from './models/catalog.ts'
+import { createModelAliases } from './models/operator-aliases.ts'
+import type { ModelAliases } from './models/operator-aliases.ts'
 import { loadModelFile } from './models/data.ts'
 import { proxyRoutes } from './routes.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
@@ -55,6 +58,8 @@ export interface ProxyOptions {
   keys?: KeyResolver
   /** Model-name patterns (`*` for any run of characters, matched against base names) per access level; a level left out may use every model. Default every level at or above minAccessLevel may use every model. */
   modelAccess?: ModelAccess
+  /** Names clients send mapped to catalogue models (`*` for any run of characters; exact names, then the longest pattern win), e.g. `{"claude-*": "gemini-3.8-flash"}` for Claude Code (GEMINI_MODEL_ALIASES). Default none. */
+  modelAliases?: ModelAliases
   /** Lowest access level whose keys may use the proxy (PROXY_MIN_ACCESS_LEVEL). Default 'member'. */
   minAccessLevel?: AccessLevel
   /** Admits key callers' model calls and charges their tokens (createRateLimiter); the operator password is never limited. Default none: no limits. */
@@ -170,6 +175,17 @@ function refuse (name: string, rule: string, value: unknown): never {
   throw new ConfigurationError(name, `createProxy: ${name} must be ${rule} (got ${shown})`)
 }
 
+/** Every alias names a model the catalogue would send upstream, so a typo fails at start, not on a call. */
+function checkAliasTargets (aliases: ModelAliases | undefined, catalog: ModelCatalog): void {
+  for (const [from, to] of Object.entries(aliases ?? {})) {
+    try {
+      catalog.resolve(to)
+    } catch (err) {
+      throw new ConfigurationError('modelAliases', `createProxy: modelAliases[${JSON.stringify(from)}] maps to ${JSON.stringify(to)}: ${(err as Error).message}`, { cause: err })
+    }
+  }
+}
+
 /** The options checked here are the ones nothing else checks; the rest are checked where they are resolved, all before createProxy returns. */
 function checkProxyOptions (options: ProxyOptions): void {
   if (!isObject(options)) refuse('options', 'an object', options)
@@ -260,6 +276,9 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const attempts = attemptLimits === undefined ? undefined : createPasswordAttempts(attemptLimits, options.now ?? (() => new Date()), options.logger)
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
+  const modelAlias = createModelAliases(options.modelAliases)
+  const catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now)
+  checkAliasTargets(options.modelAliases, catalog)
   const responses = createResponsesSettings(options.responses, options.now ?? (() => new Date()))
   const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
@@ -272,7 +291,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
       now: options.now ?? (() => new Date()),
       logger: options.logger,
     }),
-    catalog: createModelCatalog(options.models, modelSpecs, backend.name, options.now),
+    catalog,
+    modelAlias,
     backend,
     validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,

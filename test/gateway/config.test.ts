@@ -174,6 +174,7 @@ const BAD: Array<[Record<string, string>, string]> = [
   [{ VERTEX_ENDPOINT: 'aiplatform.googleapis.com' }, 'VERTEX_ENDPOINT'],
   [{ GEMINI_MODELS: 'a b' }, 'GEMINI_MODELS'],
   [{ GEMINI_MODEL_ACCESS: '{member: ["*"]}' }, 'GEMINI_MODEL_ACCESS'],
+  [{ GEMINI_MODEL_ALIASES: '{claude: gemini}' }, 'GEMINI_MODEL_ALIASES'],
   [{ GEMINI_MODEL_ACCESS: '["gemini-*"]' }, 'GEMINI_MODEL_ACCESS'],
   [{ GEMINI_MODEL_ACCESS: '{"member":"gemini-*"}' }, 'GEMINI_MODEL_ACCESS'],
   [{ GEMINI_MODEL_ACCESS: '{"member":["gemini-(.*)"]}' }, 'GEMINI_MODEL_ACCESS'],

@@ -90,7 +90,8 @@ export function modelNotAllowed (requested: string): GatehouseError {
  * The model `name` names, resolved by the catalog (an unknown or unserved model is refused there), when the caller
  * may use it; MODEL_NOT_ALLOWED (403) otherwise. The one check of a requested model, on every surface.
  */
-export function allowedModel (ctx: { catalog: { resolve (name: string): ModelName }, modelPolicy: ModelPolicy }, caller: ProxyCaller, name: string): ModelName {
+export function allowedModel (ctx: { catalog: { resolve (name: string): ModelName }, modelPolicy: ModelPolicy, modelAlias?: (name: string) => string }, caller: ProxyCaller, asked: string): ModelName {
+  const name = ctx.modelAlias === undefined ? asked : ctx.modelAlias(asked)
   const model = ctx.catalog.resolve(name)
   // A shut-down model served by its replacement stays allowed to whoever may use it, as Google's own routing would
   // (docs/model-proxy.md, "Shut-down models").
