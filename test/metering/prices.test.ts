@@ -163,3 +163,30 @@ t.test('the operator file is checked at construction, each message naming the op
   t.throws(() => createProxy({ pricesFile: path.join(dir, 'twice.json') }), { constructor: ConfigurationError, option: 'pricesFile', message: /prices\[1\] must be the only entry/ }, 'createProxy refuses it before it builds anything')
   t.throws(() => createProxy({ pricesFile: '' }), { option: 'pricesFile', message: /createProxy: pricesFile must be a file path/ })
 })
+
+t.test('the worked example of docs/prices.md: a day of calls on 2026-12-01, priced by hand', async t => {
+  const at = (time: string): Date => new Date(`2026-12-01T${time}:00Z`)
+  const day: Array<[string, string, CallUsage, number | 'unpriced']> = [
+    ['09:00', 'gemini-4-argon', { promptTokens: 12_000, cachedTokens: 8_000, candidatesTokens: 900, thoughtsTokens: 2_100 }, 77_600],
+    ['10:30', 'gemini-4-hydrogen', { promptTokens: 3_000, toolUsePromptTokens: 1_500, candidatesTokens: 400, thoughtsTokens: 600, searchRequests: 2 }, 42_250],
+    ['13:00', 'gemini-3.1-pro-preview', { promptTokens: 250_000, candidatesTokens: 2_000, thoughtsTokens: 3_000 }, 1_090_000],
+    ['15:00', 'gemini-3.8-flash', { promptTokens: 1_234, candidatesTokens: 567, thoughtsTokens: 89 }, 3_386],
+    ['17:00', 'gemini-4-argon-cyber-permissive', { promptTokens: 500, candidatesTokens: 50 }, 'unpriced'],
+  ]
+  let total = 0
+  for (const [time, model, usage, expected] of day) {
+    const result = prices.cost({ model, backend: 'gemini-api', at: at(time), usage })
+    t.equal(result.priced ? result.micros : 'unpriced', expected, `${time} ${model}`)
+    if (result.priced) total += result.micros
+  }
+  t.equal(total, 1_213_236)
+  t.equal(formatMicros(total), '1.213236')
+  t.equal(cost(prices, 'gemini-4-argon', new Date('2026-11-30T09:00:00Z'), day[0][2]), 38_800, 'the first call a day earlier')
+})
+
+t.test('a three-step price: Gemini 3.6 Flash at its list price, half price for the promotion, the list price again', async t => {
+  const usage = { promptTokens: 1_000_000, candidatesTokens: 1_000_000 }
+  t.equal(cost(prices, 'gemini-3.6-flash', new Date('2026-09-01T23:59:59Z'), usage), 9_000_000)
+  t.equal(cost(prices, 'gemini-3.6-flash', new Date('2026-12-31T23:59:59Z'), usage), 4_500_000)
+  t.equal(cost(prices, 'gemini-3.6-flash', new Date('2027-01-01T00:00:00Z'), usage), 9_000_000)
+})
