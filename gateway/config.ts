@@ -414,6 +414,8 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   vertexLocation: ['GOOGLE_CLOUD_LOCATION'],
   vertexEndpoint: ['VERTEX_ENDPOINT'],
   models: ['GEMINI_MODELS'],
+  modelsFile: ['GEMINI_MODELS_FILE'],
+  pricesFile: ['GEMINI_PRICES_FILE'],
   limits: ['GEMINI_LIMITS'],
   'resources.byLevel': ['GEMINI_LIMITS'],
   'resources.maxCacheTtlSeconds': ['GEMINI_MAX_CACHE_TTL_SECONDS'],
