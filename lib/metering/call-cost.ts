@@ -118,18 +118,14 @@ export interface PriceList {
 export interface PriceListOptions {
   /** An operator's price file whose entries replace (per model and backend) or add to the shipped ones. Default none. */
   pricesFile?: string
-  /** The shipped list to start from. Default lib/proxy/models/prices.json; tests pass their own. */
-  shippedFile?: string
 }
 
 /** Reads the shipped list and the operator's file and checks both (ConfigurationError naming `pricesFile`). */
 export function createPriceList (options: PriceListOptions = {}): PriceList {
-  for (const name of ['pricesFile', 'shippedFile'] as const) {
-    const value = options[name]
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new ConfigurationError(name, `createProxy: ${name} must be a file path (got ${JSON.stringify(value)})`)
-  }
-  const shipped = loadPriceFile(options.shippedFile ?? DEFAULT_PRICES_FILE)
-  const entries = Object.freeze(mergePrices(shipped, options.pricesFile === undefined ? [] : loadPriceFile(options.pricesFile)))
+  const file = options.pricesFile
+  if (file !== undefined && (typeof file !== 'string' || file === '')) throw new ConfigurationError('pricesFile', `createProxy: pricesFile must be a file path (got ${JSON.stringify(file)})`)
+  const shipped = loadPriceFile(DEFAULT_PRICES_FILE)
+  const entries = Object.freeze(mergePrices(shipped, file === undefined ? [] : loadPriceFile(file)))
   const byPair = new Map<string, PriceEntry[]>()
   for (const e of entries) {
     const key = `${e.model} ${e.backend}`
