@@ -5,9 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { ConfigurationError } from '../errors.ts'
 import { DEFAULT_PRICES_FILE } from '../proxy/models/prices-file.ts'
-
-/** The backends a price entry may name (Backend.name of the built-in backends). */
-export const PRICE_BACKENDS = ['gemini-api', 'vertex', 'code-assist'] as const
+import { MODEL_BACKENDS } from '../proxy/models/data.ts'
 
 /** The rates above a prompt size, in micro-dollars per 1M tokens. */
 export interface LongContextPrice {
@@ -83,7 +81,7 @@ function parseEntry (raw: unknown, at: string, bad: Bad): PriceEntry {
   for (const name of Object.keys(raw)) if (!ENTRY_FIELDS.has(name)) bad(field(name), `one of the entry's fields (${[...ENTRY_FIELDS].join(', ')})`)
   const { model, backend, from } = raw
   if (typeof model !== 'string' || !/^gemini-[a-z0-9][a-z0-9._-]*$/.test(model)) bad(field('model'), 'a model id starting with "gemini-"')
-  if (!(PRICE_BACKENDS as readonly unknown[]).includes(backend)) bad(field('backend'), `one of ${PRICE_BACKENDS.join(', ')}`)
+  if (!(MODEL_BACKENDS as readonly unknown[]).includes(backend)) bad(field('backend'), `one of ${MODEL_BACKENDS.join(', ')}`)
   if (!validDate(from)) bad(field('from'), 'a date as YYYY-MM-DD')
   const amount = (name: string, value: unknown, required: boolean): number | undefined => {
     if (value === undefined && !required) return undefined

@@ -207,7 +207,6 @@ function checkProxyOptions (options: ProxyOptions): void {
   }
   if (options.models !== undefined && !Array.isArray(options.models)) refuse('models', 'an array of model ids', options.models)
   if (options.modelsFile !== undefined && (typeof options.modelsFile !== 'string' || options.modelsFile === '')) refuse('modelsFile', 'a file path', options.modelsFile)
-  if (options.pricesFile !== undefined && (typeof options.pricesFile !== 'string' || options.pricesFile === '')) refuse('pricesFile', 'a file path', options.pricesFile)
   if (options.safetySettings !== undefined && (!Array.isArray(options.safetySettings) || !options.safetySettings.every(s => isObject(s) && typeof s.category === 'string' && typeof s.threshold === 'string'))) {
     refuse('safetySettings', 'an array of { category, threshold }', options.safetySettings)
   }
@@ -231,7 +230,7 @@ function checkProxyOptions (options: ProxyOptions): void {
 
 export function createProxy (options: ProxyOptions = {}): Proxy {
   checkProxyOptions(options)
-  // Read before anything is built, so a bad file leaves nothing open.
+  // Checked and read before anything is built, so a bad pricesFile leaves nothing open.
   const prices = createPriceList({ pricesFile: options.pricesFile })
   const { password } = options
   if (password !== undefined && password !== '' && password.length < PROXY_PASSWORD_MIN_LENGTH) {
