@@ -89,6 +89,8 @@ export interface GatewayConfig {
   readonly geminiModels?: readonly string[]
   /** Model file replacing the one the library ships. Default unset: the shipped file (GEMINI_MODELS_FILE). */
   readonly geminiModelsFile?: string
+  /** Operator price file replacing or adding to the shipped prices. Default unset: the shipped list alone (GEMINI_PRICES_FILE). */
+  readonly geminiPricesFile?: string
   /** Hours between two model discovery rounds, 0 for none. Default 6 (GEMINI_MODEL_DISCOVERY_HOURS). */
   readonly modelDiscoveryHours: number
   /** Proxy rate limits and allowed resource kinds by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent", "allow"}}`. Default unset: unlimited, files and caches (GEMINI_LIMITS). */
@@ -196,6 +198,7 @@ const SCHEMA: Record<string, EnvRule> = {
   GOOGLE_CLOUD_LOCATION: str,
   VERTEX_ENDPOINT: url,
   GEMINI_MODELS_FILE: str,
+  GEMINI_PRICES_FILE: str,
   GEMINI_MODEL_DISCOVERY_HOURS: number({ min: 0, max: 168 }),
   GEMINI_MODELS: pattern(/^[\w.:-]+(\s*,\s*[\w.:-]+)*,?$/, 'comma-separated model ids'),
   GEMINI_LIMITS: text({ trim: false }),
@@ -363,6 +366,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     vertexEndpoint: v.VERTEX_ENDPOINT?.replace(/\/+$/, ''),
     geminiBackend,
     geminiModelsFile: v.GEMINI_MODELS_FILE,
+    geminiPricesFile: v.GEMINI_PRICES_FILE,
     modelDiscoveryHours: v.GEMINI_MODEL_DISCOVERY_HOURS ?? 6,
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     geminiLimits,
@@ -425,6 +429,8 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   vertexLocation: ['GOOGLE_CLOUD_LOCATION'],
   vertexEndpoint: ['VERTEX_ENDPOINT'],
   models: ['GEMINI_MODELS'],
+  modelsFile: ['GEMINI_MODELS_FILE'],
+  pricesFile: ['GEMINI_PRICES_FILE'],
   limits: ['GEMINI_LIMITS'],
   'resources.byLevel': ['GEMINI_LIMITS'],
   'resources.maxCacheTtlSeconds': ['GEMINI_MAX_CACHE_TTL_SECONDS'],

@@ -93,6 +93,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     upstream,
     models: config.geminiModels,
     modelsFile: config.geminiModelsFile,
+    pricesFile: config.geminiPricesFile,
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
     responses: { secret: config.responsesSecret, store: store.responses, ttlDays: config.responsesTtlDays },
     logger,

@@ -37,4 +37,5 @@ for (const file of result.outputFiles) await writeFile(file.path, file.contents)
 // The data files sit next to the modules that read them (lib/proxy/models/data.ts, DEFAULT_MODELS_FILE;
 // lib/auth/password-policy.ts): in the bundle, those modules are dist/lib/index.js.
 await copyFile(join(root, 'lib/proxy/models/models.json'), join(out, 'models.json'))
+await copyFile(join(root, 'lib/proxy/models/prices.json'), join(out, 'prices.json'))
 await copyFile(join(root, 'lib/auth/common-passwords.txt'), join(out, 'common-passwords.txt'))

@@ -21,6 +21,8 @@ import type { LimitsByLevel } from '../metering/limits-rule.ts'
 import type { OwnerStore } from '../store/types.ts'
 import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
+import { createPriceList } from '../metering/call-cost.ts'
+import type { PriceList } from '../metering/call-cost.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
 import { createModelCatalog, modelLocations } from './models/catalog.ts'
@@ -87,6 +89,11 @@ export interface ProxyOptions {
   /** Path of a model file replacing the shipped one (lib/proxy/models/models.json, docs/model-proxy.md). Default the shipped file. */
   modelsFile?: string
   /**
+   * Path of an operator's price file (docs/prices.md, "Overriding prices"): its entries for a model and backend
+   * replace the shipped ones of that pair (lib/proxy/models/prices.json), others are added. Default none.
+   */
+  pricesFile?: string
+  /**
    * Model discovery (docs/upstream-protocol.md, "Model discovery"): `true` or `{ intervalMs }` reads the upstream's own
    * model list in the background at start and every intervalMs (default 6 h) and offers only what it lists. Default
    * false (the model file alone decides, and no list call is made).
@@ -144,6 +151,8 @@ export interface Proxy {
   ready (): Promise<ReadyState>
   /** Runs a model discovery round now (with `modelDiscovery` on; else resolves at once); resolves when it has ended. */
   discoverModels (): Promise<void>
+  /** The price list in force (the shipped one with the operator's pricesFile), checked at construction. */
+  prices: PriceList
   /** Read-only, for the console: the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
   upstream (): UpstreamView
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
@@ -237,6 +246,8 @@ function checkProxyOptions (options: ProxyOptions): void {
 
 export function createProxy (options: ProxyOptions = {}): Proxy {
   checkProxyOptions(options)
+  // Checked and read before anything is built, so a bad pricesFile leaves nothing open.
+  const prices = createPriceList({ pricesFile: options.pricesFile })
   const { password } = options
   if (password !== undefined && password !== '' && password.length < PROXY_PASSWORD_MIN_LENGTH) {
     throw new ConfigurationError('password', `createProxy: password must be at least ${PROXY_PASSWORD_MIN_LENGTH} characters (got ${password.length})`)
@@ -324,6 +335,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     routeTable,
     routes: routeTable.routes,
     bodyBudget,
+    prices,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
     upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { loadConfig, ConfigError } from '../../gateway/config.ts'
-import { ConfigurationError } from '../../lib/index.ts'
+import { loadConfig, ConfigError, configurationErrorLine } from '../../gateway/config.ts'
+import { ConfigurationError, createPriceList } from '../../lib/index.ts'
 import { spawnGateway, NODE, ROOT } from '../support/gateway.ts'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
@@ -323,4 +323,14 @@ t.test('the Responses secret: PROXY_RESPONSES_SECRET, else derived from the prox
   t.throws(() => loadConfig({ PROXY_RESPONSES_SECRET: 'short' }), ConfigError)
   t.equal(loadConfig({ PROXY_RESPONSES_TTL_DAYS: '7' }).responsesTtlDays, 7)
   t.throws(() => loadConfig({ PROXY_RESPONSES_TTL_DAYS: '0' }), ConfigError)
+})
+
+t.test('GEMINI_PRICES_FILE names an operator price file, unset by default; a bad one stops the start with one line naming the variable', async t => {
+  t.equal(loadConfig({}).geminiPricesFile, undefined)
+  t.equal(loadConfig({ GEMINI_PRICES_FILE: '/etc/gatehouse/prices.json' }).geminiPricesFile, '/etc/gatehouse/prices.json')
+  const env = { GEMINI_PRICES_FILE: '/nonexistent/gatehouse-prices.json' }
+  let err: unknown
+  try { createPriceList({ pricesFile: env.GEMINI_PRICES_FILE }) } catch (e) { err = e }
+  t.ok(err instanceof ConfigurationError)
+  t.match(configurationErrorLine(err as ConfigurationError, env), /^Invalid configuration: GEMINI_PRICES_FILE \(option pricesFile\): createProxy: pricesFile \/nonexistent\/gatehouse-prices\.json cannot be read/)
 })

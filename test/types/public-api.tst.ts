@@ -16,7 +16,8 @@ import type {
   ProxyObserver, BodyBudget, RouteTable, HapiPluginOptions, KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits,
   CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery, BackendKind
 } from 'gatehouse'
-import { createUsageLedger } from 'gatehouse'
+import { createUsageLedger, createPriceList, callCost, formatMicros } from 'gatehouse'
+import type { PriceList, PricedCall, CallUsage, CallCost, PriceEntry } from 'gatehouse'
 import type { UsageLedger, UsageEntry, TokenUsage } from 'gatehouse'
 
 declare const store: Store
@@ -364,5 +365,27 @@ describe('the usage ledger', () => {
     expect<UsageEntry['usage']>().type.toBe<TokenUsage | undefined>()
     expect<ReturnType<UsageLedger['record']>>().type.toBe<void>()
     expect<ReturnType<UsageLedger['close']>>().type.toBe<Promise<void>>()
+  })
+})
+
+describe('prices', () => {
+  test('createPriceList: every option is optional; a call needs its model, backend, instant and prompt tokens', () => {
+    expect(createPriceList).type.toBeCallableWith()
+    expect(createPriceList).type.toBeCallableWith({ pricesFile: '/etc/prices.json' })
+    expect(createPriceList()).type.toBe<PriceList>()
+    expect<PricedCall>().type.toBeAssignableFrom<{ model: string, backend: string, at: Date, usage: { promptTokens: number } }>()
+    expect<PricedCall>().type.not.toBeAssignableFrom<{ model: string, backend: string, usage: { promptTokens: number } }>()
+    expect<CallUsage>().type.not.toBeAssignableFrom<{ cachedTokens: number }>()
+    expect<Proxy['prices']>().type.toBe<PriceList>()
+    expect<ProxyOptions['pricesFile']>().type.toBe<string | undefined>()
+  })
+
+  test('a cost is priced, in whole micro-dollars with the entry that applied, or unpriced with a message', () => {
+    expect<ReturnType<PriceList['cost']>>().type.toBe<CallCost>()
+    expect<Extract<CallCost, { priced: true }>['micros']>().type.toBe<number>()
+    expect<Extract<CallCost, { priced: true }>['entry']>().type.toBe<PriceEntry>()
+    expect<Extract<CallCost, { priced: false }>['message']>().type.toBe<string>()
+    expect(callCost).type.toBeCallableWith({} as PriceEntry, { promptTokens: 1 })
+    expect(formatMicros(1)).type.toBe<string>()
   })
 })
