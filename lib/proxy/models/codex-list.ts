@@ -4,23 +4,44 @@
 import type { ModelName } from './name.ts'
 import { variantThinking } from './thinking.ts'
 
-/** One catalogue entry as Codex's ModelInfo. */
+/** The context window Codex is told of for a model the file does not know (the file's default input limit). */
+const DEFAULT_CONTEXT_WINDOW = 1048576
+
+const EFFORT_TEXT: Record<string, string> = {
+  minimal: 'As little thinking as the model allows',
+  low: 'Less thinking, faster answers',
+  medium: 'The model\'s own thinking budget',
+  high: 'The most thinking the model allows',
+}
+
+/** The efforts Codex may send for a model: a model of levels offers those Codex knows, a budget model low to high. */
+function reasoningLevels (model: ModelName): { levels: string[], default: string } {
+  const control = model.spec?.thinking
+  if (control !== undefined && control !== null && 'levels' in control) {
+    const levels = control.levels.filter(l => l in EFFORT_TEXT)
+    const given = control.default
+    return { levels, default: given !== undefined && levels.includes(given) ? given : levels.includes('medium') ? 'medium' : levels[0] }
+  }
+  return { levels: ['low', 'medium', 'high'], default: 'medium' }
+}
+
+/** One catalogue entry as Codex's ModelInfo (codex-rs/protocol/src/openai_models.rs in openai/codex). */
 function codexEntry (entry: Record<string, unknown>, priority: number, resolve: (id: string) => ModelName): Record<string, unknown> {
   const slug = String(entry.id)
   const model = resolve(slug)
   const thinks = model.thinking !== 'none' && variantThinking(model) !== undefined
+  const reasoning = thinks ? reasoningLevels(model) : undefined
+  const limits = model.spec?.limits
   return {
     slug,
     display_name: slug,
     description: null,
-    ...(thinks ? { default_reasoning_level: 'medium' } : {}),
-    supported_reasoning_levels: thinks
-      ? [
-          { effort: 'low', description: 'Less thinking, faster answers' },
-          { effort: 'medium', description: 'The model\'s own thinking budget' },
-          { effort: 'high', description: 'The most thinking the model allows' },
-        ]
-      : [],
+    ...(reasoning === undefined ? {} : { default_reasoning_level: reasoning.default }),
+    supported_reasoning_levels: reasoning === undefined ? [] : reasoning.levels.map(effort => ({ effort, description: EFFORT_TEXT[effort] })),
+    // Codex compacts at 90 % of the window it is told of; Gemini 4's is the 1,048,576 tokens all turns share.
+    context_window: limits === undefined ? DEFAULT_CONTEXT_WINDOW : limits.window ?? limits.input,
+    // Responses Lite is a request contract of OpenAI's own backend; the gateway serves the standard one.
+    use_responses_lite: false,
     shell_type: 'shell_command',
     visibility: 'list',
     supported_in_api: true,
