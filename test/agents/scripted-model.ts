@@ -98,11 +98,17 @@ function responseText (part: Part): string {
   return typeof response === 'string' ? response : JSON.stringify(response ?? {})
 }
 
-/** The line of a tool result holding the content, unescaped from the JSON the response was written as. */
-function quoted (text: string, content: string): string | undefined {
-  const plain = text.replace(/\\n/g, '\n').replace(/\\"/g, '"')
+function strings (value: unknown): string[] {
+  if (typeof value === 'string') return [value]
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(strings)
+  return []
+}
+
+/** The line of a tool result (any string in its response) that holds the content. */
+function quoted (part: Part, content: string): string | undefined {
+  const line = strings(part.functionResponse?.response).flatMap(s => s.split('\n')).find(l => l.includes(content))
   // A read tool's line number or a shell tool's "Output:" label is not what the file says.
-  return plain.split('\n').find(line => line.includes(content))?.trim().replace(/^(\d+[\t→:|]|Output:|stdout:)\s*/, '')
+  return line?.trim().replace(/^(\d+[\t→:|]|Output:|stdout:)\s*/, '')
 }
 
 export function scriptedModel (task: Task): ScriptedModel {
@@ -161,7 +167,7 @@ export function scriptedModel (task: Task): ScriptedModel {
       model.steps.push(`read ${read.name}`)
       return reply(rec, [{ functionCall: { name: read.name, args: readArgs(read, task) }, thoughtSignature: signature() }], thinking)
     }
-    const line = readBack === undefined ? undefined : quoted(responseText(readBack), task.content)
+    const line = readBack === undefined ? undefined : quoted(readBack, task.content)
     model.answer = line === undefined
       ? `I could not read the file back; the last tool result was: ${results.length === 0 ? 'none' : responseText(results.at(-1) as Part).slice(0, 300)}`
       : `I wrote ${task.file} and read it back. It says: "${line}"`

@@ -51,7 +51,7 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
   const scripted = scriptedModel({ file, content })
   stage.fake.script = scripted.script
   stage.take()
-  const key = await stage.memberKey(`${agent.id.replace(/-/g, '_')}_${model.replace(/[.-]/g, '_')}_${randomBytes(2).toString('hex')}`)
+  const key = await stage.memberKey(`${agent.id.replace(/-/g, '_')}_${randomBytes(4).toString('hex')}`)
   stage.take()
   const run = await runAgent(agent, { bin, url: stage.url, key, model, home, cwd, prompt: PROMPT, nodeDir: nodeOnly() }, options.timeoutMs)
   stage.fake.script = undefined
