@@ -125,7 +125,7 @@ export function invocation (agent: Agent, ctx: RunContext): Invocation {
     case 'opencode':
       return {
         args: ['run', '--model', `gatehouse/${ctx.model}`, ctx.prompt],
-        env: { ...env, OPENCODE_DISABLE_AUTOUPDATE: 'true', OPENCODE_DISABLE_MODELS_FETCH: 'true', OPENCODE_DISABLE_LSP_DOWNLOAD: 'true', OPENCODE_DISABLE_DEFAULT_PLUGINS: 'true', OPENCODE_PERMISSION: '{"edit":"allow","bash":"allow","external_directory":"allow"}' },
+        env: { ...env, OPENCODE_DISABLE_AUTOUPDATE: 'true', OPENCODE_DISABLE_MODELS_FETCH: 'true', OPENCODE_DISABLE_LSP_DOWNLOAD: 'true', OPENCODE_DISABLE_DEFAULT_PLUGINS: 'true', OPENCODE_PURE: 'true', OPENCODE_DISABLE_CLAUDE_CODE: 'true', OPENCODE_DISABLE_EXTERNAL_SKILLS: 'true', OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: 'true', OPENCODE_DISABLE_SHARE: 'true', OPENCODE_PERMISSION: '{"edit":"allow","bash":"allow","external_directory":"allow"}' },
       }
     case 'codex':
       return { args: ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', ctx.cwd, ctx.prompt], env: { ...env, CODEX_HOME: path.join(ctx.home, '.codex') } }

@@ -3,6 +3,7 @@
 // (or read) tool, then answers quoting what the tool result said. Every function call carries a thought signature
 // of its own, and every signature an agent sends back is checked against the ones issued.
 import { randomBytes } from 'node:crypto'
+import { errorReply } from '../support/fake-upstream.ts'
 import type { FakeReply, FakeRequest } from '../support/fake-upstream.ts'
 
 export interface Task {
@@ -16,14 +17,18 @@ export interface ScriptedModel {
   script (rec: FakeRequest): FakeReply | undefined
   /** What the model did, in order: `write apply_patch`, `read Bash`, `answer`, `utility`. */
   steps: string[]
-  /** Signatures issued on function calls, and those sent back on them. */
-  issued: Set<string>
+  /** Signatures issued on function calls, and those of them sent back on their calls. */
+  /** Signature → the name of the function call it was issued on. */
+  issued: Map<string, string>
   returned: Set<string>
-  /** Signatures sent back that this model never issued (a placeholder, a corrupted one). */
+  /** Signatures sent back that this model never issued on that call (a placeholder, a corrupted or moved one). */
   foreign: Set<string>
   /** The final answer, once given. */
   answer: string | undefined
 }
+
+// The values Google documents as skipping signature validation (ai.google.dev/gemini-api/docs/thought-signatures).
+const PLACEHOLDERS = new Set(['skip_thought_signature_validator', 'context_engineering_is_the_way_to_go'])
 
 type Part = Record<string, any>
 interface Content { role?: string, parts?: Part[] }
@@ -112,11 +117,11 @@ function quoted (part: Part, content: string): string | undefined {
 }
 
 export function scriptedModel (task: Task): ScriptedModel {
-  const model: ScriptedModel = { script, steps: [], issued: new Set(), returned: new Set(), foreign: new Set(), answer: undefined }
+  const model: ScriptedModel = { script, steps: [], issued: new Map(), returned: new Set(), foreign: new Set(), answer: undefined }
 
-  function signature (): string {
+  function signature (name: string): string {
     const sig = randomBytes(24).toString('base64')
-    model.issued.add(sig)
+    model.issued.set(sig, name)
     return sig
   }
 
@@ -136,14 +141,18 @@ export function scriptedModel (task: Task): ScriptedModel {
     const body = rec.body ?? {}
     const contents: Content[] = Array.isArray(body.contents) ? body.contents : []
     const thinking = body.generationConfig?.thinkingConfig?.includeThoughts === true
+    let corrupted = false
     for (const c of contents) {
       if (c.role !== 'model') continue
       for (const p of c.parts ?? []) {
         if (p.functionCall === undefined || typeof p.thoughtSignature !== 'string') continue
-        model.returned.add(p.thoughtSignature)
-        if (!model.issued.has(p.thoughtSignature)) model.foreign.add(p.thoughtSignature)
+        if (model.issued.get(p.thoughtSignature) === p.functionCall.name) { model.returned.add(p.thoughtSignature); continue }
+        model.foreign.add(p.thoughtSignature)
+        if (!PLACEHOLDERS.has(p.thoughtSignature)) corrupted = true
       }
     }
+    // Google's answer to a signature it did not issue (a placeholder passes, but the suite counts it as a failure).
+    if (corrupted) return errorReply(400, { message: 'Corrupted thought signature.' })
     const declared = declarations(body)
     const write = pick(declared, WRITE_TOOLS)
     const read = pick(declared, SHELL_TOOLS) ?? pick(declared, READ_TOOLS)
@@ -160,12 +169,12 @@ export function scriptedModel (task: Task): ScriptedModel {
     const readBack = results.find(p => p.functionResponse.name === read.name && responseText(p).includes(task.content))
     if (!wrote) {
       model.steps.push(`write ${write.name}`)
-      return reply(rec, [{ functionCall: { name: write.name, args: writeArgs(write, task) }, thoughtSignature: signature() }], thinking)
+      return reply(rec, [{ functionCall: { name: write.name, args: writeArgs(write, task) }, thoughtSignature: signature(write.name) }], thinking)
     }
     const readCalls = calls.filter(p => p.functionCall.name === read.name).length
     if (readBack === undefined && readCalls < 2) {
       model.steps.push(`read ${read.name}`)
-      return reply(rec, [{ functionCall: { name: read.name, args: readArgs(read, task) }, thoughtSignature: signature() }], thinking)
+      return reply(rec, [{ functionCall: { name: read.name, args: readArgs(read, task) }, thoughtSignature: signature(read.name) }], thinking)
     }
     const line = readBack === undefined ? undefined : quoted(readBack, task.content)
     model.answer = line === undefined
