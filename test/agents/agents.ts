@@ -147,7 +147,7 @@ export interface AgentRun {
 }
 
 /** Runs the agent to its end, or kills it (its whole process group) after timeoutMs. */
-export async function runAgent (agent: Agent, ctx: RunContext, timeoutMs = 240_000): Promise<AgentRun> {
+export async function runAgent (agent: Agent, ctx: RunContext, timeoutMs = 150_000): Promise<AgentRun> {
   const { args, env } = invocation(agent, ctx)
   const started = Date.now()
   const child = spawn(ctx.bin, args, { cwd: ctx.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
