@@ -124,13 +124,15 @@ export function isGatehouseError (err: unknown): err is GatehouseError {
 /**
  * Logs a failure where it ends (the serving path, lib/http/serve.ts; a stream's end, lib/proxy/routes-stream.ts),
  * once, as docs/errors.md says: an error outside the catalogue (a bug) as an error with `bugMessage`, a catalogue
- * 5xx as a warning (except PROXY_PASSWORD_UNSET: configuration, not trouble); refusals and a host's own 4xx are
- * answers, not failures.
+ * 5xx as a warning (except PROXY_PASSWORD_UNSET: configuration, not trouble), a catalogue 4xx (a refusal) at info
+ * with its code, field and message; a host's own 4xx is an answer, not logged.
  */
 export function logFailure (logger: Logger | undefined, err: unknown, fields: Record<string, unknown>, bugMessage: string): void {
   if (logger === undefined) return
   if (isGatehouseError(err)) {
     if (err.status >= 500 && err.code !== 'PROXY_PASSWORD_UNSET') logger.warn({ ...fields, code: err.code, status: err.status, upstreamStatus: err.upstreamStatus }, err.message)
+    // A refusal says why in one line, so an operator never sees a bare 400; the message holds no secret or body.
+    else if (err.status < 500) logger.info({ ...fields, code: err.code, status: err.status, ...(err.param == null ? {} : { param: err.param }) }, err.message)
   } else if (hostClientStatus(err) === undefined) {
     logger.error({ ...fields, err }, bugMessage)
   }

@@ -197,3 +197,18 @@ t.test('keys never logged: an API key is redacted in a key field, a header, a qu
   t.notOk(out.includes('Q'.repeat(20)), out)
   t.match(JSON.parse(out), { key: REDACTED, apiKey: REDACTED, msg: `no such key ${REDACTED} here` })
 })
+
+t.test('a refusal says why in one info line: code, status, the field at fault and the message, never the body', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'proxy-password-secret', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
+  t.teardown(gw.close)
+  const body = JSON.stringify({ model: 'gemini-3.8-flash', max_tokens: 10, messages: [{ role: 'user', content: 'body-text-not-in-logs' }, { role: 'tool', content: 'x' }] })
+  const res = await fetch(gw.url + '/v1/messages', { method: 'POST', body, headers: { 'x-api-key': 'proxy-password-secret', 'content-type': 'application/json' } })
+  t.equal(res.status, 400)
+  await res.text()
+  const refusals = gw.logs.filter(l => l.code === 'INVALID_INPUT')
+  t.equal(refusals.length, 1, 'one line')
+  t.match(refusals[0], { level: 'info', route: '/v1/messages', status: 400, param: 'messages[1]', msg: 'messages[1].role must be user, assistant or system' })
+  t.notOk(JSON.stringify(gw.logs).includes('body-text-not-in-logs'), 'the body is not logged')
+})

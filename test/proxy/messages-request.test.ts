@@ -27,7 +27,8 @@ t.test('a body with a field of the wrong type is a 400 naming that field', async
     ['max_tokens missing', { ...ok, max_tokens: undefined }, 'max_tokens'],
     ['max_tokens not an integer', { ...ok, max_tokens: 1.5 }, 'max_tokens'],
     ['no messages', { ...ok, messages: [] }, 'messages'],
-    ['a system role in messages', { ...ok, messages: [{ role: 'system', content: 'x' }] }, 'messages[0]'],
+    ['a role Anthropic does not have', { ...ok, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0]'],
+    ['a system entry whose text block has no text', { ...ok, messages: [{ role: 'system', content: [{ type: 'text' }] }] }, 'messages[0].content[0]'],
     ['content neither text nor blocks', { ...ok, messages: [{ role: 'user', content: 5 }] }, 'messages[0]'],
     ['a text block without text', { ...ok, messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0]'],
     ['an image of an unknown source', { ...ok, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }, 'messages[0].content[0].source'],
@@ -69,6 +70,56 @@ t.test('blocks of types the gateway does not translate are skipped, never a 400'
     { role: 'model', parts: [{ text: 'found' }] },
     { role: 'user', parts: [{ text: 'thanks' }] },
   ])
+})
+
+const model = parseModelName('gemini-3.5-flash')
+
+t.test('system entries: those opening messages join systemInstruction after system; later ones reach the model in their place', async t => {
+  const body = checkMessagesRequest({
+    ...ok,
+    system: [{ type: 'text', text: 'You are Claude Code.' }],
+    messages: [
+      { role: 'system', content: 'Opening rules.' },
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: [{ type: 'text', text: '<env>cwd: /tmp</env>', cache_control: { type: 'ephemeral' } }, { type: 'image', source: { type: 'url', url: 'https://x' } }] },
+      { role: 'assistant', content: 'hello' },
+      { role: 'system', content: 'Plan mode is on.' },
+      { role: 'user', content: 'go' },
+    ],
+  }, true, 100)
+  const request = await toGeminiRequest(body, model, { safetySettings: [] })
+  t.same(request.systemInstruction, { parts: [{ text: 'You are Claude Code.\n\nOpening rules.' }] })
+  t.same(request.contents, [
+    { role: 'user', parts: [{ text: 'hi' }, { text: '<system>\n<env>cwd: /tmp</env>\n</system>' }] },
+    { role: 'model', parts: [{ text: 'hello' }] },
+    { role: 'user', parts: [{ text: '<system>\nPlan mode is on.\n</system>' }, { text: 'go' }] },
+  ], 'a later entry is a user-turn text part, merged with the user turn beside it; its other blocks are skipped')
+})
+
+t.test('a system entry between a tool call and its result never separates them: the function response comes first', async t => {
+  const body = checkMessagesRequest({
+    ...ok,
+    messages: [
+      { role: 'user', content: 'read it' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { path: 'a' } }] },
+      { role: 'system', content: 'The file changed.' },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'A' }, { type: 'text', text: 'and?' }] },
+    ],
+  }, true, 100)
+  const request = await toGeminiRequest(body, model, { safetySettings: [] })
+  t.same((request.contents as unknown[])[2], { role: 'user', parts: [{ functionResponse: { name: 'Read', response: { content: 'A' } } }, { text: '<system>\nThe file changed.\n</system>' }, { text: 'and?' }] })
+})
+
+t.test('per-turn effort: the last message\'s output_config.effort decides; an unknown one is left out, never a 400', async t => {
+  const body = checkMessagesRequest({
+    ...ok,
+    thinking: { type: 'adaptive' },
+    output_config: { effort: 'low' },
+    messages: [{ role: 'user', content: 'a', output_config: { effort: 'max' } }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c', output_config: { effort: 'high' } }],
+  }, true, 100)
+  t.equal(effortOf(body), 'high')
+  const odd = checkMessagesRequest({ ...ok, output_config: { effort: 'low' }, messages: [{ role: 'user', content: 'a', output_config: { effort: 'turbo' } }] }, true, 100)
+  t.equal(effortOf(odd), 'low', 'the request\'s effort applies')
 })
 
 t.test('a tool_result naming no earlier tool_use is a 400 naming the block', async t => {

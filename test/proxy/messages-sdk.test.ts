@@ -62,6 +62,41 @@ t.test('x-api-key, ?beta=true, anthropic-beta and the fields Claude Code adds ar
   t.same(h.fake.last('generateContent')!.body.tools, [{ functionDeclarations: [{ name: 'Read', description: 'read a file', parametersJsonSchema: { type: 'object', properties: { path: { type: 'string' } } } }] }])
 })
 
+t.test('Claude Code\'s 2026 requests are served: a system entry mid-conversation, per-turn effort, diagnostics, fast mode, tools that changed, a 40,000-character tool description', async t => {
+  const h = await startProxy(t, { geminiApi: true })
+  const longDescription = 'Runs a shell command. '.repeat(1820)
+  const res = await fetch(`${h.url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': PASSWORD, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'claude-code-20250219,per-turn-control-2026-07-01,mid-conversation-tool-changes-2026-07-01,cache-diagnosis-2026-04-07,fast-mode-2026-02-01' },
+    body: JSON.stringify({
+      model: MODEL,
+      max_tokens: 32000,
+      stream: true,
+      system: [{ type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Write hello.txt' }] },
+        { role: 'system', content: [{ type: 'text', text: '<env>Working directory: /tmp/w</env>' }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01', name: 'Write', input: { file_path: 'hello.txt', content: 'hi' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'written' }], output_config: { effort: 'high' } },
+      ],
+      tools: [{ name: 'Bash', description: longDescription, input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'medium' },
+      diagnostics: { cache: true },
+      speed: 'fast',
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      metadata: { user_id: 'u' },
+    }),
+  })
+  t.equal(res.status, 200)
+  t.match(await res.text(), /event: message_stop/)
+  const sent = h.fake.last('streamGenerateContent')!.body
+  t.same(sent.contents[0], { role: 'user', parts: [{ text: 'Write hello.txt' }, { text: '<system>\n<env>Working directory: /tmp/w</env>\n</system>' }] }, 'the system entry in its place')
+  t.equal(sent.contents[1].parts[0].functionCall.name, 'Write', 'a call to a tool no longer declared is kept')
+  t.equal(sent.tools[0].functionDeclarations[0].description.length, longDescription.length, 'the long description whole')
+  t.ok(sent.generationConfig.thinkingConfig !== undefined, 'the last turn\'s effort set the thinking')
+})
+
 t.test('messages.stream: events in Anthropic order, thinking with its signature, the final message accumulated by the SDK', async t => {
   const h = await startProxy(t, { geminiApi: true })
   h.fake.reply('streamGenerateContent', streamReply([

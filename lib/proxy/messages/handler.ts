@@ -3,7 +3,7 @@
 // (Backend.stream resolves only on a 200), so an upstream failure is that status in Anthropic's error shape, even
 // for stream:true.
 import { randomBytes } from 'node:crypto'
-import type { Handler, HandlerResponse } from '../../http/contract.ts'
+import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
@@ -11,7 +11,8 @@ import type { ProxyContext } from '../context.ts'
 import { isGatehouseError } from '../../errors.ts'
 import { beginModelCall } from '../call/lifecycle.ts'
 import { longDecoding } from '../models/continuation.ts'
-import { checkMessagesRequest } from './request-schema.ts'
+import { checkMessagesRequest, ignoredFields } from './request-schema.ts'
+import type { MessagesRequest } from './request-schema.ts'
 import { toCountTokensRequest, toGeminiRequest } from './request-to-gemini.ts'
 import { toAnthropicMessage } from './response-from-gemini.ts'
 import { messagesStreamTranslator } from './stream.ts'
@@ -26,10 +27,19 @@ const modelRefused = (err: unknown): unknown => {
   return err
 }
 
+/** What the gateway leaves out of a request, at debug: the fields it ignores and the betas the client asked for. */
+function noteIgnored (ctx: ProxyContext, req: HandlerRequest, body: MessagesRequest): void {
+  if (ctx.logger === undefined) return
+  const fields = ignoredFields(body)
+  const betas = req.headers['anthropic-beta']
+  if (fields.length > 0 || betas !== undefined) ctx.logger.debug({ fields, betas }, 'Messages: fields and betas ignored')
+}
+
 export function createMessagesHandler (ctx: ProxyContext): Handler {
   return async function messages (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const body = checkMessagesRequest(readJsonBody(req), true, ctx.maxTotalParts ?? DEFAULT_MAX_BLOCKS)
+    noteIgnored(ctx, req, body)
     const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused })
     const meta = { id: `msg_${randomBytes(12).toString('hex')}`, model: call.model.requested }
     const request = await toGeminiRequest(body, call.model, call.content)

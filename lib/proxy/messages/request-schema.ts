@@ -24,8 +24,11 @@ export interface OtherBlock { type: string }
 export type Block = TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | OtherBlock
 
 export interface AnthropicMessage {
-  role: 'user' | 'assistant'
+  /** `system`: an instruction in its place in the conversation, as Claude Code sends its environment block. */
+  role: 'user' | 'assistant' | 'system'
   content: string | Block[]
+  /** Per-turn settings (beta per-turn-control-2026-07-01): the last message's effort decides the call's. */
+  output_config?: { effort?: typeof EFFORTS[number] | null }
 }
 
 export interface AnthropicTool {
@@ -56,6 +59,14 @@ export interface MessagesRequest {
   tool_choice?: ToolChoice
   thinking?: ThinkingParam
   output_config?: { effort?: typeof EFFORTS[number] | null, format?: { type: 'json_schema', schema: Record<string, unknown> } | null }
+}
+
+/** The top-level fields the translation reads; any other is ignored (docs/messages.md, "Request"). */
+const READ_FIELDS = new Set(['model', 'max_tokens', 'messages', 'system', 'stream', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'output_config'])
+
+/** The top-level fields of a checked body that the gateway ignores (Claude Code's betas add some), for a debug line. */
+export function ignoredFields (body: MessagesRequest): string[] {
+  return Object.keys(body).filter(k => !READ_FIELDS.has(k))
 }
 
 /** Most messages in one request, the same bound as a chat-completions request's. */
@@ -176,14 +187,16 @@ export function checkMessagesRequest (body: unknown, needsMaxTokens: boolean, ma
   let blocks = 0
   body.messages.forEach((m, i) => {
     const param = `messages[${i}]`
-    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) throw invalid(`${param}.role must be user or assistant`, param)
+    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system')) throw invalid(`${param}.role must be user, assistant or system`, param)
     if (typeof m.content === 'string') {
       blocks++
     } else if (Array.isArray(m.content)) {
-      m.content.forEach((b, j) => { blocks += checkBlock(b, `${param}.content[${j}]`, false) })
+      m.content.forEach((b, j) => { blocks += checkBlock(b, `${param}.content[${j}]`, m.role === 'system') })
     } else {
       throw invalid(`${param}.content must be a string or an array of blocks`, param)
     }
+    // A per-turn effort the gateway does not know is left out, never a 400: the request's own effort applies.
+    if (isObject(m.output_config) && !(EFFORTS as readonly unknown[]).includes(m.output_config.effort)) m.output_config = undefined
     if (blocks > maxBlocks) throw fail('TOO_MANY_PARTS', `A request may hold at most ${maxBlocks} content blocks, all messages together`, { param: 'messages' })
   })
   const system = body.system

@@ -1,5 +1,7 @@
 // An Anthropic Messages request → a Gemini GenerateContentRequest (docs/messages.md, "Request").
-//  - system (string or text blocks) → systemInstruction; user → user turn, assistant → model turn
+//  - system (string or text blocks) and the system entries that open `messages` → systemInstruction; a system
+//    entry later in the conversation → a user-turn text part in its place, between <system> tags
+//  - user → user turn, assistant → model turn
 //  - text, image (base64 or URL, fetched like chat-completions image URLs), document (PDF or text) → parts
 //  - tool_use → functionCall, its thought signature restored from the tool_use id (or from the turn's thinking
 //    block's signature); tool_result → functionResponse named after the call it answers, its images beside it
@@ -50,8 +52,8 @@ export function isWebSearchTool (type: string | undefined): boolean {
  * own rules in lib/proxy/models/thinking.ts turn the effort into its budget or level), `adaptive` takes
  * output_config.effort or the model's default. undefined: the model's default.
  */
-export function effortOf (body: Pick<MessagesRequest, 'thinking' | 'output_config'>): ReasoningEffort | undefined {
-  const effort = body.output_config?.effort ?? undefined
+export function effortOf (body: Pick<MessagesRequest, 'thinking' | 'output_config'> & Partial<Pick<MessagesRequest, 'messages'>>): ReasoningEffort | undefined {
+  const effort = body.messages?.at(-1)?.output_config?.effort ?? body.output_config?.effort ?? undefined
   const thinking = body.thinking
   if (thinking?.type === 'disabled') return 'none'
   if (thinking?.type === 'enabled') {
@@ -139,12 +141,44 @@ function toolResultText (content: string | Block[] | undefined): string {
 
 interface Converted { contents: Content[], systemInstruction?: { parts: Array<{ text: string }> } }
 
+/** The text of a system entry's text blocks, joined by blank lines; other blocks are skipped. */
+function systemText (content: string | Block[]): string {
+  if (typeof content === 'string') return content
+  return content.flatMap(b => b.type === 'text' && (b as { text: string }).text !== '' ? [(b as { text: string }).text] : []).join('\n\n')
+}
+
+/** Function responses first in a user turn: a system note merged ahead of them must not split call and answer. */
+function responsesFirst (contents: Content[]): void {
+  for (const content of contents) {
+    if (content.role !== 'user' || !content.parts.some(p => p.functionResponse !== undefined)) continue
+    content.parts = [...content.parts.filter(p => p.functionResponse !== undefined), ...content.parts.filter(p => p.functionResponse === undefined)]
+  }
+}
+
 async function convertMessages (body: MessagesRequest, options: MessagesTranslateOptions, placeholderSignatures: boolean): Promise<Converted> {
   const names = new Map<string, string>()
   const budget: Budget = { urls: 0, allowance: options.maxImageBytes === undefined ? undefined : { remaining: options.maxImageBytes, total: options.maxImageBytes } }
   const contents: Content[] = []
+  const system: string[] = []
+  const given = typeof body.system === 'string' ? body.system : body.system?.map(b => b.text).join('\n\n')
+  if (given !== undefined && given !== '') system.push(given)
+  let systemNotes = false
   for (let i = 0; i < body.messages.length; i++) {
     const message = body.messages[i]
+    if (message.role === 'system') {
+      const text = systemText(message.content)
+      if (text === '') continue
+      // Gemini has one systemInstruction: entries before the conversation join it, later ones stay in place.
+      if (contents.length === 0) system.push(text)
+      else {
+        const last = contents.at(-1) as Content
+        const note = { text: `<system>\n${text}\n</system>` }
+        if (last.role === 'user') last.parts.push(note)
+        else contents.push({ role: 'user', parts: [note] })
+        systemNotes = true
+      }
+      continue
+    }
     const role = message.role === 'assistant' ? 'model' : 'user'
     const param = `messages[${i}]`
     const blocks: Block[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
@@ -204,10 +238,10 @@ async function convertMessages (body: MessagesRequest, options: MessagesTranslat
     if (last !== undefined && last.role === role) last.parts.push(...parts)
     else contents.push({ role, parts })
   }
+  if (systemNotes) responsesFirst(contents)
   if (placeholderSignatures) addPlaceholderSignatures(contents)
   const converted: Converted = { contents }
-  const system = typeof body.system === 'string' ? body.system : body.system?.map(b => b.text).join('\n\n')
-  if (system !== undefined && system !== '') converted.systemInstruction = { parts: [{ text: system }] }
+  if (system.length > 0) converted.systemInstruction = { parts: [{ text: system.join('\n\n') }] }
   return converted
 }
 
