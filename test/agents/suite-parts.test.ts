@@ -102,12 +102,12 @@ t.test('calls outside the task get the shortest answer their schema allows; a fa
 })
 
 t.test('a run becomes docs/agents.md: one row per agent and model, the day of the run', async t => {
-  const base = { version: '1.0.0', run: { code: 0, signal: null, stdout: '', stderr: '', timedOut: false, ms: 1 }, exchanges: [], refused: [], signatures: { issued: 2, returned: 2, foreign: 0 } }
+  const base = { version: '1.0.0', run: { code: 0, signal: null, stdout: '', stderr: '', timedOut: false, ms: 1 }, exchanges: [], upstream: [], refused: [], signatures: { issued: 2, returned: 2, foreign: 0 } }
   const results = [
     { ...base, agent: AGENTS[0], model: 'gemini-3.8-flash', ok: true, problems: [], steps: ['utility', 'write write_file', 'read run_shell_command', 'answer'] },
     { ...base, agent: AGENTS[3], model: 'gemini-4-argon', ok: false, problems: ['exited with code 1', 'a | b'], steps: [] },
   ] as CaseResult[]
   const table = agentsTable(results, new Date('2026-12-01T10:00:00Z'), 'node scripts/agents.ts --table')
-  t.match(table, '| Gemini CLI | 1.0.0 | native | gemini-3.8-flash | passes (write write_file, read run_shell_command, answer) | 2026-12-01 |')
+  t.match(table, '| Gemini CLI | 1.0.0 | native | gemini-3.8-flash | passes: write write_file, read run_shell_command, answer; 2 of 2 signatures back | 2026-12-01 |')
   t.match(table, '| Claude Code | 1.0.0 | messages | gemini-4-argon | **fails**: exited with code 1; a \\| b | 2026-12-01 |')
 })

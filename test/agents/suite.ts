@@ -24,6 +24,8 @@ export interface CaseResult {
   steps: string[]
   run: AgentRun
   exchanges: Exchange[]
+  /** What the gateway sent the Google fake for this case: path and body of each call. */
+  upstream: Array<{ path: string, body: unknown }>
   /** What the gateway refused (status >= 400), one line each: the agent may have gone on without it. */
   refused: string[]
   signatures: { issued: number, returned: number, foreign: number }
@@ -53,9 +55,11 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
   stage.take()
   const key = await stage.memberKey(`${agent.id.replace(/-/g, '_')}_${randomBytes(4).toString('hex')}`)
   stage.take()
+  const upstreamFrom = stage.fake.requests.length
   const run = await runAgent(agent, { bin, url: stage.url, key, model, home, cwd, prompt: PROMPT, nodeDir: nodeOnly() }, options.timeoutMs)
   stage.fake.script = undefined
   const exchanges = stage.take()
+  const upstream = stage.fake.requests.slice(upstreamFrom).map(r => ({ path: r.path, body: r.body }))
   const refused = exchanges.filter(e => e.status >= 400).map(e => `${e.method} ${e.path} → ${e.status} ${JSON.stringify(e.error).slice(0, 300)}`)
   const problems: string[] = []
   if (run.timedOut) problems.push(`timed out after ${run.ms} ms`)
@@ -77,6 +81,7 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
     steps: scripted.steps,
     run,
     exchanges,
+    upstream,
     refused,
     signatures: { issued: scripted.issued.size, returned: scripted.returned.size, foreign: scripted.foreign.size },
   }
@@ -91,6 +96,7 @@ export function recordCase (dir: string, result: CaseResult): string {
     const name = `${String(i + 1).padStart(3, '0')}-${e.method}-${e.path.split('?')[0].replace(/[^a-zA-Z0-9.]+/g, '_').replace(/^_|_$/g, '')}.json`
     writeFileSync(path.join(out, name), JSON.stringify(e, null, 2) + '\n')
   })
+  writeFileSync(path.join(out, 'upstream.json'), JSON.stringify(result.upstream, null, 2) + '\n')
   writeFileSync(path.join(out, 'run.json'), JSON.stringify({ ok: result.ok, problems: result.problems, refused: result.refused, steps: result.steps, signatures: result.signatures, code: result.run.code, ms: result.run.ms, stdout: result.run.stdout.slice(-4000), stderr: result.run.stderr.slice(-4000) }, null, 2) + '\n')
   return out
 }
