@@ -38,12 +38,17 @@ const installed = await Promise.all(agents.map(async agent => {
   return { agent, version, bin: await install(agent, version) }
 }))
 
+// The whole run ends within its budget: each case gets what is left of it, at most runAgent's own limit.
+const BUDGET_MS = 15 * 60_000
+const started = Date.now()
 const stage = await startStage({ printLogs: values.logs })
 const results: CaseResult[] = []
 try {
   for (const { agent, version, bin } of installed) {
     for (const model of models) {
-      const result = await runCase(stage, agent, bin, version, model, { keep: values.keep })
+      const left = BUDGET_MS - (Date.now() - started)
+      if (left <= 0) throw new Error(`the suite's ${BUDGET_MS / 60_000}-minute budget ran out before ${agent.id} on ${model}`)
+      const result = await runCase(stage, agent, bin, version, model, { keep: values.keep, timeoutMs: Math.min(left, 150_000) })
       results.push(result)
       const where = values.record === undefined ? '' : `  (requests: ${path.relative(process.cwd(), recordCase(values.record, result))})`
       console.log(`${result.ok ? 'ok  ' : 'FAIL'} ${agent.id}@${version} ${model} ${(result.run.ms / 1000).toFixed(1)} s, ${result.steps.join(' → ')}${where}`)
