@@ -25,7 +25,7 @@ export interface CaseResult {
   run: AgentRun
   exchanges: Exchange[]
   /** What the gateway sent the Google fake for this case: path and body of each call. */
-  upstream: Array<{ path: string, body: unknown }>
+  upstream: Array<{ path: string, body: any }>
   /** What the gateway refused (status >= 400), one line each: the agent may have gone on without it. */
   refused: string[]
   signatures: { issued: number, returned: number, foreign: number }
@@ -71,6 +71,7 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
   if (!scripted.steps.includes('answer')) problems.push(`the model never answered (steps: ${scripted.steps.join(', ') || 'none'})`)
   if (scripted.foreign.size > 0) problems.push(`sent back ${scripted.foreign.size} signature(s) the fake never issued`)
   if (scripted.returned.size < scripted.issued.size) problems.push(`sent back ${scripted.returned.size} of ${scripted.issued.size} signatures`)
+  problems.push(...agentRules(agent, scripted.steps, upstream))
   if (options.keep !== true) rmSync(root, { recursive: true, force: true })
   return {
     agent,
@@ -85,6 +86,14 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
     refused,
     signatures: { issued: scripted.issued.size, returned: scripted.returned.size, foreign: scripted.foreign.size },
   }
+}
+
+/** What issue 28 asks of one agent beyond the task: Codex patches with apply_patch, Claude Code thinks. */
+function agentRules (agent: Agent, steps: string[], upstream: Array<{ path: string, body: any }>): string[] {
+  if (agent.id === 'codex' && !steps.includes('write apply_patch')) return ['Codex offered no apply_patch (is model_catalog_url in its provider block?)']
+  const thinking = upstream.filter(u => Array.isArray(u.body?.tools)).every(u => u.body?.generationConfig?.thinkingConfig?.includeThoughts === true)
+  if (agent.id === 'claude-code' && !thinking) return ['Claude Code\'s calls reached Gemini without thinking']
+  return []
 }
 
 /** Writes a case's requests, one JSON file each, under dir/<agent>@<version>/<model>/. */
