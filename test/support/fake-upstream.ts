@@ -70,6 +70,9 @@
 // functionResponse parts) has a model step whose first functionCall part carries no thoughtSignature gets 400
 // INVALID_ARGUMENT with Google's message, before any scripted reply is taken. fake.signatureChecks = false turns it off.
 //
+// A scripted model: fake.script = rec => reply | undefined, when set, answers each generate or stream call that passed
+// the rules above (auth, signatures, shutdowns, Gemini 4) and has no queued reply; undefined falls back to the default.
+//
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
 // sse (literal SSE text), multiLine / crlf / comments (how events are framed), chunkDelayMs, delayMs,
 // stall ('headers': never answer; 'body': headers, then nothing), dropAfter (cut the connection after N
@@ -168,6 +171,8 @@ export interface FakeUpstream {
   interactions: FakeInteractions
   /** Refuse Gemini 3 turns whose function calls lost their thought signature (default true). */
   signatureChecks: boolean
+  /** A model played by a function: the reply to a generate or stream call (see the header). Default unset. */
+  script: ((rec: FakeRequest) => FakeReply | undefined) | undefined
   calls (call: FakeCall): FakeRequest[]
   last (call: FakeCall): FakeRequest | undefined
   waitFor (call: FakeCall, count?: number): Promise<FakeRequest>
@@ -544,6 +549,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     gemini: newGeminiResources(),
     interactions: newFakeInteractions(),
     signatureChecks: true,
+    script: undefined,
     calls: call => fake.requests.filter(r => r.call === call),
     last: call => fake.calls(call).at(-1),
     waitFor (call, count = 1) {
@@ -579,6 +585,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       fake.shutdowns = defaultShutdowns()
       fake.decodeTokens = undefined
       fake.signatureChecks = true
+      fake.script = undefined
     },
     async close () {
       for (const s of sockets) s.destroy()
@@ -595,6 +602,12 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       const timer = setTimeout(done, ms ?? 0)
       pauses.add(done)
     })
+  }
+
+  function scriptReply (rec: FakeRequest): FakeReply | undefined {
+    if (fake.script === undefined || (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent')) return undefined
+    if ((queues.get(rec.call)?.length ?? 0) > 0) return undefined
+    return fake.script(rec)
   }
 
   function nextReply (call: FakeCall, model: string | undefined): FakeReply {
@@ -830,7 +843,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
     // Without key-scoped resources, the Gemini API's files and caches are the project's (fake-gemini-resources.ts).
     if (!fake.keyScoped && rec.api === 'gemini-api' && (rec.call === 'files' || rec.call === 'cachedContents') && isGeminiResourcePath(rec.path)) rec.call = 'resources'
-    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? scriptReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200
