@@ -24,7 +24,7 @@ export function snippets (root: string, key: string, model: string): Snippet[] {
     {
       id: 'codex',
       label: 'Codex CLI',
-      text: `# ~/.codex/config.toml  (then: export GATEHOUSE_API_KEY='${key}')\nmodel = "${model}"\nmodel_provider = "gatehouse"\n\n[model_providers.gatehouse]\nname = "Gatehouse"\nbase_url = "${root}/v1"\nenv_key = "GATEHOUSE_API_KEY"\nwire_api = "responses"\n`,
+      text: `# ~/.codex/config.toml  (then: export GATEHOUSE_API_KEY='${key}')\nmodel = "${model}"\nmodel_provider = "gatehouse"\n\n[model_providers.gatehouse]\nname = "Gatehouse"\nbase_url = "${root}/v1"\nenv_key = "GATEHOUSE_API_KEY"\nwire_api = "responses"\nmodel_catalog_url = "${root}/v1/models"\n`,
     },
     {
       id: 'claude',
