@@ -97,6 +97,21 @@ t.test('Claude Code\'s 2026 requests are served: a system entry mid-conversation
   t.ok(sent.generationConfig.thinkingConfig !== undefined, 'the last turn\'s effort set the thinking')
 })
 
+t.test('thinking.display "omitted" (Claude Code\'s default): thinking blocks keep their signatures and carry no text', async t => {
+  const h = await startProxy(t, { geminiApi: true })
+  h.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ thought: 'Secret plan.' }),
+    { candidates: [{ content: { role: 'model', parts: [{ text: 'Done', thoughtSignature: 'c2lnLTE=' }] }, index: 0 }] },
+    geminiResponse({ text: '.', finishReason: 'STOP' }),
+  ]))
+  const final = await client(h.url).messages.stream({
+    model: MODEL, max_tokens: 1024, thinking: { type: 'adaptive', display: 'omitted' } as any, messages: [{ role: 'user', content: 'Hi' }],
+  }).finalMessage()
+  t.match(final.content[0], { type: 'thinking', thinking: '', signature: 'c2lnLTE=' })
+  t.notOk(JSON.stringify(final).includes('Secret plan'), 'no thought text reaches the client')
+  t.equal(h.fake.last('streamGenerateContent')!.body.generationConfig.thinkingConfig.includeThoughts, true, 'the model still thinks, and its signatures come back')
+})
+
 t.test('messages.stream: events in Anthropic order, thinking with its signature, the final message accumulated by the SDK', async t => {
   const h = await startProxy(t, { geminiApi: true })
   h.fake.reply('streamGenerateContent', streamReply([

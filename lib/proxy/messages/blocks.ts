@@ -31,8 +31,12 @@ export class BlockAssembler {
   /** How many tool_use blocks the answer has. */
   toolUses = 0
 
-  constructor (sink: BlockSink) {
+  /** Thinking blocks keep their signatures but carry no text (the request's `thinking.display: "omitted"`). */
+  private readonly omitThinking: boolean
+
+  constructor (sink: BlockSink, omitThinking = false) {
     this.sink = sink
+    this.omitThinking = omitThinking
   }
 
   private close (signature?: string): void {
@@ -66,7 +70,7 @@ export class BlockAssembler {
             this.begin({ type: 'thinking', thinking: '', signature: '' })
             this.open = 'thinking'
           }
-          if (part.text !== '') this.sink.delta(this.index, { type: 'thinking_delta', thinking: part.text })
+          if (part.text !== '' && !this.omitThinking) this.sink.delta(this.index, { type: 'thinking_delta', thinking: part.text })
           if (signature !== undefined) {
             this.sink.delta(this.index, { type: 'signature_delta', signature })
           }

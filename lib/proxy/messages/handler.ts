@@ -41,7 +41,8 @@ export function createMessagesHandler (ctx: ProxyContext): Handler {
     const body = checkMessagesRequest(readJsonBody(req), true, ctx.maxTotalParts ?? DEFAULT_MAX_BLOCKS)
     noteIgnored(ctx, req, body)
     const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused })
-    const meta = { id: `msg_${randomBytes(12).toString('hex')}`, model: call.model.requested }
+    const omitThinking = body.thinking !== undefined && body.thinking !== null && 'display' in body.thinking && body.thinking.display === 'omitted'
+    const meta = { id: `msg_${randomBytes(12).toString('hex')}`, model: call.model.requested, omitThinking }
     const request = await toGeminiRequest(body, call.model, call.content)
     if (body.stream !== true) {
       const message = await call.generate(request, response => toAnthropicMessage(response, meta))

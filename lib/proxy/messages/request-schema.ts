@@ -40,7 +40,8 @@ export interface AnthropicTool {
 
 export type ToolChoice = { type: 'auto' | 'any' | 'none', disable_parallel_tool_use?: boolean } | { type: 'tool', name: string, disable_parallel_tool_use?: boolean }
 
-export type ThinkingParam = { type: 'enabled', budget_tokens: number } | { type: 'adaptive' } | { type: 'disabled' }
+/** `display`: `omitted` returns thinking blocks with their signatures and no text. */
+export type ThinkingParam = { type: 'enabled', budget_tokens: number, display?: string } | { type: 'adaptive', display?: string } | { type: 'disabled' }
 
 export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const satisfies readonly ReasoningEffort[]
 

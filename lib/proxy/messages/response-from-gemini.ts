@@ -29,6 +29,8 @@ export interface MessageMeta {
   id: string
   /** The model as requested (variant suffix included). */
   model: string
+  /** Thinking blocks without their text, as `thinking.display: "omitted"` asks. */
+  omitThinking?: boolean
 }
 
 /** Gemini finish reasons that mean the answer was withheld. */
@@ -57,7 +59,7 @@ export function usageOf (usage: Record<string, unknown> | undefined | null): Ant
 export function toAnthropicMessage (response: GeminiResponse, meta: MessageMeta): AnthropicMessage {
   const candidate = Array.isArray(response?.candidates) ? response.candidates[0] : undefined
   const { sink, blocks } = collectBlocks()
-  const assembler = new BlockAssembler(sink)
+  const assembler = new BlockAssembler(sink, meta.omitThinking)
   assembler.parts(candidate?.content?.parts)
   assembler.end()
   const blocked = candidate === undefined && response?.promptFeedback?.blockReason !== undefined

@@ -30,7 +30,7 @@ export function messagesStreamTranslator (options: MessagesStreamOptions): SseTr
     delta (index, delta) { out += frame('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":${JSON.stringify(delta)}}`) },
     stop (index) { out += frame('content_block_stop', `{"type":"content_block_stop","index":${index}}`) },
   }
-  const assembler = new BlockAssembler(sink)
+  const assembler = new BlockAssembler(sink, options.omitThinking)
 
   function start (): void {
     if (started) return
