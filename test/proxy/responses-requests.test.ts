@@ -339,3 +339,32 @@ t.test('image URLs are fetched under the image rules, at most maxPerRequest of t
   t.equal(large.status, 413)
   t.match(large.json.error, { type: 'invalid_request_error', message: /too large/ })
 })
+
+t.test('additional_tools input items (Responses Lite) declare tools like `tools` does, after them, and are checked the same', async t => {
+  const h = await proxy(t)
+  const res = await fetch(`${h.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'gemini-2.5-flash',
+      tools: [{ type: 'function', name: 'top', parameters: { type: 'object', properties: {} } }],
+      input: [
+        { type: 'additional_tools', role: 'developer', tools: [{ type: 'custom', name: 'apply_patch', description: 'Edit files' }, { type: 'namespace', name: 'mcp', tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }] }] },
+        { role: 'user', content: 'hi' },
+      ],
+    }),
+  })
+  t.equal(res.status, 200)
+  await res.text()
+  const names = h.fake.last('generateContent')!.body.request.tools[0].functionDeclarations.map((d: any) => d.name)
+  t.equal(names.length, 3)
+  t.equal(names[0], 'top')
+  t.equal(names[1], 'apply_patch')
+  const bad = await fetch(`${h.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gemini-2.5-flash', input: [{ type: 'additional_tools', tools: [{ type: 'function' }] }, { role: 'user', content: 'hi' }] }),
+  })
+  t.equal(bad.status, 400)
+  t.match(await bad.json(), { error: { param: /^input\[0\]\.tools\[0\]/ } })
+})

@@ -112,7 +112,17 @@ function checkItem (item: unknown, param: string): void {
     if (typeof item.output !== 'string' && !Array.isArray(item.output)) throw invalidParam(`Invalid type for '${param}.output': expected a string or an array.`, `${param}.output`)
   } else if (type === 'reasoning') {
     checkType(item, 'encrypted_content', 'string', `${param}.encrypted_content`)
+  } else if (type === 'additional_tools') {
+    if (!Array.isArray(item.tools)) throw invalidParam(`Missing required parameter: '${param}.tools'.`, `${param}.tools`)
+    item.tools.forEach((tool, k) => checkTool(tool, `${param}.tools[${k}]`))
   }
+}
+
+/** Every tool a request declares: `tools`, then those of `additional_tools` input items (Responses Lite), in order. */
+export function declaredTools (body: Pick<ResponsesRequest, 'tools' | 'input'>): ResponsesTool[] {
+  const tools = [...(body.tools ?? [])]
+  if (Array.isArray(body.input)) for (const item of body.input) if (item.type === 'additional_tools' && Array.isArray(item.tools)) tools.push(...item.tools as ResponsesTool[])
+  return tools
 }
 
 /** A validator for request bodies: the body typed as a ResponsesRequest, or a 400 naming the field. */
@@ -148,11 +158,9 @@ export function createResponsesRequestValidator (limits: Partial<ResponsesLimits
       if (format.type === 'json_schema' && !isObject(format.schema)) throw invalidParam("Missing required parameter: 'text.format.schema'.", 'text.format.schema')
     }
     checkType(body, 'tools', 'array')
-    if (Array.isArray(body.tools)) {
-      const tools = body.tools.map((tool, i) => checkTool(tool, `tools[${i}]`))
-      const count = tools.reduce((n, tool) => n + (tool.type === 'namespace' ? tool.tools?.length ?? 0 : 1), 0)
-      if (count > maxTools) throw invalidParam(`A request may declare at most ${maxTools} tools.`, 'tools')
-    }
+    if (Array.isArray(body.tools)) body.tools.forEach((tool, i) => checkTool(tool, `tools[${i}]`))
+    const count = declaredTools(body as Pick<ResponsesRequest, 'tools' | 'input'>).reduce((n, tool) => n + (tool.type === 'namespace' ? tool.tools?.length ?? 0 : 1), 0)
+    if (count > maxTools) throw invalidParam(`A request may declare at most ${maxTools} tools.`, 'tools')
     if (!absent(body.tool_choice) && typeof body.tool_choice !== 'string' && !isObject(body.tool_choice)) {
       throw invalidParam("Invalid type for 'tool_choice': expected a string or an object.", 'tool_choice')
     }

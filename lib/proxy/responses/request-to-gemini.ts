@@ -21,7 +21,7 @@ import type { ContentOptions } from '../call/content-options.ts'
 import { isGatehouseError, fail } from '../../errors.ts'
 import { jsonAllowance, parseJson } from '../../http/json-body.ts'
 import type { JsonAllowance } from '../../http/json-body.ts'
-import { invalidParam } from './request-schema.ts'
+import { declaredTools, invalidParam } from './request-schema.ts'
 import type { InputItem, ResponsesRequest, ResponsesTool, ResponsesToolChoice } from './request-schema.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
 
@@ -331,7 +331,7 @@ export async function toGeminiRequest (body: ResponsesRequest, items: readonly I
   const request: GeminiRequest = { contents }
   if (system.length > 0) request.systemInstruction = { parts: [{ text: system.join('\n\n') }] }
 
-  const mapping = mapTools(body.tools)
+  const mapping = mapTools(declaredTools(body))
   const tools: Array<Record<string, unknown>> = []
   if (mapping.declarations.length > 0) tools.push({ functionDeclarations: mapping.declarations })
   const search = searchOutcome(model.search || mapping.webSearch, mapping.declarations.length > 0)
