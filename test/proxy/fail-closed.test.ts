@@ -1,0 +1,70 @@
+// Fail closed (issue 29): nothing a key forwards escapes ownership or metering. Google's system parameters
+// (callback, fields, alt=proto, ...) never reach the upstream, an answer the gateway cannot check never reaches the
+// client (docs/model-proxy.md, "Pass-through" and "Upstream resources and their owners"). The Gemini API fake
+// honours those parameters as Google does (test/support/fake-system-parameters.ts), so a leak would show here.
+import t from 'tap'
+import { ALL_KINDS, call, createCache, setup, upload, upstreamCalls } from '../support/resource-members.ts'
+
+const SYSTEM_PARAMETERS: Array<[string, string]> = [
+  ['callback', 'x'], ['$callback', 'x'], ['fields', 'files(name)'], ['$fields', 'nextPageToken'], ['alt', 'proto'], ['$alt', 'proto'],
+  ['alt', 'media'], ['access_token', 'ya29.other'], ['quotaUser', 'someone'], ['$.xgafv', '1'], ['prettyPrint', 'false'], ['$key', 'k'],
+]
+
+t.test('the Google fake answers JSONP, field masks and protobuf as Google does, so a leak past the gateway would show', async t => {
+  const { url, fake, alice } = await setup(t)
+  const file = await upload(url, alice.key, 'hers')
+  const direct = async (query: string): Promise<{ type: string, text: string }> => {
+    const res = await fetch(`${fake.url}/v1beta/files?${query}`, { headers: { 'x-goog-api-key': 'upstream-key' } })
+    return { type: res.headers.get('content-type') ?? '', text: await res.text() }
+  }
+  const jsonp = await direct('callback=x')
+  t.match(jsonp.type, /^text\/javascript/)
+  t.match(jsonp.text, /^\/\/ API callback\nx\(\{"files":\[\{"name":"files\//, 'JSONP: not JSON, the list inside')
+  t.same(JSON.parse((await direct('fields=files(name)')).text), { files: [{ name: file }] }, 'a field mask keeps only what it names')
+  const proto = await direct('alt=proto')
+  t.match(proto.type, /^application\/x-protobuf/)
+  t.throws(() => JSON.parse(proto.text), 'protobuf is no JSON')
+})
+
+t.test("a JSONP callback, a field mask or protobuf never reaches the upstream: Bob's lists never hold Alice's files, caches or batches", async t => {
+  const { url, fake, alice, bob } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const file = await upload(url, alice.key, 'private notes')
+  const cache = (await createCache(url, alice.key)).body.name
+  const batch = (await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', { batch: { displayName: 'a', inputConfig: { requests: { requests: [] } } } })).body.name
+  const before = upstreamCalls(fake)
+  for (const list of ['/v1beta/files', '/v1beta/cachedContents', '/v1beta/batches']) {
+    for (const [name, value] of SYSTEM_PARAMETERS) {
+      const answer = await call(url, bob.key, 'GET', `${list}?${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
+      t.equal(answer.status, 400, `${list} ${name}=${value}`)
+      t.match(answer.body, { error: { status: 'INVALID_ARGUMENT', message: name === 'alt' ? `alt=${value} is not passed through` : `The query parameter ${name} is not passed through` } })
+      for (const theirs of [file, cache, batch]) t.notMatch(JSON.stringify(answer.body), theirs)
+    }
+  }
+  t.equal(upstreamCalls(fake), before, 'the upstream saw none of them')
+  // The operator password is held to the same list: a parameter no route takes never leaves the gateway.
+  t.equal((await call(url, '', 'GET', '/v1beta/files?callback=x', undefined, { 'x-goog-api-key': 'proxy-test-password' })).status, 400)
+})
+
+t.test('each route passes only the parameters it takes: pages, update masks, alt=sse on streams, alt=media on downloads, the upload protocol', async t => {
+  const { url, fake, alice } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const file = await upload(url, alice.key, 'notes')
+  const cache = (await createCache(url, alice.key)).body.name
+  t.equal((await call(url, alice.key, 'GET', '/v1beta/files?pageSize=5&pageToken=MA&alt=json')).status, 200)
+  t.same(fake.requests.at(-1)!.query, { pageSize: '5', pageToken: 'MA', alt: 'json' }, 'a list takes its page parameters and alt=json')
+  t.equal((await call(url, alice.key, 'PATCH', `/v1beta/${cache}?updateMask=ttl`, { ttl: '60s' })).status, 200)
+  t.equal((await call(url, alice.key, 'GET', `/v1beta/${file}:download?alt=media`)).body, 'notes')
+  t.equal((await call(url, alice.key, 'GET', `/v1beta/${file}?alt=media`)).status, 400, 'alt=media only on a download')
+  t.equal((await call(url, alice.key, 'PATCH', `/v1beta/${cache}?pageSize=1`, { ttl: '60s' })).status, 400, 'a patch takes no page size')
+  t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-embedding-001:embedContent?pageSize=1', { content: { parts: [{ text: 'x' }] } })).status, 400)
+  t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-embedding-001:embedContent?alt=sse', { content: { parts: [{ text: 'x' }] } })).status, 400, 'alt=sse only on a stream')
+})
+
+t.test('a field mask never reaches the upstream on a model call: its usage cannot be masked away', async t => {
+  const { url, fake, alice } = await setup(t)
+  const before = upstreamCalls(fake)
+  for (const query of ['fields=embeddings', '$fields=embeddings', 'alt=proto', 'callback=x']) {
+    const answer = await call(url, alice.key, 'POST', `/v1beta/models/gemini-embedding-001:batchEmbedContents?${query}`, { requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'x' }] } }] })
+    t.equal(answer.status, 400, query)
+  }
+  t.equal(upstreamCalls(fake), before)
+})
