@@ -68,3 +68,29 @@ t.test('a field mask never reaches the upstream on a model call: its usage canno
   }
   t.equal(upstreamCalls(fake), before)
 })
+
+t.test('an answer that cannot be checked never reaches the client: a list or create that is not JSON, or not shaped as Google lists, is a 502', async t => {
+  const { url, fake, alice, bob } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const file = await upload(url, alice.key, 'private notes')
+  const listed = JSON.stringify({ files: [{ name: file }] })
+  const unreadable: Array<[string, { text?: string, body?: unknown }]> = [
+    ['JSONP', { text: `// API callback\nx(${listed});` }],
+    ['protobuf-like bytes', { text: `\n${String.fromCharCode(listed.length)}${listed}` }],
+    ['items that are no list', { body: { files: { name: file } } }],
+    ['a page token that is no string', { body: { files: [], nextPageToken: { file } } }],
+  ]
+  for (const [what, reply] of unreadable) {
+    fake.keyReplies.set('upstream-key', reply)
+    const answer = await call(url, bob.key, 'GET', '/v1beta/files')
+    t.equal(answer.status, 502, what)
+    t.match(answer.body, { error: { code: 502, message: /could not be checked/ } }, what)
+    t.notMatch(JSON.stringify(answer.body), file, `${what}: nothing of Alice's`)
+  }
+  // A page passes with the caller's items and its token only: no other field of the upstream's page.
+  fake.keyReplies.set('upstream-key', { body: { files: [], leaked: [{ name: file }], nextPageToken: '' } })
+  const page = await call(url, bob.key, 'GET', '/v1beta/files')
+  t.same([page.status, page.body], [200, { files: [] }])
+  fake.keyReplies.set('upstream-key', { text: `x(${JSON.stringify({ name: 'cachedContents/made' })})` })
+  t.equal((await call(url, bob.key, 'POST', '/v1beta/cachedContents', { model: 'models/gemini-2.5-flash', contents: [{ parts: [{ text: 'x' }] }] })).status, 502, 'a create answer that cannot be recorded')
+  fake.keyReplies.clear()
+})

@@ -126,6 +126,30 @@ function createdNames (made: 'file' | 'files' | 'named' | 'upload', body: unknow
   return typeof item.name === 'string' && item.name !== '' ? [item.name] : []
 }
 
+function unreadable (why: string): Error {
+  return fail('UPSTREAM_ERROR', `The upstream answer could not be checked for whose resources it holds: ${why}`)
+}
+
+/** A 2xx answer the gateway must check, parsed; throws UPSTREAM_ERROR (502) for bytes that are not JSON (JSONP, protobuf). */
+function checkable (bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw unreadable('it is not JSON')
+  }
+}
+
+/** A list page's items and next page token; throws UPSTREAM_ERROR (502) for anything not shaped as one. */
+function listPage (parsed: unknown, field: string): { items: unknown[], nextPageToken?: string } {
+  // An empty page may omit its items (Google leaves out empty lists), and the body altogether.
+  if (parsed === undefined) return { items: [] }
+  if (!isObject(parsed)) throw unreadable('a list page is not a JSON object')
+  const items = parsed[field] ?? []
+  const token = parsed.nextPageToken ?? ''
+  if (!Array.isArray(items) || typeof token !== 'string') throw unreadable(`a list page's ${field} or nextPageToken is not what Google lists`)
+  return token === '' ? { items } : { items, nextPageToken: token }
+}
+
 export function createOwnership (options: OwnershipOptions): Ownership {
   const { owners, byLevel, maxCacheTtlSeconds, now, logger } = options
 
@@ -222,28 +246,20 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     }
     if (target.op === 'list' && caller.kind !== 'key') return answer
     const bytes = await readAll(answer.body, MAX_ANSWER_BYTES)
-    let parsed: unknown
-    try {
-      parsed = bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8'))
-    } catch {}
+    // Fail closed: an answer that must be checked and cannot be read never reaches the client (a 502).
+    const parsed = bytes.length === 0 ? undefined : checkable(bytes)
     const same = { ...answer, body: oneChunk(bytes) }
     if (target.op === 'list') {
-      // Only the caller's own items; the page token stays, so paging goes on over the upstream's pages.
-      if (!isObject(parsed)) return same
-      let page: Record<string, unknown> = parsed
-      let kept = await ownItems(caller, Array.isArray(page[target.field]) ? page[target.field] as unknown[] : [])
-      for (let read = 1; kept.length === 0 && nextPage !== undefined && read < MAX_LIST_PAGES && typeof page.nextPageToken === 'string' && page.nextPageToken !== ''; read++) {
+      // Only the caller's own items, and nothing else of the page but its token, so paging goes on over the upstream's pages.
+      let page = listPage(parsed, target.field)
+      let kept = await ownItems(caller, page.items)
+      for (let read = 1; kept.length === 0 && nextPage !== undefined && read < MAX_LIST_PAGES && page.nextPageToken !== undefined; read++) {
         const more = await nextPage(page.nextPageToken)
         if (more.status < 200 || more.status >= 300) return more
-        let next: unknown
-        try {
-          next = JSON.parse((await readAll(more.body, MAX_ANSWER_BYTES)).toString('utf8'))
-        } catch {}
-        if (!isObject(next)) break
-        page = next
-        kept = await ownItems(caller, Array.isArray(page[target.field]) ? page[target.field] as unknown[] : [])
+        page = listPage(checkable(await readAll(more.body, MAX_ANSWER_BYTES)), target.field)
+        kept = await ownItems(caller, page.items)
       }
-      const filtered = Buffer.from(JSON.stringify({ ...page, [target.field]: kept }))
+      const filtered = Buffer.from(JSON.stringify({ [target.field]: kept, ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken }) }))
       const headers = { ...answer.headers }
       delete headers['content-length']
       return { ...answer, headers, body: oneChunk(filtered) }
