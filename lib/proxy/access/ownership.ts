@@ -67,6 +67,8 @@ export interface OwnershipOptions {
 /** A pass-through request admitted: the body to send, headers to lay over the client's, and the step after the answer. */
 export interface Admitted {
   body: AsyncIterable<Uint8Array> | undefined
+  /** The size of the body as read and checked here (a key's JSON body); undefined for one that streams on unread. */
+  readBytes?: number
   headers: Record<string, string>
   /**
    * Records what was created, forgets what was deleted, keeps only the caller's own in a list; the answer to send.
@@ -311,8 +313,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
 
     async admit (caller, method, path, query, body) {
       const target = resourceTarget(method, path, query.upload_id)
-      const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date): Admitted =>
-        ({ body: sent, headers, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
+      const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date, readBytes?: number): Admitted =>
+        ({ body: sent, headers, readBytes, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
       if (caller.kind !== 'key') return pass(body)
       if (target.op === 'other') {
         throw fail('RESOURCE_NOT_ALLOWED', `${target.what} is not available to keys: only models, files, cachedContents, batches and operations pass through for them`)
@@ -337,7 +339,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       const cachePatch = target.op === 'item' && target.kind === 'caches' && method === 'PATCH'
       const askedExpiry = cacheCreate || cachePatch ? cacheExpiry(parsed, cacheCreate) : undefined
       const sent = Buffer.from(JSON.stringify(parsed))
-      return pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry)
+      return pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry, bytes.length)
     },
   }
 }

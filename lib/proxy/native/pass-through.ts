@@ -137,12 +137,15 @@ interface Governed {
   bodyModel?: string
 }
 
-/** Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request on no model. */
-/** `given`: the request body as tenant isolation passed it on (read and checked when a key sent JSON). */
-async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined): Promise<Governed> {
+/**
+ * Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request
+ * on no model. `given`: the request body as tenant isolation passed it on; `readBytes` its size when it read it (a
+ * key's JSON), the floor of the input estimate, so a chunked body without Content-Length is never estimated at 0.
+ */
+async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined, readBytes: number | undefined): Promise<Governed> {
   if (req.method === 'POST' && CACHE_CREATE.test(path)) {
     const { bytes, model } = await cacheCreation(given)
-    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true })
+    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true, readBytes: bytes.length })
     return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
   }
   const body = given
@@ -158,8 +161,8 @@ async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCa
   const noOutput = producesNoOutput(action)
   const unreported = spendsNoTokens(action) ? 'nothing' : 'estimate'
   const call = collection === 'tunedModels'
-    ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported)
-    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported })).metered
+    ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported, readBytes)
+    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported, readBytes })).metered
   return { call, onModel: true, body }
 }
 
@@ -173,7 +176,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const query = forwardedQuery(req.method, path, req.query)
   // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
   const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body))
-  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body)
+  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body, owned.readBytes)
   const request = {
     method: req.method,
     path,
