@@ -94,3 +94,38 @@ t.test('an answer that cannot be checked never reaches the client: a list or cre
   t.equal((await call(url, bob.key, 'POST', '/v1beta/cachedContents', { model: 'models/gemini-2.5-flash', contents: [{ parts: [{ text: 'x' }] }] })).status, 502, 'a create answer that cannot be recorded')
   fake.keyReplies.clear()
 })
+
+t.test("a batch's answer hands over only what Google's documented output fields name: a member whose batch echoes the operator's file never owns it", async t => {
+  const { url, fake, alice } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const batch = (await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', { batch: { displayName: 'files/operator1', inputConfig: { requests: { requests: [] } } } })).body.name
+  for (const name of ['files/operator1', 'files/operator2', 'files/operator3', 'files/results1']) {
+    fake.gemini.files.set(name, { name, mimeType: 'text/plain', uri: `https://generativelanguage.googleapis.com/v1beta/${name}` })
+    fake.gemini.contents.set(name, name)
+  }
+  const done = fake.gemini.operations.get(batch)!
+  fake.gemini.operations.set(batch, {
+    ...done,
+    done: true,
+    metadata: { ...(done.metadata as object), displayName: 'files/operator1', dest: { fileName: 'files/operator2' }, output: { responsesFile: 'files/results1' } },
+    response: { inlinedResponses: { inlinedResponses: [{ response: { candidates: [{ content: { parts: [{ fileData: { fileUri: 'files/operator3' } }] } }] } }] } },
+  })
+  t.equal((await call(url, alice.key, 'GET', `/v1beta/${batch}`)).status, 200)
+  t.equal((await call(url, alice.key, 'GET', '/v1beta/files/results1:download?alt=media')).body, 'files/results1', 'her results file is hers')
+  for (const name of ['files/operator1', 'files/operator2', 'files/operator3']) {
+    t.equal((await call(url, alice.key, 'GET', `/v1beta/${name}`)).status, 404, `${name}: echoed or model output, still the operator's`)
+    t.equal((await call(url, alice.key, 'DELETE', `/v1beta/${name}`)).status, 404)
+  }
+  t.ok(fake.gemini.files.has('files/operator1'))
+})
+
+t.test("a file URI on the configured custom upstream host counts as a file reference: Bob's generate cannot read Alice's file by it", async t => {
+  const { url, fake, alice, bob } = await setup(t)
+  const file = await upload(url, alice.key, 'private notes')
+  const before = upstreamCalls(fake)
+  for (const uri of [`${fake.url}/v1beta/${file}`, `${fake.url}/v1/${file}:download?alt=media`, `http://127.0.0.1:1/upload/v1beta/${file}`]) {
+    const answer = await call(url, bob.key, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'read it' }, { fileData: { mimeType: 'text/plain', fileUri: uri } }] }] })
+    t.equal(answer.status, 404, uri)
+  }
+  t.equal(upstreamCalls(fake), before, 'nothing sent upstream')
+  t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ fileData: { mimeType: 'text/plain', fileUri: `${fake.url}/v1beta/${file}` } }] }] })).status, 200, 'her own, by the same URI')
+})

@@ -60,6 +60,8 @@ export interface OwnershipOptions {
   /** The level table whose `allow` says which resource kinds keys may use. */
   byLevel: LimitsByLevel
   maxCacheTtlSeconds: number
+  /** Upstream hosts besides googleapis.com whose URIs name files (a custom GEMINI_API_ENDPOINT's), lower case. */
+  fileHosts?: readonly string[]
   now: () => Date
   logger?: Logger
 }
@@ -153,7 +155,7 @@ function listPage (parsed: unknown, field: string): { items: unknown[], nextPage
 }
 
 export function createOwnership (options: OwnershipOptions): Ownership {
-  const { owners, byLevel, maxCacheTtlSeconds, now, logger } = options
+  const { owners, byLevel, maxCacheTtlSeconds, now, logger, fileHosts = [] } = options
 
   function logged (event: 'created' | 'deleted', caller: ProxyCaller, resource: string): void {
     const who = caller.kind === 'key' ? { userId: caller.userId, keyId: caller.keyId } : { userId: 'operator', keyId: null }
@@ -217,7 +219,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
 
   async function checkReferences (caller: ProxyCaller, body: unknown): Promise<void> {
     if (caller.kind !== 'key') return
-    const names = [...new Set(referencesIn(body).map(ref => ref.name))]
+    const names = [...new Set(referencesIn(body, fileHosts).map(ref => ref.name))]
     if (names.length === 0) return
     // One store read for the whole body, however many requests a batch holds.
     const mine = new Set((owners === undefined ? [] : await owners.getMany(names, now())).filter(o => o.userId === caller.userId).map(o => o.resource))
@@ -270,7 +272,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       if (target.kind === 'batches') {
         // What the caller's batch or operation produced (its results file, a video) is the caller's; a file that has
         // a record already keeps it, so an answer can never hand over anyone else's.
-        for (const name of outputFilesIn(parsed)) {
+        for (const name of outputFilesIn(parsed, fileHosts)) {
           if (owners !== undefined && await owners.get(name, now()) === null) await record(caller, name, recordExpiry('files', undefined, undefined))
         }
         return same
