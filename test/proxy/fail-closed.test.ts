@@ -129,3 +129,15 @@ t.test("a file URI on the configured custom upstream host counts as a file refer
   t.equal(upstreamCalls(fake), before, 'nothing sent upstream')
   t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ fileData: { mimeType: 'text/plain', fileUri: `${fake.url}/v1beta/${file}` } }] }] })).status, 200, 'her own, by the same URI')
 })
+
+t.test('File Search stores and files:register URIs are references a key may not name: nothing records their owners', async t => {
+  const { url, fake, alice } = await setup(t)
+  const before = upstreamCalls(fake)
+  const refused: Array<[string, unknown]> = [
+    ['/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'search' }] }], tools: [{ fileSearch: { fileSearchStoreNames: ['fileSearchStores/operators'] } }] }],
+    ['/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'search' }] }], tools: [{ file_search: { file_search_store_names: 'fileSearchStores/operators' } }] }],
+    ['/v1beta/files:register', { uris: ['gs://operator-bucket/secret.pdf'] }],
+  ]
+  for (const [path, body] of refused) t.equal((await call(url, alice.key, 'POST', path, body)).status, 404, JSON.stringify(body))
+  t.equal(upstreamCalls(fake), before, 'nothing sent upstream')
+})

@@ -65,7 +65,10 @@ export function resourceTarget (method: string, path: string, uploadId: string |
   return { op: 'other', what: segments[0] === '' ? path : segments[0].split(':')[0] }
 }
 
-/** A reference a request body makes to a resource: a cache (`cachedContent`) or a file (`fileData.fileUri`, a batch's `inputConfig.fileName`). */
+/**
+ * A reference a request body makes to a resource: a cache (`cachedContent`), a file (`fileData.fileUri`, a batch's
+ * `inputConfig.fileName`), or one nothing records an owner of (`fileSearch.fileSearchStoreNames`, files:register's `uris`).
+ */
 export interface Reference { field: string, name: string }
 
 /** Free-form values inside a request (a function call's args, a function's answer, labels): their strings name nothing. */
@@ -119,6 +122,12 @@ export function referencesIn (body: unknown, hosts: readonly string[] = []): Ref
     for (const [key, inner] of Object.entries(value)) {
       const field = key.replace(/_/g, '').toLowerCase()
       if (FREE_FORM.has(field)) continue
+      // File Search stores and files:register's Cloud Storage URIs have no owner records: nobody's, so a key's name is refused.
+      const unowned = field === 'filesearchstorenames' ? 'fileSearchStores/' : field === 'uris' ? 'uris/' : undefined
+      if (unowned !== undefined) {
+        for (const item of Array.isArray(inner) ? inner : [inner]) found.push({ field: key, name: typeof item === 'string' ? `${unowned}${item}` : `${unowned}${JSON.stringify(item)}` })
+        continue
+      }
       if (typeof inner === 'string') {
         if (field === 'cachedcontent') found.push({ field: key, name: cacheName(inner) })
         else if (field === 'fileuri' || field === 'filename') {
