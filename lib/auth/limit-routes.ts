@@ -15,7 +15,8 @@ export interface LimitRouteDeps {
   route: (method: string, path: string, handle: (req: HandlerRequest) => Promise<HandlerResponse>) => Route
   /** The admin prelude of lib/auth/routes.ts: user-agent, admin query, target id, then the admin's session and level. */
   adminOnUser: (req: HandlerRequest) => Promise<{ target: { user_id: string } }>
-  jsonBody: (req: HandlerRequest) => unknown
+  /** The admin write prelude of lib/auth/routes.ts: adminOnUser, then recent authentication; the body without current_password. */
+  adminWrite: (req: HandlerRequest) => Promise<{ target: { user_id: string }, body: unknown }>
   ok: (body: unknown, status?: number) => HandlerResponse
 }
 
@@ -49,7 +50,7 @@ export async function setUserLimits (users: UserStore, limits: LimitStore, userI
   else await limits.set(userId, parsed)
 }
 
-export function createLimitRoutes ({ users, limits, byLevel, route, adminOnUser, jsonBody, ok }: LimitRouteDeps): Route[] {
+export function createLimitRoutes ({ users, limits, byLevel, route, adminOnUser, adminWrite, ok }: LimitRouteDeps): Route[] {
   return [
     route('GET', '/admin/user/{user_id}/limits', async (req) => {
       const { target } = await adminOnUser(req)
@@ -57,8 +58,8 @@ export function createLimitRoutes ({ users, limits, byLevel, route, adminOnUser,
     }),
 
     route('PUT', '/admin/user/{user_id}/limits', async (req) => {
-      const { target } = await adminOnUser(req)
-      await setUserLimits(users, limits, target.user_id, jsonBody(req))
+      const { target, body } = await adminWrite(req)
+      await setUserLimits(users, limits, target.user_id, body)
       return ok(await userLimitsView(users, limits, byLevel, target.user_id))
     }),
   ]

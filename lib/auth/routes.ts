@@ -16,7 +16,7 @@ import { createLimitRoutes } from './limit-routes.ts'
 import {
   USER_AGENT_MAX, parse, accessLevelBody, adminQuery, emptyQuery, listQuery, loginBody,
   searchQuery, parseSessionQuery, selfUpdateBody, signupBody, targetParams, updateQuery, userStatusBody, userUpdateBody, usernameQuery,
-  keyCreateBody, keyParams, endSessionsBody,
+  keyCreateBody, keyParams, endSessionsBody, withoutCurrentPassword,
 } from './schemas.ts'
 
 export interface AuthRouteDeps {
@@ -74,6 +74,18 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
     const target = parse(targetParams, req.params)
     const session = await requireHush(query.admin_id, tokenOf(req, query.token), device)
     return { target, session }
+  }
+
+  /**
+   * The start of every admin write on one user (its account fields, level, status, limits): the admin prelude, then
+   * the one rule of recent authentication (confirmOwner, as the console and the self-update ask it: a recent login
+   * or `current_password` in the body), so a leaked admin token alone changes nobody. The body comes back without it.
+   */
+  async function adminWrite (req: HandlerRequest): Promise<{ target: { user_id: string }, session: SessionRecord, body: Record<string, unknown> }> {
+    const { target, session } = await adminOnUser(req)
+    const [body, currentPassword] = withoutCurrentPassword(jsonBody(req))
+    await accounts.confirmOwner(session, currentPassword, req.remoteAddress)
+    return { target, session, body }
   }
 
   const routes: Route[] = [
@@ -172,8 +184,8 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
     }),
 
     route('PUT', '/admin/user/{user_id}', async (req) => {
-      const { target, session } = await adminOnUser(req)
-      const { revoke_keys: revokeKeys, ...input } = parse(userUpdateBody, jsonBody(req))
+      const { target, session, body } = await adminWrite(req)
+      const { revoke_keys: revokeKeys, ...input } = parse(userUpdateBody, body)
       // An admin changing their own password keeps the session they are using, like a self-update.
       const keep = target.user_id === session.userId ? session.tokenHash : undefined
       const updated = publicUser(await accounts.update(target.user_id, input, keep))
@@ -182,15 +194,15 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
     }),
 
     route('PUT', '/admin/user/{user_id}/access-level', async (req) => {
-      const { target } = await adminOnUser(req)
-      const input = parse(accessLevelBody, jsonBody(req))
+      const { target, body } = await adminWrite(req)
+      const input = parse(accessLevelBody, body)
       const updated = await accounts.setAccessLevel(target.user_id, input.access_level)
       return ok(publicUser(updated))
     }),
 
     route('PUT', '/admin/user/{user_id}/status', async (req) => {
-      const { target } = await adminOnUser(req)
-      const input = parse(userStatusBody, jsonBody(req))
+      const { target, body } = await adminWrite(req)
+      const input = parse(userStatusBody, body)
       const updated = await accounts.setDisabled(target.user_id, input.disabled)
       return ok(adminUser(updated))
     }),
@@ -253,7 +265,7 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       return ok({ message: 'API key deleted' })
     }),
   ]
-  routes.push(...createLimitRoutes({ users, limits: options.store.limits, byLevel: options.limits, route, adminOnUser, jsonBody, ok }))
+  routes.push(...createLimitRoutes({ users, limits: options.store.limits, byLevel: options.limits, route, adminOnUser, adminWrite, ok }))
   // Unknown paths under basePath answer in the accounts shape.
   return { scope: options.basePath, routes, errorResponse }
 }

@@ -73,6 +73,17 @@ export const selfUpdateBody = lazySchema(Joi => Joi.object<SelfUpdateInput>({ us
   .or('username', 'password', 'email').label('body').required()
   .messages({ 'object.missing': NOTHING_TO_UPDATE }))
 
+/**
+ * A body that may carry `current_password` (recent authentication, lib/auth/accounts.ts confirmOwner): the body
+ * without it, and the password apart (a string of a password's length, else INVALID_INPUT). Throws for a non-object.
+ */
+export function withoutCurrentPassword (body: unknown): [Record<string, unknown>, string | undefined] {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw fail('INVALID_INPUT', '"body" must be an object')
+  const { current_password: password, ...rest } = body as Record<string, unknown>
+  if (password !== undefined && (typeof password !== 'string' || password === '' || password.length > PASSWORD_MAX)) throw fail('INVALID_INPUT', '"current_password" must be a password')
+  return [rest, password as string | undefined]
+}
+
 export const endSessionsBody = lazySchema(Joi => Joi.object<EndSessionsInput>({ revoke_keys: revokeKeys() }).label('body'))
 
 export const userStatusBody = lazySchema(Joi => Joi.object<{ disabled: boolean }>({ disabled: Joi.boolean().strict().required() }).label('body').required())

@@ -10,7 +10,7 @@ import { consoleDevice } from '../auth/sessions.ts'
 import { createAuthErrorResponse } from '../auth/error-body.ts'
 import type Joi from 'joi'
 import type { LazySchema } from '../auth/schemas.ts'
-import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, selfUpdateBody, targetParams, userStatusBody, USER_AGENT_MAX, PASSWORD_MAX } from '../auth/schemas.ts'
+import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, selfUpdateBody, targetParams, userStatusBody, USER_AGENT_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
 import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
@@ -125,11 +125,7 @@ export function createConsole (options: ConsoleOptions): Console {
 
   /** The JSON body without `current_password`, and that password (checked: a string of a password's length) apart. */
   function bodyAndPassword (req: HandlerRequest): [Record<string, unknown>, string | undefined] {
-    const body = readJsonBody(req, true)
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw fail('INVALID_INPUT', '"body" must be an object')
-    const { current_password: password, ...rest } = body as Record<string, unknown>
-    if (password !== undefined && (typeof password !== 'string' || password === '' || password.length > PASSWORD_MAX)) throw fail('INVALID_INPUT', '"current_password" must be a password')
-    return [rest, password as string | undefined]
+    return withoutCurrentPassword(readJsonBody(req, true))
   }
 
   /** A sensitive action: the session is recent or the current password is given (lib/auth/accounts.ts, confirmOwner). */

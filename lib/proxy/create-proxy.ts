@@ -299,6 +299,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
       owners: options.resources?.owners,
       byLevel: resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel'),
       maxCacheTtlSeconds: options.resources?.maxCacheTtlSeconds ?? DEFAULT_MAX_CACHE_TTL_SECONDS,
+      // A custom endpoint hands out file URIs on its own host: they name the gateway's files as Google's do.
+      fileHosts: [options.upstream?.geminiApiEndpoint, options.upstream?.vertexEndpoint].flatMap(url => typeof url === 'string' && URL.canParse(url) ? [new URL(url).hostname] : []),
       now: options.now ?? (() => new Date()),
       logger: options.logger,
     }),

@@ -548,3 +548,39 @@ t.test('a disable that another replica\'s change makes the last enabled hush use
   t.equal((await base.users.findById(admin.userId))?.disabled, undefined, 'this replica\'s disable was undone')
   t.equal(await base.users.countByAccessLevel('hush'), 1)
 })
+
+const REAUTH = 'Changing a password, email or username, an access level, status or limits, or creating an API key, needs a fresh login or the current password (current_password)'
+
+t.test('the JSON admin writes (account fields, access level, status, limits) need a recent sign-in or the admin\'s current password, as the console does: a leaked admin token alone changes nobody', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'target' })
+  h.advance(600)
+  const writes: Array<[string, Record<string, unknown>]> = [
+    [user.userId, { email: 'taken@example.com' }],
+    [user.userId, { password: 'attacker-chosen-password' }],
+    [`${user.userId}/access-level`, { access_level: 'hush' }],
+    [`${user.userId}/status`, { disabled: true }],
+    [`${user.userId}/limits`, { rpm: 1 }],
+    // The admin's own account: the self-update's rule.
+    [admin.userId, { password: 'attacker-chosen-password' }],
+    [`${admin.userId}/status`, { disabled: true }],
+  ]
+  const before = await h.snapshot()
+  for (const [path, body] of writes) {
+    const res = await adminCall(h, admin, 'PUT', path, body)
+    t.same([res.status, res.body], [401, { detail: REAUTH }], `PUT ${path} ${JSON.stringify(body)}`)
+  }
+  // A wrong current_password is a failed login of the admin (the login limiter counts it).
+  const wrong = await adminCall(h, admin, 'PUT', `${user.userId}/status`, { disabled: true, current_password: 'not-the-password' })
+  t.same([wrong.status, wrong.body], [401, { detail: 'current_password is not the current password' }])
+  t.equal(await h.snapshot(), before, 'nothing changed')
+  t.equal((await adminCall(h, admin, 'GET', user.userId)).status, 200, 'reads need no recent sign-in')
+  const proved = await adminCall(h, admin, 'PUT', `${user.userId}/access-level`, { access_level: 'member', current_password: ADMIN_PASSWORD })
+  t.same([proved.status, proved.body.access_level], [200, 'member'], 'the current password proves the admin is present')
+  t.notOk(proved.text.includes(ADMIN_PASSWORD))
+  t.equal((await adminCall(h, admin, 'PUT', `${user.userId}/limits`, { rpm: 5, current_password: ADMIN_PASSWORD })).body.limits.rpm, 5)
+  const fresh = await h.admin()
+  t.equal((await adminCall(h, fresh, 'PUT', `${user.userId}/status`, { disabled: true })).status, 200, 'a new sign-in is a recent one')
+})

@@ -1,6 +1,7 @@
 // Issue 20's "deny by default" over real HTTP against the gateway, two members with their own keys on the Gemini API
 // backend: pass-through model calls are admitted and charged, files and model lists are counted, invented model
 // names fold into one usage row, and every answer to a key carries the rate headers (@google/genai for files).
+import http from 'node:http'
 import t from 'tap'
 import { GoogleGenAI } from '@google/genai'
 import { startGateway } from '../support/gateway.ts'
@@ -48,6 +49,26 @@ t.test('token limits hold through pass-through: batchEmbedContents is admitted o
   const report = await usageReport(alice, 2, bob)
   t.match(report.rows, [{ model: 'gemini-embedding-2', surface: 'native' }], JSON.stringify(report))
   t.ok(report.totals.input_tokens >= 1500, `charged: ${String(report.totals.input_tokens)} input tokens`)
+})
+
+t.test('a pass-through model call is never charged 0: a chunked batchEmbedContents (no Content-Length) whose answer reports no usage is charged the bytes the gateway read', async t => {
+  const { url, alice, bob } = await setup(t, { tpm: 2000 })
+  const { hostname, port } = new URL(url)
+  const body = JSON.stringify({ requests: [{ model: 'models/gemini-embedding-2', content: { parts: [{ text: 'x'.repeat(6000) }] } }] })
+  const chunked = async (): Promise<number> => await new Promise((resolve, reject) => {
+    const req = http.request({ host: hostname, port, method: 'POST', path: '/v1beta/models/gemini-embedding-2:batchEmbedContents', headers: { 'x-goog-api-key': alice.key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, res => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', reject)
+    req.write(body.slice(0, 100))
+    req.end(body.slice(100))
+  })
+  t.equal(await chunked(), 200)
+  t.equal(await chunked(), 200, 'the minute had room left')
+  t.equal(await chunked(), 429, 'both calls were charged their estimates though no Content-Length was sent')
+  const report = await usageReport(alice, 2, bob)
+  t.ok(report.totals.input_tokens >= 2 * 1500, `charged: ${String(report.totals.input_tokens)} input tokens`)
 })
 
 t.test('every request a key makes is counted and answered with all six rate headers: files through @google/genai, model lists', async t => {

@@ -17,7 +17,7 @@ for (const [setting, days] of [[undefined, 90], ['7', 7], ['0', null]] as const)
   })
 }
 
-t.test('with AUTH_REAUTH_SECONDS=0 every key creation needs current_password', async t => {
+t.test('with AUTH_REAUTH_SECONDS=0 every key creation, and every admin write, needs current_password', async t => {
   const gateway = await startGateway({ ...ADMIN, LOG_LEVEL: 'silent', AUTH_REAUTH_SECONDS: '0' })
   t.teardown(() => gateway.close())
   const api = authClient(gateway.url + '/v1/api')
@@ -25,7 +25,7 @@ t.test('with AUTH_REAUTH_SECONDS=0 every key creation needs current_password', a
   const admin = (await api.login(ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)).body
   const user = (await api.login('careful_user', 'quiet-lantern-58')).body
   const ua = { 'user-agent': 'gatehouse-tests/1.0 (device A)' }
-  await api.call('PUT', `/admin/user/${user.user_id}/access-level`, { query: { admin_id: admin.user_id }, headers: { ...ua, authorization: `Bearer ${admin.access_token}` }, json: { access_level: 'member' } })
+  await api.call('PUT', `/admin/user/${user.user_id}/access-level`, { query: { admin_id: admin.user_id }, headers: { ...ua, authorization: `Bearer ${admin.access_token}` }, json: { access_level: 'member', current_password: ADMIN.AUTH_ADMIN_PASSWORD } })
   const create = async (json: unknown): Promise<number> => (await api.call('POST', '/auth/keys', { query: { user_id: user.user_id }, headers: { ...ua, token: user.access_token }, json })).status
   t.equal(await create({ name: 'ci' }), 401, 'a session token alone cannot mint a key')
   t.equal(await create({ name: 'ci', current_password: 'quiet-lantern-58' }), 201, 'with the current password it can')

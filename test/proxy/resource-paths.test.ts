@@ -44,7 +44,23 @@ t.test('paths: lists, creations and single resources of each kind, case variants
 })
 
 t.test("a batch's or operation's output files are found, never its input", async t => {
-  t.same(outputFilesIn({ name: 'batches/b', metadata: { inputConfig: { fileName: 'files/in' }, output: { responsesFile: 'files/out1' } }, response: { dest: { fileName: 'files/out2' } } }).sort(), ['files/out1', 'files/out2'])
+  t.same(outputFilesIn({ name: 'batches/b', metadata: { inputConfig: { fileName: 'files/in' }, output: { responsesFile: 'files/out1' } }, response: { output: { responsesFile: 'files/out2' } } }).sort(), ['files/out1', 'files/out2'])
+  t.same(outputFilesIn({ response: { responsesFile: 'files/out3' } }), ['files/out3'])
   t.same(outputFilesIn({ response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 'https://generativelanguage.googleapis.com/v1beta/files/v1:download?alt=media' } }] } } }), ['files/v1'])
   t.same(outputFilesIn({ response: { video: { uri: 'https://example.com/v.mp4' } }, fileName: 'files/top' }), [], 'another host, or a name outside the output')
+})
+
+t.test('batch output ownership is read only from the documented response fields, never client-echoed metadata or model output', async t => {
+  const echoed = {
+    metadata: { displayName: 'files/op1', dest: { fileName: 'files/op2' }, output: { inlinedResponses: { inlinedResponses: [{ response: { candidates: [{ content: { parts: [{ fileData: { fileUri: 'files/op3' } }] } }] } }] } } },
+    response: { dest: { fileName: 'files/op4' }, inlinedResponses: { inlinedResponses: [{ response: { text: 'files/op5', fileUri: 'files/op6' } }] }, metadata: { uri: 'files/op7' } },
+  }
+  t.same(outputFilesIn(echoed), [])
+})
+
+t.test('a file URI on a configured upstream host is a file reference, as a Google one is', async t => {
+  t.equal(fileName('http://127.0.0.1:8080/v1beta/files/abc1', ['127.0.0.1']), 'files/abc1')
+  t.equal(fileName('http://127.0.0.1:8080/v1beta/files/abc1'), undefined, 'another host without the configuration')
+  t.same(referencesIn({ contents: [{ parts: [{ fileData: { fileUri: 'https://gemini.internal.example/v1beta/files/abc1' } }] }] }, ['gemini.internal.example']), [{ field: 'fileUri', name: 'files/abc1' }])
+  t.same(outputFilesIn({ response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 'https://gemini.internal.example/v1beta/files/v2:download?alt=media' } }] } } }, ['gemini.internal.example']), ['files/v2'])
 })

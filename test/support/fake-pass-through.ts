@@ -2,10 +2,12 @@
 // them whole): every request's method, URL, headers, size and sha256, and `firstBytes` resolving once the first
 // bytes of the latest request body arrived. Answers: `:embedContent` and `:batchEmbedContents` in Google's shape
 // (values [text length, index, 0.5]); an upload with its size and digest, and a resumable upload URL on this host;
-// anything else echoes what it got. Listens on 127.0.0.1.
+// anything else echoes what it got; Google's system parameters (`fields`, `alt=proto`, `callback`) shape every
+// answer as Google's front end does (fake-system-parameters.ts). Listens on 127.0.0.1.
 import http from 'node:http'
 import { createHash } from 'node:crypto'
 import type { AddressInfo, Socket } from 'node:net'
+import { shapeAnswer } from './fake-system-parameters.ts'
 
 export interface SeenRequest { method: string, url: string, headers: http.IncomingHttpHeaders, size: number, sha256: string, text: string }
 
@@ -52,7 +54,10 @@ export async function startFakePassThrough (): Promise<FakePassThrough> {
       } else {
         body = { method: request.method, url: request.url }
       }
-      res.writeHead(200, headers).end(JSON.stringify(body))
+      // Google's system parameters reshape the answer (fake-system-parameters.ts).
+      const shaped = shapeAnswer(Object.fromEntries(new URL(request.url, 'http://fake').searchParams), body, true)
+      if (shaped !== undefined) res.writeHead(200, { ...headers, 'content-type': shaped.contentType }).end(shaped.body)
+      else res.writeHead(200, headers).end(JSON.stringify(body))
     })
   })
   server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })

@@ -65,6 +65,9 @@
 //   fake.gemini                        the Gemini API's files, caches, batches and operations (fake-gemini-resources.ts)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
+// System parameters, as Google's front end applies them to every Gemini API JSON answer (not a stream's events):
+// `fields`/`$fields` masks, `alt=proto` protobuf bytes and `callback`/`$callback` JSONP (fake-system-parameters.ts).
+//
 // Thought signatures, as Gemini 3 checks them (docs/upstream-protocol.md, "Thought signatures"): a generate or
 // stream call to a gemini-3* model whose current turn (every step after the last user content that is not only
 // functionResponse parts) has a model step whose first functionCall part carries no thoughtSignature gets 400
@@ -93,6 +96,7 @@ import type { Socket } from 'node:net'
 import { geminiResourceReply, isGeminiResourcePath, newGeminiResources } from './fake-gemini-resources.ts'
 import type { GeminiResources } from './fake-gemini-resources.ts'
 import { interactionReply, isInteractionsPath, newFakeInteractions } from './fake-interactions.ts'
+import { shapeAnswer } from './fake-system-parameters.ts'
 import type { FakeInteractions } from './fake-interactions.ts'
 
 export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'resources' | 'interactions' | 'token' | 'other'
@@ -875,6 +879,13 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     else if (reply.body !== undefined) text = JSON.stringify(status === 200 ? wrap(rec, reply, reply.body) : reply.body)
     else if (status === 200) text = JSON.stringify(wrap(rec, reply, defaultBody(rec)))
     else text = JSON.stringify(googleError(status))
+    // The Gemini API's front end applies the system parameters to every JSON answer (fake-system-parameters.ts).
+    const shaped = rec.api === 'gemini-api' && reply.text === undefined ? shapeAnswer(rec.query, JSON.parse(text), status === 200) : undefined
+    if (shaped !== undefined) {
+      res.writeHead(status, { ...reply.headers, 'content-type': shaped.contentType })
+      res.end(shaped.body)
+      return
+    }
     res.writeHead(status, { 'content-type': reply.text !== undefined ? 'text/plain' : 'application/json; charset=UTF-8', ...reply.headers })
     res.end(text)
   }

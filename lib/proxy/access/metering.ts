@@ -41,9 +41,10 @@ export interface Metering {
   /**
    * Begins a call of `model` (its usage row's name), reserving its input estimate plus `requestedOutputTokens` (what
    * outputReservation gives; default 0) in the caller's token windows; throws RATE_LIMITED (RateLimitedError,
-   * recorded as a 429) when a limit refuses it.
+   * recorded as a 429) when a limit refuses it. `readBytes`: the request body's size as the gateway read it (a
+   * pass-through body it checked), the floor of the input estimate whatever Content-Length said.
    */
-  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported): Promise<MeteredCall>
+  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported, readBytes?: number): Promise<MeteredCall>
   /** Begins a request on no model: counted against the requests per minute, charged nothing, recorded under NO_MODEL. */
   request (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
   /** The call `req` began, if any (for the error mappers). */
@@ -171,7 +172,8 @@ export function createMetering (options: MeteringOptions): Metering {
   }
 
   return {
-    begin: async (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate') => await admit(req, caller, surface, model, requestTokens(req), requestedOutputTokens ?? 0, unreported),
+    begin: async (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0) =>
+      await admit(req, caller, surface, model, Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)), requestedOutputTokens ?? 0, unreported),
     request: async (req, caller, surface) => await admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
     callOf: req => calls.get(req),
   }

@@ -60,6 +60,8 @@ export interface OwnershipOptions {
   /** The level table whose `allow` says which resource kinds keys may use. */
   byLevel: LimitsByLevel
   maxCacheTtlSeconds: number
+  /** Upstream hosts besides googleapis.com whose URIs name files (a custom GEMINI_API_ENDPOINT's), lower case. */
+  fileHosts?: readonly string[]
   now: () => Date
   logger?: Logger
 }
@@ -67,6 +69,8 @@ export interface OwnershipOptions {
 /** A pass-through request admitted: the body to send, headers to lay over the client's, and the step after the answer. */
 export interface Admitted {
   body: AsyncIterable<Uint8Array> | undefined
+  /** The size of the body as read and checked here (a key's JSON body); undefined for one that streams on unread. */
+  readBytes?: number
   headers: Record<string, string>
   /**
    * Records what was created, forgets what was deleted, keeps only the caller's own in a list; the answer to send.
@@ -126,8 +130,32 @@ function createdNames (made: 'file' | 'files' | 'named' | 'upload', body: unknow
   return typeof item.name === 'string' && item.name !== '' ? [item.name] : []
 }
 
+function unreadable (why: string): Error {
+  return fail('UPSTREAM_ERROR', `The upstream answer could not be checked for whose resources it holds: ${why}`)
+}
+
+/** A 2xx answer the gateway must check, parsed; throws UPSTREAM_ERROR (502) for bytes that are not JSON (JSONP, protobuf). */
+function checkable (bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw unreadable('it is not JSON')
+  }
+}
+
+/** A list page's items and next page token; throws UPSTREAM_ERROR (502) for anything not shaped as one. */
+function listPage (parsed: unknown, field: string): { items: unknown[], nextPageToken?: string } {
+  // An empty page may omit its items (Google leaves out empty lists), and the body altogether.
+  if (parsed === undefined) return { items: [] }
+  if (!isObject(parsed)) throw unreadable('a list page is not a JSON object')
+  const items = parsed[field] ?? []
+  const token = parsed.nextPageToken ?? ''
+  if (!Array.isArray(items) || typeof token !== 'string') throw unreadable(`a list page's ${field} or nextPageToken is not what Google lists`)
+  return token === '' ? { items } : { items, nextPageToken: token }
+}
+
 export function createOwnership (options: OwnershipOptions): Ownership {
-  const { owners, byLevel, maxCacheTtlSeconds, now, logger } = options
+  const { owners, byLevel, maxCacheTtlSeconds, now, logger, fileHosts = [] } = options
 
   function logged (event: 'created' | 'deleted', caller: ProxyCaller, resource: string): void {
     const who = caller.kind === 'key' ? { userId: caller.userId, keyId: caller.keyId } : { userId: 'operator', keyId: null }
@@ -191,7 +219,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
 
   async function checkReferences (caller: ProxyCaller, body: unknown): Promise<void> {
     if (caller.kind !== 'key') return
-    const names = [...new Set(referencesIn(body).map(ref => ref.name))]
+    const names = [...new Set(referencesIn(body, fileHosts).map(ref => ref.name))]
     if (names.length === 0) return
     // One store read for the whole body, however many requests a batch holds.
     const mine = new Set((owners === undefined ? [] : await owners.getMany(names, now())).filter(o => o.userId === caller.userId).map(o => o.resource))
@@ -222,28 +250,20 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     }
     if (target.op === 'list' && caller.kind !== 'key') return answer
     const bytes = await readAll(answer.body, MAX_ANSWER_BYTES)
-    let parsed: unknown
-    try {
-      parsed = bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8'))
-    } catch {}
+    // Fail closed: an answer that must be checked and cannot be read never reaches the client (a 502).
+    const parsed = bytes.length === 0 ? undefined : checkable(bytes)
     const same = { ...answer, body: oneChunk(bytes) }
     if (target.op === 'list') {
-      // Only the caller's own items; the page token stays, so paging goes on over the upstream's pages.
-      if (!isObject(parsed)) return same
-      let page: Record<string, unknown> = parsed
-      let kept = await ownItems(caller, Array.isArray(page[target.field]) ? page[target.field] as unknown[] : [])
-      for (let read = 1; kept.length === 0 && nextPage !== undefined && read < MAX_LIST_PAGES && typeof page.nextPageToken === 'string' && page.nextPageToken !== ''; read++) {
+      // Only the caller's own items, and nothing else of the page but its token, so paging goes on over the upstream's pages.
+      let page = listPage(parsed, target.field)
+      let kept = await ownItems(caller, page.items)
+      for (let read = 1; kept.length === 0 && nextPage !== undefined && read < MAX_LIST_PAGES && page.nextPageToken !== undefined; read++) {
         const more = await nextPage(page.nextPageToken)
         if (more.status < 200 || more.status >= 300) return more
-        let next: unknown
-        try {
-          next = JSON.parse((await readAll(more.body, MAX_ANSWER_BYTES)).toString('utf8'))
-        } catch {}
-        if (!isObject(next)) break
-        page = next
-        kept = await ownItems(caller, Array.isArray(page[target.field]) ? page[target.field] as unknown[] : [])
+        page = listPage(checkable(await readAll(more.body, MAX_ANSWER_BYTES)), target.field)
+        kept = await ownItems(caller, page.items)
       }
-      const filtered = Buffer.from(JSON.stringify({ ...page, [target.field]: kept }))
+      const filtered = Buffer.from(JSON.stringify({ [target.field]: kept, ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken }) }))
       const headers = { ...answer.headers }
       delete headers['content-length']
       return { ...answer, headers, body: oneChunk(filtered) }
@@ -252,7 +272,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       if (target.kind === 'batches') {
         // What the caller's batch or operation produced (its results file, a video) is the caller's; a file that has
         // a record already keeps it, so an answer can never hand over anyone else's.
-        for (const name of outputFilesIn(parsed)) {
+        for (const name of outputFilesIn(parsed, fileHosts)) {
           if (owners !== undefined && await owners.get(name, now()) === null) await record(caller, name, recordExpiry('files', undefined, undefined))
         }
         return same
@@ -295,8 +315,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
 
     async admit (caller, method, path, query, body) {
       const target = resourceTarget(method, path, query.upload_id)
-      const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date): Admitted =>
-        ({ body: sent, headers, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
+      const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date, readBytes?: number): Admitted =>
+        ({ body: sent, headers, readBytes, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
       if (caller.kind !== 'key') return pass(body)
       if (target.op === 'other') {
         throw fail('RESOURCE_NOT_ALLOWED', `${target.what} is not available to keys: only models, files, cachedContents, batches and operations pass through for them`)
@@ -321,7 +341,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       const cachePatch = target.op === 'item' && target.kind === 'caches' && method === 'PATCH'
       const askedExpiry = cacheCreate || cachePatch ? cacheExpiry(parsed, cacheCreate) : undefined
       const sent = Buffer.from(JSON.stringify(parsed))
-      return pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry)
+      return pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry, bytes.length)
     },
   }
 }

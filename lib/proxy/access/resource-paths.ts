@@ -65,7 +65,10 @@ export function resourceTarget (method: string, path: string, uploadId: string |
   return { op: 'other', what: segments[0] === '' ? path : segments[0].split(':')[0] }
 }
 
-/** A reference a request body makes to a resource: a cache (`cachedContent`) or a file (`fileData.fileUri`, a batch's `inputConfig.fileName`). */
+/**
+ * A reference a request body makes to a resource: a cache (`cachedContent`), a file (`fileData.fileUri`, a batch's
+ * `inputConfig.fileName`), or one nothing records an owner of (`fileSearch.fileSearchStoreNames`, files:register's `uris`).
+ */
 export interface Reference { field: string, name: string }
 
 /** Free-form values inside a request (a function call's args, a function's answer, labels): their strings name nothing. */
@@ -76,10 +79,11 @@ const GOOGLE_BASE = 'https://generativelanguage.googleapis.com/v1beta/'
 /**
  * The `files/{id}` a file reference names: `files/x`, `/v1beta/files/x`, or a full Google URI
  * (`https://generativelanguage.googleapis.com/v1beta/files/x`, any googleapis.com host, any case, encoded or with dot
- * segments); undefined for an http(s) URL of another host (a YouTube or public URL the upstream fetches itself). A
- * Google URI that names no file, or another scheme (gs://), becomes a name nobody owns, refused like someone else's.
+ * segments), or a URI on one of `hosts` (the upstream hosts the gateway is configured with, a custom endpoint's);
+ * undefined for an http(s) URL of another host (a YouTube or public URL the upstream fetches itself). A Google URI
+ * that names no file, or another scheme (gs://), becomes a name nobody owns, refused like someone else's.
  */
-export function fileName (reference: string): string | undefined {
+export function fileName (reference: string, hosts: readonly string[] = []): string | undefined {
   let url: URL
   try {
     url = new URL(reference, GOOGLE_BASE)
@@ -87,7 +91,7 @@ export function fileName (reference: string): string | undefined {
     return `files/${reference}`
   }
   const web = url.protocol === 'https:' || url.protocol === 'http:'
-  if (web && !/(^|\.)googleapis\.com$/i.test(url.hostname)) return undefined
+  if (web && !/(^|\.)googleapis\.com$/i.test(url.hostname) && !hosts.includes(url.hostname.toLowerCase())) return undefined
   // Another scheme (gs://, data:) names nothing the gateway recorded: nobody owns it.
   if (!web) return `files/${reference}`
   let segments: string[]
@@ -107,7 +111,7 @@ function cacheName (reference: string): string {
 }
 
 /** Every resource a request body names, wherever it sits (generate, countTokens' generateContentRequest, a batch's requests, a cache's contents), in either field spelling (`fileUri`, `file_uri`). */
-export function referencesIn (body: unknown): Reference[] {
+export function referencesIn (body: unknown, hosts: readonly string[] = []): Reference[] {
   const found: Reference[] = []
   const walk = (value: unknown): void => {
     if (Array.isArray(value)) {
@@ -118,10 +122,16 @@ export function referencesIn (body: unknown): Reference[] {
     for (const [key, inner] of Object.entries(value)) {
       const field = key.replace(/_/g, '').toLowerCase()
       if (FREE_FORM.has(field)) continue
+      // File Search stores and files:register's Cloud Storage URIs have no owner records: nobody's, so a key's name is refused.
+      const unowned = field === 'filesearchstorenames' ? 'fileSearchStores/' : field === 'uris' ? 'uris/' : undefined
+      if (unowned !== undefined) {
+        for (const item of Array.isArray(inner) ? inner : [inner]) found.push({ field: key, name: typeof item === 'string' ? `${unowned}${item}` : `${unowned}${JSON.stringify(item)}` })
+        continue
+      }
       if (typeof inner === 'string') {
         if (field === 'cachedcontent') found.push({ field: key, name: cacheName(inner) })
         else if (field === 'fileuri' || field === 'filename') {
-          const name = fileName(inner)
+          const name = fileName(inner, hosts)
           if (name !== undefined) found.push({ field: key, name })
         }
       } else {
@@ -133,33 +143,38 @@ export function referencesIn (body: unknown): Reference[] {
   return found
 }
 
-/** Where a batch or a long-running operation names what it produced (a batch's results file, a video's URI). */
-const OUTPUT_FIELDS = new Set(['output', 'dest', 'response'])
-const OUTPUT_NAMES = new Set(['responsesfile', 'filename', 'uri', 'fileuri'])
+/** A value at a path of plain keys (`a.b`), an array item by item; strings only. */
+function stringsAt (value: unknown, path: string[]): string[] {
+  if (Array.isArray(value)) return value.flatMap(item => stringsAt(item, path))
+  if (path.length === 0) return typeof value === 'string' ? [value] : []
+  if (value === null || typeof value !== 'object') return []
+  return stringsAt((value as Record<string, unknown>)[path[0]], path.slice(1))
+}
 
 /**
- * The files a batch or operation answer names as its output (`output`, `dest`, `response`, at any depth below the
- * Operation or its metadata), never its input: those are made by the upstream for that batch's owner.
+ * Where Google's answers name what a batch or a long-running operation produced (ai.google.dev/api: batch-mode,
+ * video): a batch's results file (GenerateContentBatch / EmbedContentBatch `output.responsesFile`, as metadata or
+ * as the done response), and a video operation's generated samples. Nothing else: a batch's metadata echoes what
+ * its creator sent and its inlined responses are model output, so a name found there could be anyone's.
  */
-export function outputFilesIn (answer: unknown): string[] {
+const OUTPUT_PATHS = [
+  'metadata.output.responsesFile',
+  'response.output.responsesFile',
+  'response.responsesFile',
+  'response.generateVideoResponse.generatedSamples.video.uri',
+].map(path => path.split('.'))
+
+/**
+ * The files a batch or operation answer names as its output, read at Google's documented paths only (OUTPUT_PATHS);
+ * `hosts`: the other hosts whose URIs name the gateway's files (fileName).
+ */
+export function outputFilesIn (answer: unknown, hosts: readonly string[] = []): string[] {
   const found = new Set<string>()
-  const walk = (value: unknown, inOutput: boolean): void => {
-    if (Array.isArray(value)) {
-      for (const item of value) walk(item, inOutput)
-      return
-    }
-    if (value === null || typeof value !== 'object') return
-    for (const [key, inner] of Object.entries(value)) {
-      const field = key.replace(/_/g, '').toLowerCase()
-      if (field === 'inputconfig' || field === 'input') continue
-      if (inOutput && typeof inner === 'string' && OUTPUT_NAMES.has(field)) {
-        const name = fileName(inner)
-        if (name !== undefined && /^files\/[A-Za-z0-9_-]+$/.test(name)) found.add(name)
-      } else {
-        walk(inner, inOutput || OUTPUT_FIELDS.has(field))
-      }
+  for (const path of OUTPUT_PATHS) {
+    for (const value of stringsAt(answer, path)) {
+      const name = fileName(value, hosts)
+      if (name !== undefined && /^files\/[A-Za-z0-9_-]+$/.test(name)) found.add(name)
     }
   }
-  walk(answer, false)
   return [...found]
 }

@@ -40,6 +40,8 @@ export interface ModelCallSpec {
   noOutput?: boolean
   /** How an answer without usage is charged (default its input estimate; countTokens: nothing). */
   unreported?: Unreported
+  /** The body's size as the gateway read it (pass-through), the floor of the input estimate (Metering.begin). */
+  readBytes?: number
   /** How a refusal of the model reads on this surface (chat names the `model` parameter); default as it is. */
   modelRefused?: (err: unknown) => unknown
   /** The upstream the call uses, given the configured one and the model (chat's long decoding); default the configured one. */
@@ -130,7 +132,7 @@ async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: (
 export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
   const model = resolve(ctx, caller, spec)
   const requested = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens)
-  const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported)
+  const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported, spec.readBytes)
   const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
   const base = model.base
   const sessionId = req.headers['x-session-id']
@@ -195,9 +197,9 @@ export function allowedTunedModel (ctx: Pick<ProxyContext, 'modelPolicy'>, calle
  * Begins a call on a project's tuned model (`tunedModels/{name}`), outside the catalogue: allowed only to a caller
  * whose policy allows every model, recorded under OTHER_MODEL. Throws MODEL_NOT_ALLOWED or RATE_LIMITED.
  */
-export async function beginTunedModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, name: string, noOutput: boolean, unreported: Unreported): Promise<MeteredCall> {
+export async function beginTunedModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, name: string, noOutput: boolean, unreported: Unreported, readBytes?: number): Promise<MeteredCall> {
   allowedTunedModel(ctx, caller, name)
-  return await ctx.metering.begin(req, caller, 'native', OTHER_MODEL, noOutput ? 0 : DEFAULT_OUTPUT_RESERVATION, unreported)
+  return await ctx.metering.begin(req, caller, 'native', OTHER_MODEL, noOutput ? 0 : DEFAULT_OUTPUT_RESERVATION, unreported, readBytes)
 }
 
 /**

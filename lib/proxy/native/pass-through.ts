@@ -6,7 +6,7 @@
 //    (plain or encoded), no empty segment (`//host`), no encoded or back slash: the target stays the
 //    backend's host and the path the client named
 //  - headers from an allow-list only: the client's key, Authorization, cookies and hop-by-hop headers never pass
-//  - the query without `key`; the body and the answer streamed, never held whole (Route.streamBody)
+//  - the query without `key`, only the parameters its route takes (./forwarded-query.ts); the body and the answer streamed, never held whole (Route.streamBody)
 //  - every request goes through the governed lifecycle (lib/proxy/call/lifecycle.ts): a call on a model
 //    (`models/{model}:{action}` or `tunedModels/{model}:{action}`, any case) and a cache creation (its model in the
 //    body, handed on resolved as ForwardRequest.bodyModel) are model calls, admitted and charged from the usage the
@@ -19,6 +19,7 @@ import type { ProxyCaller } from '../access/caller.ts'
 import type { MeteredCall } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
 import { notPassedThrough } from '../upstream/forward.ts'
+import { forwardedQuery } from './forwarded-query.ts'
 import { allowedModel } from '../access/model-policy.ts'
 import { allowedTunedModel, beginModelCall, beginRequest, beginTunedModelCall, meteredAnswer } from '../call/lifecycle.ts'
 import { modelTargetOf, producesNoOutput, spendsNoTokens } from '../call/model-path.ts'
@@ -73,13 +74,6 @@ export function passThroughHeaders (headers: HandlerRequest['headers']): Record<
     if (value !== undefined && (REQUEST_HEADERS.has(name) || UPLOAD_HEADER.test(name))) passed[name] = value
   }
   return passed
-}
-
-function queryWithoutKey (query: Record<string, string>): string {
-  const params = new URLSearchParams()
-  for (const name in query) if (name !== 'key') params.append(name, query[name])
-  const text = params.toString()
-  return text === '' ? '' : `?${text}`
 }
 
 /** The proxy's own base URL as this client reached it, for upload URLs the upstream hands out; undefined without a Host header. */
@@ -143,12 +137,15 @@ interface Governed {
   bodyModel?: string
 }
 
-/** Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request on no model. */
-/** `given`: the request body as tenant isolation passed it on (read and checked when a key sent JSON). */
-async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined): Promise<Governed> {
+/**
+ * Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request
+ * on no model. `given`: the request body as tenant isolation passed it on; `readBytes` its size when it read it (a
+ * key's JSON), the floor of the input estimate, so a chunked body without Content-Length is never estimated at 0.
+ */
+async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined, readBytes: number | undefined): Promise<Governed> {
   if (req.method === 'POST' && CACHE_CREATE.test(path)) {
     const { bytes, model } = await cacheCreation(given)
-    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true })
+    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true, readBytes: bytes.length })
     return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
   }
   const body = given
@@ -164,8 +161,8 @@ async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCa
   const noOutput = producesNoOutput(action)
   const unreported = spendsNoTokens(action) ? 'nothing' : 'estimate'
   const call = collection === 'tunedModels'
-    ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported)
-    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported })).metered
+    ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported, readBytes)
+    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported, readBytes })).metered
   return { call, onModel: true, body }
 }
 
@@ -176,13 +173,14 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
     throw notPassedThrough(backend.name, req.path, 'other native paths pass through on the gemini-api and vertex backends only')
   }
   const { path, mount } = forwardedPath(req.path)
+  const query = forwardedQuery(req.method, path, req.query)
   // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
   const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body))
-  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body)
+  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body, owned.readBytes)
   const request = {
     method: req.method,
     path,
-    query: queryWithoutKey(req.query),
+    query,
     headers: { ...passThroughHeaders(req.headers), ...owned.headers },
     body,
     signal: req.signal,
@@ -191,7 +189,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const forward = backend.forward.bind(backend)
   const forwarded = await forward(request)
   // Tenant isolation: record what was created, forget what was deleted, keep only the caller's own in a list (a page left empty filled from the next).
-  const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: queryWithoutKey({ ...req.query, pageToken }) }))
+  const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: forwardedQuery(req.method, path, { ...req.query, pageToken }) }))
   // A model call ends with its answer's body, charged the usage it reports; a request ends with its answer.
   let answerBody = answer.body
   if (onModel) answerBody = meteredAnswer(call, answer)
