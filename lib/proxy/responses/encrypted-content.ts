@@ -9,10 +9,11 @@ const PREFIX = 'gh1.'
 const IV_BYTES = 12
 const TAG_BYTES = 16
 
-/** What a reasoning item carries: each call id's signature. */
+/** What a reasoning item carries: each call id's signature; a compaction item, the summary of what it replaced. */
 export interface SealedSignatures {
   /** call_id → Gemini thoughtSignature (base64). */
   calls: Record<string, string>
+  summary?: string
 }
 
 export interface SignatureSealer {
@@ -34,7 +35,7 @@ export function createSignatureSealer (secret: string | undefined): SignatureSea
       const iv = randomBytes(IV_BYTES)
       const cipher = createCipheriv('aes-256-gcm', key, iv)
       cipher.setAAD(aad(owner))
-      const sealed = Buffer.concat([iv, cipher.update(JSON.stringify({ c: content.calls }), 'utf8'), cipher.final(), cipher.getAuthTag()])
+      const sealed = Buffer.concat([iv, cipher.update(JSON.stringify(content.summary === undefined ? { c: content.calls } : { c: content.calls, s: content.summary }), 'utf8'), cipher.final(), cipher.getAuthTag()])
       return PREFIX + sealed.toString('base64url')
     },
     open (owner, value) {
@@ -46,12 +47,12 @@ export function createSignatureSealer (secret: string | undefined): SignatureSea
         decipher.setAAD(aad(owner))
         decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
         const text = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8')
-        const parsed = JSON.parse(text) as { c?: unknown }
+        const parsed = JSON.parse(text) as { c?: unknown, s?: unknown }
         const calls: Record<string, string> = {}
         if (parsed.c !== null && typeof parsed.c === 'object') {
           for (const [id, signature] of Object.entries(parsed.c)) if (typeof signature === 'string') calls[id] = signature
         }
-        return { calls }
+        return typeof parsed.s === 'string' ? { calls, summary: parsed.s } : { calls }
       } catch {
         return undefined
       }

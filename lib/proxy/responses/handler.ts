@@ -12,18 +12,23 @@ import { longDecoding } from '../models/continuation.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
 import { failedResponseError } from './error-body.ts'
-import { imageUrlCount, inputItems, toGeminiRequest } from './request-to-gemini.ts'
+import { imageUrlCount, inputItems, isCompactionTurn, toGeminiRequest } from './request-to-gemini.ts'
 import { createResponseBuilder } from './response-from-gemini.ts'
 import type { ResponseBuilder, ResponseMeta } from './response-from-gemini.ts'
 import { responsesStreamTranslator } from './stream.ts'
 import { loadResponse, ownerOf, saveResponse, withIds } from './stored.ts'
 import type { InputItem } from './request-schema.ts'
 
-export function createResponsesHandler (ctx: ProxyContext): Handler {
+/**
+ * POST /v1/responses, or with `compact` POST /v1/responses/compact (Codex's remote compaction v1): the input
+ * summarised into one compaction item, answered whole as `{output}` with the input's user messages before it.
+ */
+export function createResponsesHandler (ctx: ProxyContext, compact = false): Handler {
   const settings = ctx.responses
   return async function responses (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
-    const body = settings.validate(readJsonBody(req))
+    const checked = settings.validate(readJsonBody(req))
+    const body = compact ? { ...checked, stream: false, store: false, input: [...inputItems(checked), { type: 'compaction_trigger' }] } : checked
     const owner = ownerOf(caller)
     const previousId = body.previous_response_id ?? undefined
     const previous = previousId === undefined ? undefined : await loadResponse(settings.store, previousId, owner, settings.now(), 'previous_response_id')
@@ -44,13 +49,15 @@ export function createResponsesHandler (ctx: ProxyContext): Handler {
     let stream
     let meta: ResponseMeta
     try {
+      const compaction = isCompactionTurn(input)
       const { request, tools } = await toGeminiRequest(body, input, model, {
         ...call.content,
+        compaction,
         sealer: settings.sealer,
         owner,
         onUnopenedReasoning: () => ctx.logger?.debug({ model: body.model }, 'a reasoning item\'s encrypted_content did not open: ignored'),
       })
-      meta = { id: `resp_${randomBytes(24).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model: model.requested, request: body, tools, sealer: settings.sealer, owner, errorObject: failedResponseError }
+      meta = { id: `resp_${randomBytes(24).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model: model.requested, request: body, tools, sealer: settings.sealer, owner, errorObject: failedResponseError, compaction }
       if (body.stream !== true) {
         const unaryMeta = meta
         const builder = await call.generate(request, response => {
@@ -59,7 +66,9 @@ export function createResponsesHandler (ctx: ProxyContext): Handler {
           return built
         })
         await save(builder)
-        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: builder.complete() }
+        const answer = builder.complete()
+        const kept = compact ? input.filter(item => (item.type ?? 'message') === 'message' && item.role === 'user') : []
+        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: compact ? { output: [...kept, ...answer.output] } : answer }
       }
       const builder = createResponseBuilder(meta)
       stream = await call.stream(request, responsesStreamTranslator(builder), store ? async () => await save(builder) : undefined)

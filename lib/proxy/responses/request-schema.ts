@@ -112,6 +112,8 @@ function checkItem (item: unknown, param: string): void {
     if (typeof item.output !== 'string' && !Array.isArray(item.output)) throw invalidParam(`Invalid type for '${param}.output': expected a string or an array.`, `${param}.output`)
   } else if (type === 'reasoning') {
     checkType(item, 'encrypted_content', 'string', `${param}.encrypted_content`)
+  } else if (type === 'compaction') {
+    if (typeof item.encrypted_content !== 'string') throw invalidParam(`Missing required parameter: '${param}.encrypted_content'.`, `${param}.encrypted_content`)
   } else if (type === 'additional_tools') {
     if (!Array.isArray(item.tools)) throw invalidParam(`Missing required parameter: '${param}.tools'.`, `${param}.tools`)
     item.tools.forEach((tool, k) => checkTool(tool, `${param}.tools[${k}]`))

@@ -44,6 +44,17 @@ export interface TranslateOptions extends ContentOptions {
   owner: string
   /** Told of each encrypted_content that did not open (altered, another gateway's, another owner's): it is ignored. */
   onUnopenedReasoning?: () => void
+  /** The turn asks for a compaction (Codex's remote compaction): the model summarises instead of answering. */
+  compaction?: boolean
+}
+
+/** What the model is asked on a compaction turn; its answer is sealed in the one compaction item. */
+export const COMPACTION_PROMPT = 'Summarise the conversation so far for your own later use: the task, decisions made, files and ' +
+  'commands involved, results, and what remains to do. Answer with the summary only.'
+
+/** A compaction turn: its input ends with a compaction_trigger item (Codex's remote compaction v2). */
+export function isCompactionTurn (items: readonly InputItem[]): boolean {
+  return items.length > 0 && items[items.length - 1].type === 'compaction_trigger'
 }
 
 /** The web search tool types answered with Google Search grounding. */
@@ -228,6 +239,11 @@ async function convertItems (items: readonly InputItem[], instructions: string |
       const name = calls.get(item.call_id as string)
       if (name === undefined) throw invalidParam(`No tool call found for ${type} with call_id ${String(item.call_id)}.`, `input[${i}].call_id`)
       push('user', [{ functionResponse: { name, response: { output: outputValue(item.output, json) } } }], true)
+    } else if (type === 'compaction' && typeof item.encrypted_content === 'string') {
+      // A compaction item restores the summary it sealed, in its place; one that does not open is ignored.
+      const summary = ctx.sealer.open(ctx.owner, item.encrypted_content)?.summary
+      if (summary === undefined) ctx.onUnopenedReasoning?.()
+      else push('user', [{ text: `Summary of the conversation before this point:\n${summary}` }])
     }
     // reasoning items gave their signatures above; other item types are skipped.
   })
@@ -328,6 +344,11 @@ export async function toGeminiRequest (body: ResponsesRequest, items: readonly I
   if (contents.length === 0) throw invalidParam('input must hold at least one message or tool output with content', 'input')
   // Families that validate thought signatures get placeholders for calls whose signature was lost.
   if (model.family === 'gemini-3' || model.family === 'other') addPlaceholderSignatures(contents)
+  if (options.compaction === true) {
+    const last = contents[contents.length - 1]
+    if (last.role === 'user') last.parts.push({ text: COMPACTION_PROMPT })
+    else contents.push({ role: 'user', parts: [{ text: COMPACTION_PROMPT }] })
+  }
   const request: GeminiRequest = { contents }
   if (system.length > 0) request.systemInstruction = { parts: [{ text: system.join('\n\n') }] }
 
@@ -338,7 +359,8 @@ export async function toGeminiRequest (body: ResponsesRequest, items: readonly I
   if (search === 'add') tools.push({ googleSearch: {} })
   else if (search === 'dropped') options.onSearchDropped?.()
   if (tools.length > 0) request.tools = tools
-  const toolConfig = toolConfigOf(body.tool_choice, mapping)
+  // The tools stay declared for the calls in the history, but a compaction turn may call none.
+  const toolConfig = options.compaction === true && mapping.declarations.length > 0 ? { functionCallingConfig: { mode: 'NONE' } } : toolConfigOf(body.tool_choice, mapping)
   if (toolConfig !== undefined) request.toolConfig = toolConfig
 
   request.safetySettings = options.safetySettings.map(s => ({ ...s }))

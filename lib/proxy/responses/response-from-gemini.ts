@@ -51,6 +51,8 @@ export interface ResponseMeta {
   owner: string
   /** The error object of a failed response (error-body.ts): `{ code, message }`. */
   errorObject: (err: unknown) => { code: string, message: string }
+  /** A compaction turn: the answer's text becomes one compaction item, its summary sealed; nothing else is output. */
+  compaction?: boolean
 }
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex')
@@ -129,6 +131,7 @@ export function createResponseBuilder (meta: ResponseMeta): ResponseBuilder {
   let blocked = false
   let finished = false
   let usage: ResponseUsage | undefined
+  let summary = ''
   const out: ResponseEvent[] = []
   const emit = (event: ResponseEvent): void => { out.push({ ...event, sequence_number: sequence++ }) }
   const drain = (): ResponseEvent[] => out.splice(0, out.length)
@@ -228,6 +231,7 @@ export function createResponseBuilder (meta: ResponseMeta): ResponseBuilder {
 
   function settle (): void {
     close()
+    if (meta.compaction === true) done(openItem({ id: newItemId('cmp'), type: 'compaction', encrypted_content: meta.sealer.seal(meta.owner, { calls: {}, summary }) }))
     if (usage !== undefined) response.usage = usage
     const filtered = blocked || (typeof finishReason === 'string' && CONTENT_FILTER.has(finishReason))
     if (finishReason === 'MAX_TOKENS') {
@@ -263,11 +267,15 @@ export function createResponseBuilder (meta: ResponseMeta): ResponseBuilder {
       }
       for (const part of parts) {
         if (part === null || typeof part !== 'object') continue
-        if (part.functionCall !== undefined && part.functionCall !== null) {
+        if (part.functionCall !== undefined && part.functionCall !== null && meta.compaction !== true) {
           run.push(part)
           continue
         }
         flush()
+        if (meta.compaction === true) {
+          if (typeof part.text === 'string' && part.thought !== true) summary += part.text
+          continue
+        }
         if (typeof part.text === 'string' && part.text !== '') {
           if (part.thought === true) thought(part.text)
           else answer(part.text)

@@ -44,6 +44,8 @@ export function responsesRoutes (ctx: ProxyContext, metered: (mapper: Mapper) =>
   return [
     route('POST', '/v1/responses', createResponsesHandler(ctx)),
     route('OPTIONS', '/v1/responses', preflight),
+    route('POST', '/v1/responses/compact', createResponsesHandler(ctx, true)),
+    route('OPTIONS', '/v1/responses/compact', preflight),
     route('GET', '/v1/responses/{id}', async req => {
       const { owner, id, request } = await stored(req)
       const { response } = await loadResponse(store, id, owner, now())
