@@ -93,6 +93,13 @@ const count = (n: number): number => Number.isSafeInteger(n) && n > 0 ? n : 0
 /** What a call is charged: cached tokens are part of the input, so not added again. */
 const tokensOf = (usage: TokenUsage): number => count(usage.inputTokens) + count(usage.outputTokens) + count(usage.thinkingTokens)
 
+/** Takes back the adds of `ops` (a call a limit refused: no request served, nothing spent), in one store call. */
+async function undoAdds (counters: CounterStore, ops: readonly CounterOp[]): Promise<void> {
+  const back: CounterOp[] = []
+  for (const op of ops) if (op.amount !== undefined) back.push({ ...op, amount: -op.amount })
+  if (back.length > 0) await counters.batch(back)
+}
+
 function nonNegativeInteger (value: number, option: string): number {
   if (!Number.isSafeInteger(value) || value < 0) throw new ConfigurationError(option, `createRateLimiter: ${option} must be a whole number, 0 or more (got ${String(value)})`)
   return value
@@ -204,46 +211,44 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       // One store call counts the request and adds the reservation to the token windows, for the limits that are
       // set: each add is atomic and answers the window's total with it, so of calls racing for the last room
       // exactly those that found the window under its limit are let in (docs/model-proxy.md, "Limits and usage").
+      // The minute's two windows share their dates: stores read them and keep none.
       const ops: CounterOp[] = []
-      if (limits.rpm != null) ops.push({ key: keys.rpm, windowStart: new Date(minute), amount: 1, expiresAt: new Date(minute + 2 * MINUTE) })
-      if (limits.tpm != null) ops.push(reserved > 0 ? { key: keys.tpm, windowStart: new Date(minute), amount: reserved, expiresAt: new Date(minute + 2 * MINUTE) } : { key: keys.tpm, windowStart: new Date(minute) })
+      const minuteStart = limits.rpm != null || limits.tpm != null ? new Date(minute) : undefined
+      const minuteEnd = limits.rpm != null || (limits.tpm != null && reserved > 0) ? new Date(minute + 2 * MINUTE) : undefined
+      if (limits.rpm != null) ops.push({ key: keys.rpm, windowStart: minuteStart as Date, amount: 1, expiresAt: minuteEnd })
+      if (limits.tpm != null) ops.push(reserved > 0 ? { key: keys.tpm, windowStart: minuteStart as Date, amount: reserved, expiresAt: minuteEnd } : { key: keys.tpm, windowStart: minuteStart as Date })
       if (limits.tokensPerDay != null) ops.push(reserved > 0 ? { key: keys.day, windowStart: new Date(day), amount: reserved, expiresAt: new Date(day + DAY + 3_600_000) } : { key: keys.day, windowStart: new Date(day) })
       const totals: number[] = ops.length === 0 ? [] : await store.counters.batch(ops)
-      // Undoes this call's adds when a limit refuses it: a refused call is no request served and spends nothing.
-      const undo = async (): Promise<void> => {
-        const back: CounterOp[] = []
-        for (const op of ops) if (op.amount !== undefined) back.push({ ...op, amount: -op.amount })
-        if (back.length > 0) await store.counters.batch(back)
-      }
       let next = 0
 
       // Every header first: a refusal on one limit still tells the client where it stands on the other.
       const count = limits.rpm != null ? totals[next++] : 0
       const tokenTotal = limits.tpm != null ? totals[next++] : 0
       const requestsOver = limits.rpm != null && count > limits.rpm
+      const reset = limits.rpm != null || limits.tpm != null ? resetDuration(minuteLeft) : ''
       if (limits.rpm != null) {
         headers['x-ratelimit-limit-requests'] = String(limits.rpm)
         headers['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - count))
-        headers['x-ratelimit-reset-requests'] = resetDuration(minuteLeft)
+        headers['x-ratelimit-reset-requests'] = reset
       }
       if (limits.tpm != null) {
         headers['x-ratelimit-limit-tokens'] = String(limits.tpm)
         // A refused call takes its reservation back: what is left is then what it found.
         headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - (requestsOver ? tokenTotal - reserved : tokenTotal)))
-        headers['x-ratelimit-reset-tokens'] = resetDuration(minuteLeft)
+        headers['x-ratelimit-reset-tokens'] = reset
       }
       if (requestsOver) {
-        await undo()
+        await undoAdds(store.counters, ops)
         refuse('requests', `Rate limit reached: ${limits.rpm as number} requests per minute`, minuteLeft, headers)
       }
       if (limits.tpm != null && tokenTotal - reserved >= limits.tpm) {
-        await undo()
+        await undoAdds(store.counters, ops)
         refuse('tokens', `Rate limit reached: ${limits.tpm} tokens per minute`, minuteLeft, headers)
       }
       if (limits.tokensPerDay != null) {
         const perDay = limits.tokensPerDay
         if (totals[next] - reserved >= perDay) {
-          await undo()
+          await undoAdds(store.counters, ops)
           refuse('tokens_per_day', `Rate limit reached: ${perDay} tokens per day (UTC)`, day + DAY - at, headers)
         }
       }
@@ -252,7 +257,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       if (concurrent != null) {
         const taken = await store.leases.acquire(keys.leases, leaseId, concurrent, new Date(at), new Date(at + leaseMs))
         if (!taken) {
-          await undo()
+          await undoAdds(store.counters, ops)
           refuse('concurrent', `Rate limit reached: ${concurrent} calls at once`, CONCURRENT_RETRY_SECONDS * 1000, headers)
         }
         hold(leaseId, keys.leases)
@@ -280,7 +285,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
               const charges: CounterOp[] = []
               const tpmCharge = m === minute ? tokens - reserved : tokens
               const dayCharge = d === day ? tokens - reserved : tokens
-              if (limits.tpm != null && tpmCharge !== 0) charges.push({ key: keys.tpm, windowStart: new Date(m), amount: tpmCharge, expiresAt: new Date(m + 2 * MINUTE) })
+              if (limits.tpm != null && tpmCharge !== 0) charges.push({ key: keys.tpm, windowStart: m === minute ? minuteStart as Date : new Date(m), amount: tpmCharge, expiresAt: m === minute && minuteEnd !== undefined ? minuteEnd : new Date(m + 2 * MINUTE) })
               if (limits.tokensPerDay != null && dayCharge !== 0) charges.push({ key: keys.day, windowStart: new Date(d), amount: dayCharge, expiresAt: new Date(d + DAY + 3_600_000) })
               if (charges.length > 0) tasks.push(store.counters.batch(charges))
             }

@@ -52,6 +52,8 @@ export interface UsageLedgerOptions {
   setTimer?: SetTimer
 }
 
+const DAY_MS = 86_400_000
+
 const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx'] as const
 
 const defaultSetTimer: SetTimer = (run, ms) => {
@@ -150,6 +152,17 @@ export function createUsageLedger (options: UsageLedgerOptions): UsageLedger {
     return next
   }
 
+  // The UTC day of the last call, kept: nearly every call falls on the same day as the one before it.
+  let dayStart = NaN
+  let dayText = ''
+  const dayOf = (at: number): string => {
+    if (!(at >= dayStart && at < dayStart + DAY_MS)) {
+      dayStart = at - (((at % DAY_MS) + DAY_MS) % DAY_MS)
+      dayText = new Date(at).toISOString().slice(0, 10)
+    }
+    return dayText
+  }
+
   return {
     record (entry) {
       if (closed) return
@@ -157,7 +170,7 @@ export function createUsageLedger (options: UsageLedgerOptions): UsageLedger {
       if (!Number.isFinite(at)) return
       const status = entry.status
       const row: UsageRecord = {
-        day: new Date(at).toISOString().slice(0, 10),
+        day: dayOf(at),
         userId: entry.userId,
         keyId: entry.keyId,
         model: entry.model,

@@ -11,17 +11,23 @@ export type StoreObserver = (adapter: string, operation: string, seconds: number
 export function instrumentStore (store: Store, observe: StoreObserver): Store {
   function timed<A extends unknown[], R> (operation: string, run: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
     // Plain promise callbacks rather than an async wrapper: one promise less per operation on the proxy's hot path.
+    const { kind } = store
     return (...args) => {
       const started = performance.now()
-      const done = (ok: boolean): void => { observe(store.kind, operation, (performance.now() - started) / 1000, ok) }
       let result: Promise<R>
       try {
         result = run(...args)
       } catch (err) {
-        done(isGatehouseError(err))
+        observe(kind, operation, (performance.now() - started) / 1000, isGatehouseError(err))
         return Promise.reject(err)
       }
-      return result.then(value => { done(true); return value }, (err: unknown) => { done(isGatehouseError(err)); throw err })
+      return result.then(value => {
+        observe(kind, operation, (performance.now() - started) / 1000, true)
+        return value
+      }, (err: unknown) => {
+        observe(kind, operation, (performance.now() - started) / 1000, isGatehouseError(err))
+        throw err
+      })
     }
   }
   const { users, sessions, attempts, keys, limits, counters, leases, usage, owners, responses } = store

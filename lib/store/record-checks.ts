@@ -71,8 +71,9 @@ export function checkedCounterOps (ops: unknown): Array<{ key: string, start: Da
   if (!Array.isArray(ops)) throw new TypeError('ops must be an array')
   return ops.map((op: CounterOp) => {
     if (op === null || typeof op !== 'object') throw new TypeError('each op must be an object')
-    const checked = { key: text(op.key, 'key'), start: date(op.windowStart, 'windowStart') }
-    return op.amount === undefined ? checked : { ...checked, add: { amount: checkedAmount(op.amount), expiresAt: date(op.expiresAt, 'expiresAt') } }
+    const key = text(op.key, 'key')
+    const start = date(op.windowStart, 'windowStart')
+    return op.amount === undefined ? { key, start } : { key, start, add: { amount: checkedAmount(op.amount), expiresAt: date(op.expiresAt, 'expiresAt') } }
   })
 }
 

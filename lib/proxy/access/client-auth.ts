@@ -101,9 +101,10 @@ export function createClientAuth (password: string | undefined, attempts?: Passw
     }
     let caller: ProxyCaller | undefined = operator ? OPERATOR : undefined
     if (caller === undefined && keys !== undefined) {
-      for (const secret of new Set(presented)) {
-        // Keys are short (the prefix and 43 characters): longer values are not worth a lookup.
-        if (!secret.startsWith(KEY_PREFIX) || secret.length > KEY_MAX_LENGTH) continue
+      for (let i = 0; i < presented.length; i++) {
+        const secret = presented[i]
+        // Keys are short (the prefix and 43 characters): longer values are not worth a lookup; each is looked up once.
+        if (!secret.startsWith(KEY_PREFIX) || secret.length > KEY_MAX_LENGTH || presented.indexOf(secret) < i) continue
         const key: KeyCaller | undefined = await keys.resolveKey(secret)
         if (key !== undefined) { caller = key; break }
       }

@@ -152,7 +152,9 @@ export function createMetering (options: MeteringOptions): Metering {
     }
   }
 
-  async function admit (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, estimate: number, reserved: number, unreported: Unreported | undefined): Promise<MeteredCall> {
+  // `estimate` undefined: the request's own (requestTokens), worked out here so begin adds no async layer of its own.
+  async function admit (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, given: number | undefined, reserved: number, unreported: Unreported | undefined): Promise<MeteredCall> {
+    const estimate = given ?? requestTokens(req)
     let admission: Admission | undefined
     if (caller.kind === 'key' && limiter !== undefined) {
       try {
@@ -172,9 +174,9 @@ export function createMetering (options: MeteringOptions): Metering {
   }
 
   return {
-    begin: async (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0) =>
-      await admit(req, caller, surface, model, Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)), requestedOutputTokens ?? 0, unreported),
-    request: async (req, caller, surface) => await admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
+    begin: (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0) =>
+      admit(req, caller, surface, model, readBytes > 0 ? Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)) : undefined, requestedOutputTokens ?? 0, unreported),
+    request: (req, caller, surface) => admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
     callOf: req => calls.get(req),
   }
 }
