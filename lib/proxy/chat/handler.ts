@@ -27,25 +27,20 @@ export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
       modelRefused: err => isGatehouseError(err) ? withParam(err, 'model') : err,
       upstream: (backend, model) => longDecoding(backend, model.spec),
+      imageUrls: imageUrlCount(body),
     })
     const model = call.model
-    const releaseImages = await call.holdImageFetches(ctx.fetchImage === undefined ? 0 : imageUrlCount(body))
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
-    let stream
-    try {
-      const request = await toGeminiRequest(body, model, call.content)
-      if (body.stream !== true) {
-        const completion = await call.generate(request, response => toChatCompletion(response, meta))
-        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }
-      }
-      stream = await call.stream(request, chatStreamTranslator({
-        ...meta,
-        includeUsage: body.stream_options?.include_usage === true,
-        errorBody: err => chatErrorBody(err).body,
-      }))
-    } finally {
-      releaseImages?.()
+    const request = await toGeminiRequest(body, model, call.content)
+    if (body.stream !== true) {
+      const completion = await call.generate(request, response => toChatCompletion(response, meta))
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }
     }
+    const stream = await call.stream(request, chatStreamTranslator({
+      ...meta,
+      includeUsage: body.stream_options?.include_usage === true,
+      errorBody: err => chatErrorBody(err).body,
+    }))
     return { status: 200, headers: { ...SSE_HEADERS, ...call.headers }, body: stream }
   }
 }

@@ -12,7 +12,7 @@ import { isGatehouseError } from '../../errors.ts'
 import { beginModelCall } from '../call/lifecycle.ts'
 import { longDecoding } from '../models/continuation.ts'
 import { checkMessagesRequest } from './request-schema.ts'
-import { toCountTokensRequest, toGeminiRequest } from './request-to-gemini.ts'
+import { imageUrlCount, toCountTokensRequest, toGeminiRequest } from './request-to-gemini.ts'
 import { toAnthropicMessage } from './response-from-gemini.ts'
 import { messagesStreamTranslator } from './stream.ts'
 import { messagesErrorBody } from './error-body.ts'
@@ -30,7 +30,7 @@ export function createMessagesHandler (ctx: ProxyContext): Handler {
   return async function messages (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const body = checkMessagesRequest(readJsonBody(req), true, ctx.maxTotalParts ?? DEFAULT_MAX_BLOCKS)
-    const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused })
+    const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused, imageUrls: imageUrlCount(body) })
     const meta = { id: `msg_${randomBytes(12).toString('hex')}`, model: call.model.requested }
     const request = await toGeminiRequest(body, call.model, call.content)
     if (body.stream !== true) {

@@ -34,38 +34,31 @@ export function createResponsesHandler (ctx: ProxyContext): Handler {
       maxOutputTokens: body.max_output_tokens,
       upstream: (backend, model) => longDecoding(backend, model.spec),
       modelRefused: err => { if (isGatehouseError(err)) err.param = 'model'; return err },
+      imageUrls: imageUrlCount(input),
     })
     const model = call.model
-    const releaseImages = await call.holdImageFetches(ctx.fetchImage === undefined ? 0 : imageUrlCount(input))
     const store = body.store !== false && settings.store !== undefined
     const save = async (builder: ResponseBuilder): Promise<void> => {
       if (store) await saveResponse(settings.store, { response: builder.complete(), input }, owner, settings.now(), settings.ttlMs, ctx.logger)
     }
-    let stream
-    let meta: ResponseMeta
-    try {
-      const { request, tools } = await toGeminiRequest(body, input, model, {
-        ...call.content,
-        sealer: settings.sealer,
-        owner,
-        onUnopenedReasoning: () => ctx.logger?.debug({ model: body.model }, 'a reasoning item\'s encrypted_content did not open: ignored'),
+    const { request, tools } = await toGeminiRequest(body, input, model, {
+      ...call.content,
+      sealer: settings.sealer,
+      owner,
+      onUnopenedReasoning: () => ctx.logger?.debug({ model: body.model }, 'a reasoning item\'s encrypted_content did not open: ignored'),
+    })
+    const meta: ResponseMeta = { id: `resp_${randomBytes(24).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model: model.requested, request: body, tools, sealer: settings.sealer, owner, errorObject: failedResponseError }
+    if (body.stream !== true) {
+      const builder = await call.generate(request, response => {
+        const built = createResponseBuilder(meta)
+        built.add(response)
+        return built
       })
-      meta = { id: `resp_${randomBytes(24).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model: model.requested, request: body, tools, sealer: settings.sealer, owner, errorObject: failedResponseError }
-      if (body.stream !== true) {
-        const unaryMeta = meta
-        const builder = await call.generate(request, response => {
-          const built = createResponseBuilder(unaryMeta)
-          built.add(response)
-          return built
-        })
-        await save(builder)
-        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: builder.complete() }
-      }
-      const builder = createResponseBuilder(meta)
-      stream = await call.stream(request, responsesStreamTranslator(builder), store ? async () => await save(builder) : undefined)
-    } finally {
-      releaseImages?.()
+      await save(builder)
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: builder.complete() }
     }
+    const builder = createResponseBuilder(meta)
+    const stream = await call.stream(request, responsesStreamTranslator(builder), store ? async () => await save(builder) : undefined)
     return { status: 200, headers: { ...SSE_HEADERS, ...call.headers }, body: stream }
   }
 }

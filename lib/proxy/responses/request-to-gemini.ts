@@ -11,7 +11,6 @@
 import type { GeminiRequest } from '../upstream/backend.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
-import { acceptsSampling } from '../models/data.ts'
 import { searchOutcome } from '../search-tools.ts'
 import { addPlaceholderSignatures } from '../thought-signatures.ts'
 import { HEAD_BYTES, parseDataUrl } from '../images/data-url.ts'
@@ -295,8 +294,8 @@ function toolConfigOf (choice: ResponsesToolChoice | null | undefined, mapping: 
 
 function generationConfigOf (body: ResponsesRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
-  if (acceptsSampling(model.spec, 'temperature') && typeof body.temperature === 'number') config.temperature = body.temperature
-  if (acceptsSampling(model.spec, 'topP') && typeof body.top_p === 'number') config.topP = body.top_p
+  if (typeof body.temperature === 'number') config.temperature = body.temperature
+  if (typeof body.top_p === 'number') config.topP = body.top_p
   if (typeof body.max_output_tokens === 'number') config.maxOutputTokens = body.max_output_tokens
   const format = body.text?.format
   if (format?.type === 'json_object') config.responseMimeType = 'application/json'
