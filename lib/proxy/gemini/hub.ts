@@ -4,6 +4,35 @@
 // reads as absent, never as a failure.
 import type { TokenUsage } from '../../metering/token-usage.ts'
 
+/** One turn of a conversation: a role (`user`, `model`; none in a systemInstruction) and its parts. */
+export interface GeminiContent {
+  role?: string
+  parts: GeminiPart[]
+  [field: string]: unknown
+}
+
+/** A generationConfig, the fields the proxy's rules read or set (others pass as they are). */
+export interface GeminiGenerationConfig {
+  maxOutputTokens?: number
+  temperature?: number
+  topP?: number
+  topK?: number
+  candidateCount?: number
+  thinkingConfig?: Record<string, unknown>
+  [field: string]: unknown
+}
+
+/** A GenerateContentRequest in the public Gemini API shape: what every surface translates to. */
+export interface GeminiRequest {
+  contents?: GeminiContent[]
+  systemInstruction?: GeminiContent
+  tools?: Array<Record<string, unknown>>
+  toolConfig?: Record<string, unknown>
+  safetySettings?: Array<Record<string, unknown>>
+  generationConfig?: GeminiGenerationConfig
+  [field: string]: unknown
+}
+
 /** One part of a candidate's content, the fields the proxy reads (others pass as they are). */
 export interface GeminiPart {
   text?: string

@@ -6,7 +6,7 @@
 //  - thinking text and redacted_thinking are not sent back: Gemini takes only their signatures
 //  - tools → functionDeclarations (parametersJsonSchema takes JSON Schema as it is); web_search_* → googleSearch
 //  - thinking / output_config.effort → thinkingConfig through the model's own thinking rules
-import type { GeminiRequest } from '../upstream/backend.ts'
+import type { GeminiContent, GeminiPart, GeminiRequest } from '../gemini/hub.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
 import type { ReasoningEffort, ThinkingConfig } from '../models/thinking.ts'
@@ -21,8 +21,8 @@ import { fail, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import type { Block, MessagesRequest, ToolChoice } from './request-schema.ts'
 
-type Part = Record<string, unknown>
-interface Content { role: 'user' | 'model', parts: Part[] }
+type Part = GeminiPart
+type Content = GeminiContent
 
 /** Messages' own part limit is its schema's (request-schema.ts); the rest are the call's (ContentOptions). */
 export type MessagesTranslateOptions = ContentOptions

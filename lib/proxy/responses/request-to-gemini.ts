@@ -8,7 +8,7 @@
 //    calls of the active loop still without one get Google's placeholder (lib/proxy/thought-signatures.ts)
 //  - tools: functions, namespace members (flattened into one name), custom tools (one string argument `input`),
 //    web_search → googleSearch under the one search rule (lib/proxy/search-tools.ts)
-import type { GeminiRequest } from '../upstream/backend.ts'
+import type { GeminiContent, GeminiPart, GeminiRequest } from '../gemini/hub.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
 import { searchOutcome } from '../search-tools.ts'
@@ -24,8 +24,8 @@ import { invalidParam } from './request-schema.ts'
 import type { InputItem, ResponsesRequest, ResponsesTool, ResponsesToolChoice } from './request-schema.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
 
-type Part = Record<string, unknown>
-interface Content { role: 'user' | 'model', parts: Part[] }
+type Part = GeminiPart
+type Content = GeminiContent
 
 /** How a Gemini function name is answered: the client's tool kind, name and namespace. */
 export interface ToolName { kind: 'function' | 'custom', name: string, namespace?: string }
