@@ -184,12 +184,15 @@ t.test('every surface records a usage row under its own name with every token ki
     const entry = r.entries[n - 1]
     t.equal(entry.surface, surface.name, `${surface.name}: the row's surface`)
     t.equal(entry.model, 'gemini-2.5-flash')
+    // Tool-use prompt tokens are input Google counts apart from the prompt's (totalTokenCount holds both).
     t.same(entry.usage, {
-      inputTokens: EVERY_KIND.prompt,
+      inputTokens: EVERY_KIND.prompt + EVERY_KIND.toolUsePrompt,
       outputTokens: EVERY_KIND.candidates,
       thinkingTokens: EVERY_KIND.thoughts,
       cachedTokens: EVERY_KIND.cached,
-    }, `${surface.name}: prompt, answer, thought and cached tokens`)
+    }, `${surface.name}: prompt and tool-use, answer, thought and cached tokens`)
+    const shown = surface.shownInput(res.json)
+    if (shown !== undefined) t.equal(shown, EVERY_KIND.prompt + EVERY_KIND.toolUsePrompt, `${surface.name}: the answer's usage counts the same input`)
   }
 })
 

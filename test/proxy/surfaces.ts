@@ -36,6 +36,8 @@ export interface SurfaceUnderTest {
   hasPenalty: boolean
   /** An answer reporting every token kind Google reports (the prompt, cached, answer, thought and tool-use tokens). */
   usageReply: FakeReply
+  /** The input tokens the surface's own answer reports (cached ones included), where it reports usage itself. */
+  shownInput: (json: any) => number | undefined
   /** Whether `json` is an error in the surface's own shape. */
   isError: (json: any) => boolean
 }
@@ -92,6 +94,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     fetchesImages: true,
     hasPenalty: true,
     usageReply: geminiReply,
+    shownInput: json => json.usage.prompt_tokens,
     isError: json => openaiShape(json) && typeof json.error.code !== 'undefined',
   },
   {
@@ -113,6 +116,8 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     fetchesImages: false,
     hasPenalty: true,
     usageReply: geminiReply,
+    // Google's own answer, passed on with its usageMetadata as it came.
+    shownInput: () => undefined,
     isError: googleShape,
   },
   {
@@ -132,6 +137,8 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     fetchesImages: true,
     hasPenalty: false,
     usageReply: geminiReply,
+    // Anthropic counts cache reads apart from input_tokens.
+    shownInput: json => json.usage.input_tokens + json.usage.cache_read_input_tokens,
     isError: json => json?.type === 'error' && isObject(json.error) && typeof json.error.type === 'string' && typeof json.error.message === 'string',
   },
   {
@@ -151,6 +158,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     fetchesImages: true,
     hasPenalty: false,
     usageReply: geminiReply,
+    shownInput: json => json.usage.input_tokens,
     isError: json => openaiShape(json) && 'code' in json.error,
   },
   {
@@ -192,6 +200,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
         },
       },
     },
+    shownInput: () => undefined,
     isError: googleShape,
   },
 ]
