@@ -15,12 +15,14 @@ import { chatStreamTranslator } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
+import type { ChatRequest } from './request-schema.ts'
 import { longDecoding } from '../models/continuation.ts'
 
-export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
+/** `validate` checks a body against the chat limits createProxy was given (lib/proxy/chat/request-schema.ts). */
+export function createChatCompletionsHandler (ctx: ProxyContext, validate: (body: unknown) => ChatRequest): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
-    const body = ctx.validateChat(readJsonBody(req))
+    const body = validate(readJsonBody(req))
     const call = await beginModelCall(ctx, req, caller, {
       surface: 'chat',
       model: body.model,

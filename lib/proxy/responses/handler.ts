@@ -11,6 +11,7 @@ import { beginModelCall } from '../call/lifecycle.ts'
 import { longDecoding } from '../models/continuation.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
+import type { ResponsesSettings } from './settings.ts'
 import { failedResponseError } from './error-body.ts'
 import { imageUrlCount, inputItems, toGeminiRequest } from './request-to-gemini.ts'
 import { createResponseBuilder } from './response-from-gemini.ts'
@@ -19,8 +20,7 @@ import { responsesStreamTranslator } from './stream.ts'
 import { loadResponse, ownerOf, saveResponse, withIds } from './stored.ts'
 import type { InputItem } from './request-schema.ts'
 
-export function createResponsesHandler (ctx: ProxyContext): Handler {
-  const settings = ctx.responses
+export function createResponsesHandler (ctx: ProxyContext, settings: ResponsesSettings): Handler {
   return async function responses (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
     const body = settings.validate(readJsonBody(req))
