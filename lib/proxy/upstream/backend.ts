@@ -90,6 +90,9 @@ export interface ForwardResponse {
   baseUrl: string
 }
 
+/** Most inputs one request may embed: one batchEmbedContents call. */
+export const MAX_EMBEDDING_INPUTS = 100
+
 /** One embedContent request per input, for one model (POST /v1/embeddings). */
 export interface EmbedCall {
   model: string
