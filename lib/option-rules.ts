@@ -5,8 +5,6 @@ import { createModelPolicy } from './proxy/access/model-policy.ts'
 import type { ModelAccess } from './proxy/access/model-policy.ts'
 import type { AccessLevel } from './store/types.ts'
 import { parseLimitsJson } from './metering/limits-rule.ts'
-import { RESPONSES_SECRET_MIN_LENGTH } from './proxy/responses/encrypted-content.ts'
-import { DEFAULT_RESPONSES_TTL_DAYS } from './proxy/responses/settings.ts'
 
 /** createAuthService's adminUsername default. */
 export const DEFAULT_ADMIN_USERNAME = 'system'
@@ -18,6 +16,10 @@ export const DEFAULT_REAUTH_SECONDS = 600
 export const DEFAULT_KEY_DEFAULT_DAYS = 90
 /** The longest life of a key in days (a key's expires_in_days, createAuthService's keyDefaultDays). */
 export const KEY_EXPIRES_DAYS_MAX = 3650
+/** The smallest secret accepted (createProxy's responses.secret). */
+export const RESPONSES_SECRET_MIN_LENGTH = 16
+/** Days a stored response is kept (PROXY_RESPONSES_TTL_DAYS), as OpenAI keeps them. */
+export const DEFAULT_RESPONSES_TTL_DAYS = 30
 /** createConsole's path default (CONSOLE_PATH). */
 export const DEFAULT_CONSOLE_PATH = '/console'
 /** createAuthService's queryTokens default. */

@@ -4,7 +4,6 @@ import type { BodyBudget } from '../http/body-budget.ts'
 import type { BodyReadLimits } from '../http/read-body.ts'
 import type { HandlerRequest } from '../http/contract.ts'
 import type { Backend, ProxyObserver } from './upstream/backend.ts'
-import type { ChatRequest } from './chat/request-schema.ts'
 import type { Logger } from '../logger.ts'
 import type { FetchedImage, ImageAllowance } from './images/fetch.ts'
 import type { ModelCatalog } from './models/catalog.ts'
@@ -13,7 +12,6 @@ import type { ProxyCaller } from './access/caller.ts'
 import type { ModelPolicy } from './access/model-policy.ts'
 import type { Metering } from './access/metering.ts'
 import type { Ownership } from './access/ownership.ts'
-import type { ResponsesSettings } from './responses/settings.ts'
 
 /** What the handlers share; built once by createProxy. */
 export interface ProxyContext {
@@ -29,7 +27,6 @@ export interface ProxyContext {
   /** The catalogue name a requested name stands for (models/operator-aliases.ts); itself when no alias matches. */
   modelAlias: (name: string) => string
   backend: Backend
-  validateChat: (body: unknown) => ChatRequest
   /** Most content parts one chat request may turn into (Markdown images inside text count). Default unlimited. */
   maxTotalParts?: number
   fetchImage?: (url: string, signal?: AbortSignal, allowance?: ImageAllowance) => Promise<FetchedImage>
@@ -43,8 +40,6 @@ export interface ProxyContext {
   bodyBudget?: BodyBudget
   /** How long hosts wait for a body. */
   bodyRead?: BodyReadLimits
-  /** The Responses surface's validator, sealer and store (responses/settings.ts). */
-  responses: ResponsesSettings
   logger?: Logger
   observer?: ProxyObserver
 }

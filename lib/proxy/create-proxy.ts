@@ -307,7 +307,6 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     catalog,
     modelAlias,
     backend,
-    validateChat: createChatRequestValidator(chatLimits),
     maxTotalParts: chatLimits.maxTotalParts,
     fetchImage: fetcher?.fetch,
     maxImageUrls: fetcher?.maxPerRequest,
@@ -317,11 +316,10 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     maxBodyBytes,
     bodyBudget,
     bodyRead,
-    responses,
     logger: options.logger,
     observer: options.observer,
   }
-  const routeTable = proxyRoutes(ctx)
+  const routeTable = proxyRoutes(ctx, { validateChat: createChatRequestValidator(chatLimits), responses })
   const discovery: ModelDiscovery | undefined = discoveryOn === false
     ? undefined
     : startModelDiscovery({

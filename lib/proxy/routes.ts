@@ -4,6 +4,8 @@
 // passed the hook).
 import type { Handler, HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
 import type { ProxyContext } from './context.ts'
+import type { ChatRequest } from './chat/request-schema.ts'
+import type { ResponsesSettings } from './responses/settings.ts'
 import { createChatCompletionsHandler } from './chat/handler.ts'
 import { createChatErrorResponse, withParam } from './chat/error-body.ts'
 import { CORS_HEADERS, preflightResponse } from './access/client-auth.ts'
@@ -31,7 +33,13 @@ function isGoogleClient (req: HandlerRequest): boolean {
     req.headers['x-vendor-api-key'] !== undefined || req.query.key !== undefined
 }
 
-export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] } {
+/** The settings of the surfaces that have their own, built by createProxy and handed to those surfaces only. */
+export interface SurfaceSettings {
+  validateChat: (body: unknown) => ChatRequest
+  responses: ResponsesSettings
+}
+
+export function proxyRoutes (ctx: ProxyContext, settings: SurfaceSettings): RouteTable & { routes: Route[] } {
   // Every failure of a model call passes here: it ends the call (its concurrency slot freed, recorded with the
   // status answered) and carries its x-ratelimit-* headers, a refusal's own included.
   const metered = (mapper: (err: unknown, req?: HandlerRequest) => HandlerResponse): (err: unknown, req?: HandlerRequest) => HandlerResponse => {
@@ -83,7 +91,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     req !== undefined && isGoogleClient(req) ? nativeError(err) : chatError(err)
 
   const routes: Route[] = [
-    ...surface('chat', '/v1/chat/completions', createChatCompletionsHandler, createChatErrorResponse),
+    ...surface('chat', '/v1/chat/completions', ctx => createChatCompletionsHandler(ctx, settings.validateChat), createChatErrorResponse),
     ...surface('chat', '/v1/embeddings', createEmbeddingsHandler, createChatErrorResponse),
     ...surface('messages', '/v1/messages', createMessagesHandler, createMessagesErrorResponse),
     ...surface('messages', '/v1/messages/count_tokens', createCountTokensHandler, createMessagesErrorResponse),
@@ -115,7 +123,7 @@ export function proxyRoutes (ctx: ProxyContext): RouteTable & { routes: Route[] 
     native('GET', '/v1beta/models/{id}', nativeHandler),
     native('*', '/v1beta/{path*}', nativeHandler),
     native('*', '/upload/v1beta/{path*}', nativeHandler),
-    ...responsesRoutes(ctx, metered, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse, 'responses')),
+    ...responsesRoutes(ctx, settings.responses, metered, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse, 'responses')),
     ...interactionsRoutes(ctx, nativeError, (method, path, handler, errorResponse) => chat(method, path, handler, errorResponse, 'interactions')),
   ]
   // Unknown /v1 paths answer in the chat-completions shape; /v1beta/* is the native wildcard's.

@@ -50,7 +50,7 @@ t.test('a credentials file whose project answers 429 with RetryInfo cools down a
   const p = await pool(t, { 'a.json': { accessToken: 'token-a' }, 'b.json': { accessToken: 'token-b' } })
   p.fake.bearerReplies.set('token-a', errorReply(429, { retryDelay: '30s', reason: 'RATE_LIMIT_EXCEEDED' }))
   const answer = await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
-  t.equal(answer.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
+  t.equal(answer.candidates?.[0]?.content?.parts?.[0]?.text, 'Hello from the fake upstream.')
   t.same(p.tokensCalled(), ['token-a', 'token-b'])
   const states = await p.metricLines('gatehouse_upstream_credential_state')
   t.ok(states.includes('gatehouse_upstream_credential_state{credential="a.json",state="cooling"} 1'), 'metrics name the cooling file')

@@ -63,7 +63,7 @@ t.test('an upstream 401 triggers one refresh and one retry', async t => {
   fake.acceptedTokens = new Set()
   const backend = backendFor(t, fake, { credentials: credentialsObject('authorized-user', { tokenUri: fake.tokenUri, projectId: 'p' }) })
   const res = await backend.generate(CALL)
-  t.equal(res.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
+  t.equal(res.candidates?.[0]?.content?.parts?.[0]?.text, 'Hello from the fake upstream.')
   t.same(bearer(fake), ['Bearer stored-access-token', 'Bearer fake-access-1'])
   t.equal(fake.calls('token').length, 1)
 })

@@ -6,6 +6,7 @@ import { loadModelFile, DEFAULT_MODELS_FILE } from '../../lib/proxy/models/data.
 import { chatThinking, variantThinking } from '../../lib/proxy/models/thinking.ts'
 import { toGeminiRequest } from '../../lib/proxy/chat/request-to-gemini.ts'
 import { prepareNativeRequest } from '../../lib/proxy/native/request.ts'
+import { applyRequestRules } from '../../lib/proxy/call/request-rules.ts'
 import { createProxy, createModelCatalog, ConfigurationError } from '../../lib/index.ts'
 
 const catalog = createModelCatalog()
@@ -84,15 +85,18 @@ t.test('the shipped model file follows Google\'s pages where they contradicted t
   t.equal(specs.find(s => s.id === 'gemini-2.5-flash-lite')?.limits.output, 65536)
 })
 
-t.test('sampling parameters a model no longer accepts are dropped on both surfaces', async t => {
+t.test('sampling parameters a model no longer accepts are dropped from what every surface translated (applyRequestRules)', async t => {
   const body = { model: 'gemini-3.8-flash', messages: [{ role: 'user' as const, content: 'x' }], temperature: 0.2, top_p: 0.5, top_k: 3, max_tokens: 10 }
-  const dropped = await toGeminiRequest(body as never, catalog.resolve('gemini-3.8-flash'), { safetySettings: [] } as never)
+  const flash = catalog.resolve('gemini-3.8-flash')
+  const dropped = applyRequestRules(await toGeminiRequest(body as never, flash, { safetySettings: [] } as never), flash)
   t.same((dropped.generationConfig as Record<string, unknown>).temperature, undefined)
   t.same((dropped.generationConfig as Record<string, unknown>).topP, undefined)
   t.same((dropped.generationConfig as Record<string, unknown>).maxOutputTokens, 10, 'other fields stay')
-  const kept = await toGeminiRequest({ ...body, model: 'gemini-2.5-pro' } as never, catalog.resolve('gemini-2.5-pro'), { safetySettings: [] } as never)
+  const pro = catalog.resolve('gemini-2.5-pro')
+  const kept = applyRequestRules(await toGeminiRequest({ ...body, model: 'gemini-2.5-pro' } as never, pro, { safetySettings: [] } as never), pro)
   t.equal((kept.generationConfig as Record<string, unknown>).temperature, 0.2)
-  const native = prepareNativeRequest({ contents: [], generationConfig: { temperature: 0.1, topK: 2, maxOutputTokens: 5 } }, catalog.resolve('gemini-3.6-flash'), [])
+  const older = catalog.resolve('gemini-3.6-flash')
+  const native = applyRequestRules(prepareNativeRequest({ contents: [], generationConfig: { temperature: 0.1, topK: 2, maxOutputTokens: 5 } }, older, []), older)
   t.same(native.generationConfig, { maxOutputTokens: 5 })
 })
 

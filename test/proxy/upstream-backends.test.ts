@@ -55,7 +55,7 @@ t.test('Code Assist: the request goes inside the {model, project, user_prompt_id
 t.test('Code Assist: answers are unwrapped, with responseId from traceId', async t => {
   const { fake, backend } = await setup(t, oauth)
   const res = await backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
-  t.equal(res.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
+  t.equal(res.candidates?.[0]?.content?.parts?.[0]?.text, 'Hello from the fake upstream.')
   t.same(res.usageMetadata, { promptTokenCount: 5, candidatesTokenCount: 7, totalTokenCount: 12 })
   t.match(res.responseId, /^fake-trace-\d+$/)
   t.notOk('response' in res)
@@ -66,8 +66,8 @@ t.test('Code Assist: answers are unwrapped, with responseId from traceId', async
   fake.reply('streamGenerateContent', streamReply([geminiResponse({ thought: 'hmm' }), geminiResponse({ text: 'ok', finishReason: 'STOP', usage: true })]))
   const events = await collect(await backend.stream({ model: 'gemini-2.5-pro', request: REQUEST }))
   t.equal(events.length, 2)
-  t.same(events[0].candidates[0].content.parts, [{ text: 'hmm', thought: true }])
-  t.equal(events[1].candidates[0].finishReason, 'STOP')
+  t.same(events[0].candidates?.[0]?.content?.parts, [{ text: 'hmm', thought: true }])
+  t.equal(events[1].candidates?.[0]?.finishReason, 'STOP')
   t.ok(events.every(e => typeof e.responseId === 'string'))
 })
 
@@ -106,7 +106,7 @@ t.test('Gemini API: public paths, x-goog-api-key, no envelope, no onboarding', a
   fake.apiKey = 'key-123'
   t.same(await backend.ready(), { ok: true })
   const res = await backend.generate({ model: 'gemini-2.5-flash', request: REQUEST, sessionId: 'ignored' })
-  t.equal(res.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
+  t.equal(res.candidates?.[0]?.content?.parts?.[0]?.text, 'Hello from the fake upstream.')
   const gen = fake.last('generateContent')
   t.equal(gen?.api, 'gemini-api')
   t.equal(gen?.path, '/v1beta/models/gemini-2.5-flash:generateContent')
@@ -116,7 +116,7 @@ t.test('Gemini API: public paths, x-goog-api-key, no envelope, no onboarding', a
   t.match(gen?.headers['user-agent'], /^GeminiCLI\/[\d.]+\/gemini-2\.5-flash \(/)
 
   const events = await collect(await backend.stream({ model: 'gemini-2.5-flash', request: REQUEST }))
-  t.same(events.map(e => e.candidates[0].content.parts[0].text), ['Hello from', ' the fake upstream.'])
+  t.same(events.map(e => e.candidates?.[0]?.content?.parts?.[0]?.text), ['Hello from', ' the fake upstream.'])
   t.equal(fake.last('streamGenerateContent')?.path, '/v1beta/models/gemini-2.5-flash:streamGenerateContent')
   t.equal(fake.last('streamGenerateContent')?.query.alt, 'sse')
 

@@ -33,7 +33,7 @@ async function collect (events: AsyncIterable<GeminiResponse>): Promise<GeminiRe
 t.test('Vertex: a service-account key file gets a token through the JWT grant; project paths carry it as a bearer token', async t => {
   const { vertex, backend } = await setup(t, serviceAccount)
   const answer = await backend.generate({ model: 'gemini-2.5-pro', request: REQUEST })
-  t.equal(answer.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
+  t.equal(answer.candidates?.[0]?.content?.parts?.[0]?.text, 'Hello from the fake upstream.')
   const call = vertex.fake.last('generateContent')!
   t.equal(call.api, 'vertex')
   t.equal(call.path, '/v1/projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent')
@@ -52,7 +52,7 @@ t.test('Vertex: streaming uses :streamGenerateContent?alt=sse and yields the eve
   const { vertex, backend } = await setup(t, serviceAccount)
   vertex.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP', usage: true })]))
   const events = await collect(await backend.stream({ model: 'gemini-2.5-flash', request: REQUEST }))
-  t.same(events.map(e => e.candidates[0].content.parts[0].text), ['a', 'b'])
+  t.same(events.map(e => e.candidates?.[0]?.content?.parts?.[0]?.text), ['a', 'b'])
   t.same(events[1].usageMetadata, { promptTokenCount: 5, candidatesTokenCount: 7, totalTokenCount: 12 })
   const call = vertex.fake.last('streamGenerateContent')!
   t.equal(call.path, '/v1/projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent')

@@ -53,7 +53,7 @@ t.test('a location answering 429 cools down and the call fails over to the next 
   const p = await pool(t)
   p.vertex.fake.locationReplies.set('us-central1', errorReply(429, { retryDelay: '30s', reason: 'RATE_LIMIT_EXCEEDED' }))
   const answer = await p.backend.generate({ model: 'gemini-2.5-flash', request: REQUEST })
-  t.equal(answer.candidates[0].content.parts[0].text, 'Hello from the fake upstream.')
+  t.equal(answer.candidates?.[0]?.content?.parts?.[0]?.text, 'Hello from the fake upstream.')
   t.same(p.locationsCalled(), ['us-central1', 'europe-west4'])
   t.equal(p.vertex.fake.last('generateContent')!.path, '/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent')
   t.equal(p.vertex.fake.calls('token').length, 1, 'one credential (the project\'s) for every location')
@@ -79,7 +79,7 @@ t.test('a stream fails over to the next location before any event reached the cl
   p.vertex.fake.locationReplies.set('us-central1', errorReply(429, { retryDelay: '5s' }))
   p.vertex.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP' })]))
   const events = await collect(await p.backend.stream({ model: 'gemini-2.5-flash', request: REQUEST }))
-  t.same(events.map(e => e.candidates[0].content.parts[0].text), ['a', 'b'], 'the events of the second location, once')
+  t.same(events.map(e => e.candidates?.[0]?.content?.parts?.[0]?.text), ['a', 'b'], 'the events of the second location, once')
   t.same(p.locationsCalled(), ['us-central1', 'europe-west4'])
 })
 

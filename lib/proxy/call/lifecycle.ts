@@ -21,6 +21,7 @@ import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
 import type { GeminiAnswer } from '../gemini/hub.ts'
 import { UsageScan } from './usage-scan.ts'
 import { contentOptions } from './content-options.ts'
+import { applyRequestRules } from './request-rules.ts'
 import type { ContentOptions } from './content-options.ts'
 
 /** How a refusal names the surface a model is limited to. */
@@ -46,6 +47,8 @@ export interface ModelCallSpec {
   modelRefused?: (err: unknown) => unknown
   /** The upstream the call uses, given the configured one and the model (chat's long decoding); default the configured one. */
   upstream?: (backend: Backend, model: ModelName) => Backend
+  /** The http(s) image URLs the request makes the proxy fetch: their share of the body budget is held (holdImages). */
+  imageUrls?: number
 }
 
 /** A model call admitted: its model, its headers, and the upstream calls that end it. */
@@ -66,11 +69,6 @@ export interface ModelCall {
    * written first, so an immediate follow-up finds it).
    */
   stream: (request: GeminiRequest, translator: SseTranslator, beforeEnd?: () => Promise<void>) => Promise<AsyncIterableIterator<string>>
-  /**
-   * Holds room in the body budget for the `urls` images the request makes the proxy fetch, until the returned release
-   * is called (once the upstream has the request); undefined when nothing needs holding.
-   */
-  holdImageFetches: (urls: number) => Promise<(() => void) | undefined>
   /** countTokens; the call ends at the answer. */
   countTokens: (request: GeminiRequest) => Promise<{ totalTokens: number } & Record<string, unknown>>
   /** Embeddings (Backend.embed, present: the surface checked); charged the upstream's count, else the input estimate. */
@@ -119,6 +117,29 @@ function streamWatch (metered: MeteredCall): StreamWatch & { end: (status: numbe
   }
 }
 
+/** What each request holds of the body budget for its image fetches, given back when its handler returns (governed). */
+const imageHolds = new WeakMap<HandlerRequest, () => void>()
+
+/**
+ * Holds room in the body budget for the `urls` images a request makes the proxy fetch, until its handler has returned
+ * (the upstream then has the request): they count against the same budget as a large body, and those of one request
+ * may total no more than a request body may hold. Not when the body itself was counted: this request would then wait
+ * for room that it holds itself.
+ */
+async function holdImages (ctx: ProxyContext, req: HandlerRequest, urls: number): Promise<void> {
+  const budget = ctx.bodyBudget
+  if (ctx.fetchImage === undefined || urls === 0 || budget === undefined || bodyBytes(req.body) > budget.smallBytes) return
+  const bytes = Math.min(urls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes)
+  imageHolds.set(req, await budget.reserve(bytes, req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress)))
+}
+
+function releaseImages (req: HandlerRequest): void {
+  const release = imageHolds.get(req)
+  if (release === undefined) return
+  imageHolds.delete(req)
+  release()
+}
+
 /** The upstream's events, then `beforeEnd` awaited before they end. */
 async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: () => Promise<void>): AsyncGenerator<GeminiResponse> {
   for await (const batch of eventBatches(events)) yield * batch
@@ -133,6 +154,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
   const model = resolve(ctx, caller, spec)
   const requested = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens)
   const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported, spec.readBytes)
+  await holdImages(ctx, req, spec.imageUrls ?? 0)
   const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
   const base = model.base
   const sessionId = req.headers['x-session-id']
@@ -142,7 +164,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
     metered,
     content: contentOptions(ctx, req, spec.model),
     async generate (request, translate) {
-      const response = await backend.generate({ model: base, request, signal: req.signal, sessionId })
+      const response = await backend.generate({ model: base, request: applyRequestRules(request, model), signal: req.signal, sessionId })
       metered.usage(usageOf(response))
       // Translated first: an answer that is none (a 502) ends the call as that failure, in the error mapper.
       const answer = translate(response)
@@ -150,7 +172,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
       return answer
     },
     async stream (request, translator, beforeEnd) {
-      const upstream = await openUpstreamStream(backend, { model: base, request, sessionId }, req.signal)
+      const upstream = await openUpstreamStream(backend, { model: base, request: applyRequestRules(request, model), sessionId }, req.signal)
       const watch = streamWatch(metered)
       const events = beforeEnd === undefined ? upstream.events : thenBefore(upstream.events, beforeEnd)
       return sseBody(events, translator, {
@@ -164,14 +186,6 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
           watch.end(CLIENT_CLOSED)
         },
       })
-    },
-    async holdImageFetches (urls) {
-      // Fetched images are held like a large body until the upstream has the request: they count against the same
-      // budget, and those of one request may total no more than a request body may hold. Not when the body itself
-      // was counted: this request would then wait for room that it holds itself.
-      const budget = ctx.bodyBudget
-      if (ctx.fetchImage === undefined || urls === 0 || budget === undefined || bodyBytes(req.body) > budget.smallBytes) return undefined
-      return await budget.reserve(Math.min(urls * (ctx.maxImageBytes ?? ctx.maxBodyBytes), ctx.maxBodyBytes), req.signal, req.remoteAddress === undefined ? undefined : addressBucket(req.remoteAddress))
     },
     async countTokens (request) {
       const counted = await backend.countTokens({ model: base, request, signal: req.signal })
@@ -232,6 +246,8 @@ export function governed (ctx: ProxyContext, surface: Surface, handler: Handler)
         if (caller !== undefined) await beginRequest(ctx, req, caller, surface)
       }
       throw err
+    } finally {
+      releaseImages(req)
     }
   }
 }

@@ -10,8 +10,9 @@ import type { ContentPart } from './request-schema.ts'
 import { invalidParam, withParam } from './error-body.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { FetchedImage, ImageAllowance } from '../images/fetch.ts'
+import type { GeminiPart } from '../gemini/hub.ts'
 
-export type GeminiPart = Record<string, unknown>
+export type { GeminiPart }
 
 export interface ContentContext {
   /** Fetches http(s) image URLs; without it such parts are a 400. */

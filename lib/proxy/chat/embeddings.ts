@@ -10,9 +10,7 @@ import { isGatehouseError } from '../../errors.ts'
 import { withParam } from './error-body.ts'
 import { beginModelCall } from '../call/lifecycle.ts'
 import type { ProxyContext } from '../context.ts'
-
-/** Most inputs one request may embed: one batchEmbedContents call. */
-export const MAX_EMBEDDING_INPUTS = 100
+import { MAX_EMBEDDING_INPUTS } from '../upstream/backend.ts'
 
 export interface EmbeddingsRequest {
   model: string

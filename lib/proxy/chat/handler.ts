@@ -15,37 +15,34 @@ import { chatStreamTranslator } from './stream.ts'
 import { imageUrlCount, toGeminiRequest } from './request-to-gemini.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { ProxyContext } from '../context.ts'
+import type { ChatRequest } from './request-schema.ts'
 import { longDecoding } from '../models/continuation.ts'
 
-export function createChatCompletionsHandler (ctx: ProxyContext): Handler {
+/** `validate` checks a body against the chat limits createProxy was given (lib/proxy/chat/request-schema.ts). */
+export function createChatCompletionsHandler (ctx: ProxyContext, validate: (body: unknown) => ChatRequest): Handler {
   return async function chatCompletions (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
-    const body = ctx.validateChat(readJsonBody(req))
+    const body = validate(readJsonBody(req))
     const call = await beginModelCall(ctx, req, caller, {
       surface: 'chat',
       model: body.model,
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
       modelRefused: err => isGatehouseError(err) ? withParam(err, 'model') : err,
       upstream: (backend, model) => longDecoding(backend, model.spec),
+      imageUrls: imageUrlCount(body),
     })
     const model = call.model
-    const releaseImages = await call.holdImageFetches(ctx.fetchImage === undefined ? 0 : imageUrlCount(body))
     const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: model.requested }
-    let stream
-    try {
-      const request = await toGeminiRequest(body, model, call.content)
-      if (body.stream !== true) {
-        const completion = await call.generate(request, response => toChatCompletion(response, meta))
-        return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }
-      }
-      stream = await call.stream(request, chatStreamTranslator({
-        ...meta,
-        includeUsage: body.stream_options?.include_usage === true,
-        errorBody: err => chatErrorBody(err).body,
-      }))
-    } finally {
-      releaseImages?.()
+    const request = await toGeminiRequest(body, model, call.content)
+    if (body.stream !== true) {
+      const completion = await call.generate(request, response => toChatCompletion(response, meta))
+      return { status: 200, headers: { ...CORS_HEADERS, ...call.headers }, body: completion }
     }
+    const stream = await call.stream(request, chatStreamTranslator({
+      ...meta,
+      includeUsage: body.stream_options?.include_usage === true,
+      errorBody: err => chatErrorBody(err).body,
+    }))
     return { status: 200, headers: { ...SSE_HEADERS, ...call.headers }, body: stream }
   }
 }

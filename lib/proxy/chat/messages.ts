@@ -14,11 +14,9 @@ import { contentText, contentToParts } from './content.ts'
 import type { ContentContext, GeminiPart } from './content.ts'
 import { thoughtSignatureOf } from '../tool-call-ids.ts'
 import { addPlaceholderSignatures } from '../thought-signatures.ts'
+import type { GeminiContent } from '../gemini/hub.ts'
 
-export interface GeminiContent {
-  role: 'user' | 'model'
-  parts: GeminiPart[]
-}
+export type { GeminiContent }
 
 export interface ConvertedMessages {
   contents: GeminiContent[]

@@ -7,7 +7,6 @@ import type { GeminiRequest } from '../upstream/backend.ts'
 import type { ChatRequest } from './request-schema.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
-import { dropRefusedFields } from '../models/data.ts'
 import { convertMessages } from './messages.ts'
 import type { ContentContext } from './content.ts'
 import type { ContentOptions } from '../call/content-options.ts'
@@ -43,8 +42,6 @@ function generationConfigOf (body: ChatRequest, model: ModelName): Record<string
   if (body.modalities !== undefined && body.modalities !== null) config.responseModalities = body.modalities.map(m => m.toUpperCase())
   const thinking = chatThinking(model, body.reasoning_effort)
   if (thinking !== undefined) config.thinkingConfig = thinking
-  // What the model refuses or ignores is never sent (lib/proxy/models/data.ts, dropRefusedFields).
-  dropRefusedFields(model.spec, config)
   return config
 }
 

@@ -1,6 +1,6 @@
 // Gemini GenerateContentResponse → chat-completions objects (docs/chat-completions.md, "Responses" and "Finish reasons").
 import type { GeminiResponse } from '../upstream/backend.ts'
-import { candidatesOf, finishReasonOf, partKind, partsOf } from '../gemini/hub.ts'
+import { candidatesOf, finishReasonOf, isContentFilter, partKind, partsOf, tokensOf } from '../gemini/hub.ts'
 import type { GeminiPart } from '../gemini/hub.ts'
 import { newToolCallId } from '../tool-call-ids.ts'
 
@@ -58,8 +58,6 @@ export function partsToOutput (parts: readonly GeminiPart[] | undefined): Candid
   return { content, reasoning, toolCalls }
 }
 
-const CONTENT_FILTER = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
-
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls'
 
 /**
@@ -68,29 +66,24 @@ export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls'
  */
 export function mapFinishReason (reason: unknown, hasToolCalls: boolean, final: boolean): FinishReason | null {
   if (reason === 'MAX_TOKENS') return 'length'
-  if (typeof reason === 'string' && CONTENT_FILTER.has(reason)) return 'content_filter'
+  if (isContentFilter(reason)) return 'content_filter'
   if (reason === 'STOP' || reason === 'MALFORMED_FUNCTION_CALL' || reason === 'UNEXPECTED_TOOL_CALL' || final) {
     return hasToolCalls ? 'tool_calls' : 'stop'
   }
   return null
 }
 
-function count (value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0
-}
-
 /** Usage (docs/chat-completions.md, "Usage"); undefined when the upstream sent no usageMetadata. */
-export function toUsage (usage: Record<string, unknown> | undefined | null): OpenAIUsage | undefined {
-  if (usage === undefined || usage === null) return undefined
-  const prompt = count(usage.promptTokenCount)
-  const thoughts = count(usage.thoughtsTokenCount)
-  const completion = count(usage.candidatesTokenCount) + thoughts
+export function toUsage (usage: unknown): OpenAIUsage | undefined {
+  const t = tokensOf(usage)
+  if (t === undefined) return undefined
+  const completion = t.output + t.thoughts
   return {
-    prompt_tokens: prompt,
+    prompt_tokens: t.input,
     completion_tokens: completion,
-    total_tokens: typeof usage.totalTokenCount === 'number' ? usage.totalTokenCount : prompt + completion + count(usage.toolUsePromptTokenCount),
-    prompt_tokens_details: { cached_tokens: count(usage.cachedContentTokenCount) },
-    completion_tokens_details: { reasoning_tokens: thoughts },
+    total_tokens: t.total ?? t.input + completion,
+    prompt_tokens_details: { cached_tokens: t.cached },
+    completion_tokens_details: { reasoning_tokens: t.thoughts },
   }
 }
 

@@ -4,6 +4,35 @@
 // reads as absent, never as a failure.
 import type { TokenUsage } from '../../metering/token-usage.ts'
 
+/** One turn of a conversation: a role (`user`, `model`; none in a systemInstruction) and its parts. */
+export interface GeminiContent {
+  role?: string
+  parts: GeminiPart[]
+  [field: string]: unknown
+}
+
+/** A generationConfig, the fields the proxy's rules read or set (others pass as they are). */
+export interface GeminiGenerationConfig {
+  maxOutputTokens?: number
+  temperature?: number
+  topP?: number
+  topK?: number
+  candidateCount?: number
+  thinkingConfig?: Record<string, unknown>
+  [field: string]: unknown
+}
+
+/** A GenerateContentRequest in the public Gemini API shape: what every surface translates to. */
+export interface GeminiRequest {
+  contents?: GeminiContent[]
+  systemInstruction?: GeminiContent
+  tools?: Array<Record<string, unknown>>
+  toolConfig?: Record<string, unknown>
+  safetySettings?: Array<Record<string, unknown>>
+  generationConfig?: GeminiGenerationConfig
+  [field: string]: unknown
+}
+
 /** One part of a candidate's content, the fields the proxy reads (others pass as they are). */
 export interface GeminiPart {
   text?: string
@@ -77,17 +106,61 @@ export function finishReasonOf (candidate: unknown): string | undefined {
   return typeof r === 'string' ? r : undefined
 }
 
+/** Finish reasons that mean the answer was withheld by a content filter, whatever each surface calls that. */
+const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
+
+/** Whether a finish reason says a content filter withheld the answer. */
+export function isContentFilter (reason: unknown): boolean {
+  return typeof reason === 'string' && CONTENT_FILTER_REASONS.has(reason)
+}
+
 const count = (n: unknown): number => typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0
 
 /**
- * Tokens a usageMetadata reports, what limits charge and usage records; undefined when there is none. A
- * CachedContent reports only totalTokenCount: that is its input.
+ * Every count a usageMetadata reports, read here once for metering and for every surface's own usage. `input` is
+ * what the model read: the prompt (cached tokens part of it) and the tool-use prompts Google counts apart from it.
  */
-export function readUsageMetadata (u: unknown): TokenUsage | undefined {
+export interface GeminiTokens {
+  input: number
+  cached: number
+  /** Answer tokens, thoughts not included. */
+  output: number
+  thoughts: number
+  /** totalTokenCount as reported; undefined when absent. */
+  total?: number
+}
+
+/** The counts of a usageMetadata; undefined when there is none. A CachedContent reports only totalTokenCount: that is its input. */
+export function tokensOf (u: unknown): GeminiTokens | undefined {
   if (u === undefined || u === null || typeof u !== 'object') return undefined
   const m = u as GeminiUsageMetadata
-  const input = m.promptTokenCount === undefined && m.candidatesTokenCount === undefined ? count(m.totalTokenCount) : count(m.promptTokenCount)
-  return { inputTokens: input, outputTokens: count(m.candidatesTokenCount), thinkingTokens: count(m.thoughtsTokenCount), cachedTokens: count(m.cachedContentTokenCount) }
+  const cachedContent = m.promptTokenCount === undefined && m.candidatesTokenCount === undefined
+  const total = typeof m.totalTokenCount === 'number' ? m.totalTokenCount : undefined
+  return {
+    input: cachedContent ? count(m.totalTokenCount) : count(m.promptTokenCount) + count(m.toolUsePromptTokenCount),
+    cached: count(m.cachedContentTokenCount),
+    output: count(m.candidatesTokenCount),
+    thoughts: count(m.thoughtsTokenCount),
+    ...(total === undefined ? {} : { total }),
+  }
+}
+
+/** Tokens a usageMetadata reports, what limits charge and usage records; undefined when there is none. */
+export function readUsageMetadata (u: unknown): TokenUsage | undefined {
+  const t = tokensOf(u)
+  return t === undefined ? undefined : { inputTokens: t.input, outputTokens: t.output, thinkingTokens: t.thoughts, cachedTokens: t.cached }
+}
+
+/** An Interactions `Usage` (total_* fields) as the proxy's token usage, tool-use tokens input as above; undefined when it is none. */
+export function readInteractionUsage (u: unknown): TokenUsage | undefined {
+  if (u === undefined || u === null || typeof u !== 'object' || Array.isArray(u)) return undefined
+  const m = u as Record<string, unknown>
+  return {
+    inputTokens: count(m.total_input_tokens) + count(m.total_tool_use_tokens),
+    outputTokens: count(m.total_output_tokens),
+    thinkingTokens: count(m.total_thought_tokens),
+    cachedTokens: count(m.total_cached_tokens),
+  }
 }
 
 /** Tokens an answer (or stream event) reports; undefined when it carries no usageMetadata. */

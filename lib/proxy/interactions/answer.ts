@@ -7,18 +7,12 @@ import type { MeteredCall } from '../access/metering.ts'
 import { CLIENT_CLOSED } from '../access/metering.ts'
 import { isGatehouseError } from '../../errors.ts'
 import { createSseDecoder } from '../upstream/sse.ts'
+import { readInteractionUsage } from '../gemini/hub.ts'
 
 /** Largest JSON answer or SSE event read for its id and usage; a larger one passes on unread (its call charged as if it reported none). */
 const MAX_READ_BYTES = 8 * 1024 * 1024
 
 const isObject = (v: unknown): v is Record<string, any> => v !== null && typeof v === 'object' && !Array.isArray(v)
-const count = (v: unknown): number => typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0
-
-/** An Interactions `Usage` object as the proxy's token usage; undefined when it is none. */
-export function readInteractionUsage (u: unknown): TokenUsage | undefined {
-  if (!isObject(u)) return undefined
-  return { inputTokens: count(u.total_input_tokens), outputTokens: count(u.total_output_tokens), thinkingTokens: count(u.total_thought_tokens), cachedTokens: count(u.total_cached_tokens) }
-}
 
 interface Seen { id?: string, usage?: TokenUsage, chars: number, failed: boolean }
 

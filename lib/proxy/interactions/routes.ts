@@ -7,6 +7,7 @@ import { readJsonBody } from '../../http/json-body.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { beginModelCall, beginRequest } from '../call/lifecycle.ts'
+import { applyInteractionRules } from '../call/request-rules.ts'
 import type { ProxyContext } from '../context.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { Backend, ForwardRequest, ForwardResponse } from '../upstream/backend.ts'
@@ -72,7 +73,7 @@ export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, go
     if (asked.previousId !== undefined) await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
     await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
     const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens })
-    const sent = Buffer.from(JSON.stringify({ ...asked.body, model: call.model.base }))
+    const sent = Buffer.from(JSON.stringify(applyInteractionRules({ ...asked.body, model: call.model.base }, call.model)))
     const answer = await forward({
       method: 'POST',
       path: `${version}/interactions`,

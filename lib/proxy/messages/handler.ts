@@ -13,7 +13,7 @@ import { beginModelCall } from '../call/lifecycle.ts'
 import { longDecoding } from '../models/continuation.ts'
 import { checkMessagesRequest, ignoredFields } from './request-schema.ts'
 import type { MessagesRequest } from './request-schema.ts'
-import { toCountTokensRequest, toGeminiRequest } from './request-to-gemini.ts'
+import { imageUrlCount, toCountTokensRequest, toGeminiRequest } from './request-to-gemini.ts'
 import { toAnthropicMessage } from './response-from-gemini.ts'
 import { messagesStreamTranslator } from './stream.ts'
 import { messagesErrorBody } from './error-body.ts'
@@ -40,7 +40,7 @@ export function createMessagesHandler (ctx: ProxyContext): Handler {
     const caller = await ctx.checkAuth(req)
     const body = checkMessagesRequest(readJsonBody(req), true, ctx.maxTotalParts ?? DEFAULT_MAX_BLOCKS)
     noteIgnored(ctx, req, body)
-    const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused })
+    const call = await beginModelCall(ctx, req, caller, { surface: 'messages', model: body.model, maxOutputTokens: body.max_tokens, upstream: (backend, model) => longDecoding(backend, model.spec), modelRefused, imageUrls: imageUrlCount(body) })
     const omitThinking = body.thinking !== undefined && body.thinking !== null && 'display' in body.thinking && body.thinking.display === 'omitted'
     const meta = { id: `msg_${randomBytes(12).toString('hex')}`, model: call.model.requested, omitThinking }
     const request = await toGeminiRequest(body, call.model, call.content)

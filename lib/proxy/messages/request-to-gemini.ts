@@ -8,11 +8,10 @@
 //  - thinking text and redacted_thinking are not sent back: Gemini takes only their signatures
 //  - tools → functionDeclarations (parametersJsonSchema takes JSON Schema as it is); web_search_* → googleSearch
 //  - thinking / output_config.effort → thinkingConfig through the model's own thinking rules
-import type { GeminiRequest } from '../upstream/backend.ts'
+import type { GeminiContent, GeminiPart, GeminiRequest } from '../gemini/hub.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
 import type { ReasoningEffort, ThinkingConfig } from '../models/thinking.ts'
-import { acceptsSampling } from '../models/data.ts'
 import { imageTypeOf } from '../images/bytes.ts'
 import { HEAD_BYTES, isBase64 } from '../images/data-url.ts'
 import type { ImageAllowance } from '../images/fetch.ts'
@@ -24,8 +23,8 @@ import { fail, isGatehouseError } from '../../errors.ts'
 import type { GatehouseError } from '../../errors.ts'
 import type { Block, MessagesRequest, ToolChoice } from './request-schema.ts'
 
-type Part = Record<string, unknown>
-interface Content { role: 'user' | 'model', parts: Part[] }
+type Part = GeminiPart
+type Content = GeminiContent
 
 /** Messages' own part limit is its schema's (request-schema.ts); the rest are the call's (ContentOptions). */
 export type MessagesTranslateOptions = ContentOptions
@@ -78,9 +77,9 @@ export function thinkingOf (body: MessagesRequest, model: ModelName): ThinkingCo
 function generationConfigOf (body: MessagesRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
   if (body.max_tokens !== undefined) config.maxOutputTokens = body.max_tokens
-  if (acceptsSampling(model.spec, 'temperature') && typeof body.temperature === 'number') config.temperature = body.temperature
-  if (acceptsSampling(model.spec, 'topP') && typeof body.top_p === 'number') config.topP = body.top_p
-  if (acceptsSampling(model.spec, 'topK') && typeof body.top_k === 'number') config.topK = body.top_k
+  if (typeof body.temperature === 'number') config.temperature = body.temperature
+  if (typeof body.top_p === 'number') config.topP = body.top_p
+  if (typeof body.top_k === 'number') config.topK = body.top_k
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) config.stopSequences = body.stop_sequences
   const format = body.output_config?.format
   if (format !== undefined && format !== null) {
@@ -131,6 +130,24 @@ function documentParts (block: Extract<Block, { type: 'document' }>, param: stri
       // Gemini fetches public document URLs itself only for some models; a clear refusal beats a failure upstream.
       throw invalid('Document URLs are not passed on; send the document as base64', `${param}.source.url`)
   }
+}
+
+const isUrlImage = (block: Block): boolean => block.type === 'image' && (block as Extract<Block, { type: 'image' }>).source.type === 'url'
+
+/** How many image URLs the request asks the proxy to fetch, tool results' included. */
+export function imageUrlCount (body: Pick<MessagesRequest, 'messages'>): number {
+  let count = 0
+  for (const message of body.messages) {
+    if (typeof message.content === 'string') continue
+    for (const block of message.content) {
+      if (isUrlImage(block)) count++
+      else if (block.type === 'tool_result') {
+        const inner = (block as Extract<Block, { type: 'tool_result' }>).content
+        if (Array.isArray(inner)) for (const b of inner) if (isUrlImage(b)) count++
+      }
+    }
+  }
+  return count
 }
 
 function toolResultText (content: string | Block[] | undefined): string {

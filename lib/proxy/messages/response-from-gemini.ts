@@ -3,6 +3,7 @@
 import type { GeminiResponse } from '../upstream/backend.ts'
 import { BlockAssembler, collectBlocks } from './blocks.ts'
 import type { ContentBlock } from './blocks.ts'
+import { isContentFilter, tokensOf } from '../gemini/hub.ts'
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal'
 
@@ -33,26 +34,21 @@ export interface MessageMeta {
   omitThinking?: boolean
 }
 
-/** Gemini finish reasons that mean the answer was withheld. */
-const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
-
 /** The stop_reason of a finished answer; Gemini does not say which stop sequence ended it, so that is end_turn too. */
 export function stopReasonOf (finishReason: unknown, toolUses: number, blocked: boolean): StopReason {
-  if (blocked || (typeof finishReason === 'string' && REFUSALS.has(finishReason))) return 'refusal'
+  if (blocked || isContentFilter(finishReason)) return 'refusal'
   if (finishReason === 'MAX_TOKENS') return 'max_tokens'
   return toolUses > 0 ? 'tool_use' : 'end_turn'
 }
 
-const count = (n: unknown): number => typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0
-
 /** Anthropic counts cached input apart from input_tokens, and thinking inside output_tokens. */
-export function usageOf (usage: Record<string, unknown> | undefined | null): AnthropicUsage {
-  const cached = count(usage?.cachedContentTokenCount)
+export function anthropicUsage (usage: unknown): AnthropicUsage {
+  const t = tokensOf(usage) ?? { input: 0, cached: 0, output: 0, thoughts: 0 }
   return {
-    input_tokens: Math.max(0, count(usage?.promptTokenCount) + count(usage?.toolUsePromptTokenCount) - cached),
-    output_tokens: count(usage?.candidatesTokenCount) + count(usage?.thoughtsTokenCount),
+    input_tokens: Math.max(0, t.input - t.cached),
+    output_tokens: t.output + t.thoughts,
     cache_creation_input_tokens: 0,
-    cache_read_input_tokens: cached,
+    cache_read_input_tokens: t.cached,
   }
 }
 
@@ -71,6 +67,6 @@ export function toAnthropicMessage (response: GeminiResponse, meta: MessageMeta)
     content: blocks,
     stop_reason: stopReasonOf(candidate?.finishReason, assembler.toolUses, blocked),
     stop_sequence: null,
-    usage: usageOf(response?.usageMetadata),
+    usage: anthropicUsage(response?.usageMetadata),
   }
 }

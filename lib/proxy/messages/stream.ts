@@ -6,7 +6,7 @@ import type { GeminiResponse } from '../upstream/backend.ts'
 import type { SseTranslator } from '../routes-stream.ts'
 import { BlockAssembler } from './blocks.ts'
 import type { BlockSink } from './blocks.ts'
-import { stopReasonOf, usageOf } from './response-from-gemini.ts'
+import { anthropicUsage, stopReasonOf } from './response-from-gemini.ts'
 import type { MessageMeta } from './response-from-gemini.ts'
 
 /** Anthropic's keep-alive while nothing else is sent. */
@@ -35,7 +35,7 @@ export function messagesStreamTranslator (options: MessagesStreamOptions): SseTr
   function start (): void {
     if (started) return
     started = true
-    const message = { id: options.id, type: 'message', role: 'assistant', model: options.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usageOf(usage), output_tokens: 0 } }
+    const message = { id: options.id, type: 'message', role: 'assistant', model: options.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicUsage(usage), output_tokens: 0 } }
     out += frame('message_start', `{"type":"message_start","message":${JSON.stringify(message)}}`)
   }
 
@@ -66,7 +66,7 @@ export function messagesStreamTranslator (options: MessagesStreamOptions): SseTr
       start()
       assembler.end()
       const stop = stopReasonOf(finishReason, assembler.toolUses, blocked)
-      out += frame('message_delta', `{"type":"message_delta","delta":{"stop_reason":${JSON.stringify(stop)},"stop_sequence":null},"usage":${JSON.stringify(usageOf(usage))}}`)
+      out += frame('message_delta', `{"type":"message_delta","delta":{"stop_reason":${JSON.stringify(stop)},"stop_sequence":null},"usage":${JSON.stringify(anthropicUsage(usage))}}`)
       out += frame('message_stop', '{"type":"message_stop"}')
       return take()
     },

@@ -10,7 +10,7 @@ import type { ModelSpec } from './data.ts'
 /** Most calls one answer may take: a 1,048,576-token window in calls of at least 32,768 tokens, and one to spare. */
 const MAX_CALLS = 33
 
-interface Usage { prompt: number, candidates: number, thoughts: number }
+interface Usage { prompt: number, toolUsePrompt: number, candidates: number, thoughts: number }
 
 function firstCandidate (response: GeminiResponse | undefined): Record<string, any> | undefined {
   const candidates = response?.candidates
@@ -32,16 +32,23 @@ function addUsage (total: Usage, meta: unknown, first: boolean): Usage {
   if (meta === null || typeof meta !== 'object') return total
   const u = meta as Record<string, unknown>
   const n = (v: unknown): number => typeof v === 'number' ? v : 0
-  return { prompt: first ? n(u.promptTokenCount) : total.prompt, candidates: total.candidates + n(u.candidatesTokenCount), thoughts: total.thoughts + n(u.thoughtsTokenCount) }
+  return {
+    prompt: first ? n(u.promptTokenCount) : total.prompt,
+    toolUsePrompt: first ? n(u.toolUsePromptTokenCount) : total.toolUsePrompt,
+    candidates: total.candidates + n(u.candidatesTokenCount),
+    thoughts: total.thoughts + n(u.thoughtsTokenCount),
+  }
 }
 
-function usageOf (total: Usage, meta: Record<string, unknown>): Record<string, unknown> {
+/** The usageMetadata of every call together, in Google's shape (the hub reads it: lib/proxy/gemini/hub.ts). */
+function summedUsageMetadata (total: Usage, meta: Record<string, unknown>): Record<string, unknown> {
   return {
     ...meta,
     promptTokenCount: total.prompt,
     candidatesTokenCount: total.candidates,
     ...(total.thoughts > 0 ? { thoughtsTokenCount: total.thoughts } : {}),
-    totalTokenCount: total.prompt + total.candidates + total.thoughts,
+    ...(total.toolUsePrompt > 0 ? { toolUsePromptTokenCount: total.toolUsePrompt } : {}),
+    totalTokenCount: total.prompt + total.toolUsePrompt + total.candidates + total.thoughts,
   }
 }
 
@@ -53,7 +60,7 @@ function next (call: UpstreamCall, token: string): UpstreamCall {
 /** Unary: every call's parts in one candidate, the usage summed, the last call's finishReason. */
 async function generateAll (backend: Backend, call: UpstreamCall): Promise<GeminiResponse> {
   let merged: GeminiResponse | undefined
-  let usage: Usage = { prompt: 0, candidates: 0, thoughts: 0 }
+  let usage: Usage = { prompt: 0, toolUsePrompt: 0, candidates: 0, thoughts: 0 }
   for (let calls = 0, current = call; ; calls++) {
     const response = await backend.generate(current)
     const { token, continues } = takeToken(response)
@@ -69,7 +76,7 @@ async function generateAll (backend: Backend, call: UpstreamCall): Promise<Gemin
         else into.finishReason = from.finishReason
       }
     }
-    if (response.usageMetadata !== undefined) merged.usageMetadata = usageOf(usage, response.usageMetadata)
+    if (response.usageMetadata !== undefined) merged.usageMetadata = summedUsageMetadata(usage, response.usageMetadata)
     if (!continues || token === undefined || calls + 1 >= MAX_CALLS) return merged
     current = next(call, token)
   }
@@ -78,7 +85,7 @@ async function generateAll (backend: Backend, call: UpstreamCall): Promise<Gemin
 /** Streamed: every call's events in turn, the usage of each event summed over the calls before it. */
 async function * streamAll (backend: Backend, call: UpstreamCall, first: AsyncIterable<GeminiResponse>): AsyncIterable<GeminiResponse> {
   let events = first
-  let before: Usage = { prompt: 0, candidates: 0, thoughts: 0 }
+  let before: Usage = { prompt: 0, toolUsePrompt: 0, candidates: 0, thoughts: 0 }
   for (let calls = 1; ; calls++) {
     let token: string | undefined
     let continues = false
@@ -89,7 +96,7 @@ async function * streamAll (backend: Backend, call: UpstreamCall, first: AsyncIt
       if (taken.continues) continues = true
       if (event.usageMetadata !== undefined) {
         hop = addUsage(before, event.usageMetadata, calls === 1)
-        event.usageMetadata = usageOf(hop, event.usageMetadata)
+        event.usageMetadata = summedUsageMetadata(hop, event.usageMetadata)
       }
       yield event
     }

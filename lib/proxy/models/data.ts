@@ -274,17 +274,9 @@ export function loadModelFile (path: string = DEFAULT_MODELS_FILE): ModelSpec[] 
 }
 
 /**
- * Whether a request for this model may carry a sampling field (temperature, topP, topK). Models of the file
- * that no longer accept one have it dropped from generationConfig on both surfaces; other models keep it.
- */
-export function acceptsSampling (spec: ModelSpec | undefined, field: SamplingField): boolean {
-  return spec === undefined || spec.sampling.includes(field)
-}
-
-/**
  * Drops from a generationConfig what the model's entry says it does not take: sampling and penalty fields it does
  * not accept and a candidateCount above its largest; a maxOutputTokens above its shared window becomes the window.
- * The one rule of both surfaces (chat and native requests).
+ * Every surface's call runs it once (lib/proxy/call/request-rules.ts).
  */
 export function dropRefusedFields (spec: ModelSpec | undefined, generationConfig: Record<string, unknown>): void {
   if (spec === undefined) return

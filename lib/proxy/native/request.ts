@@ -13,7 +13,6 @@ import type { GeminiRequest } from '../upstream/backend.ts'
 import { fail } from '../../errors.ts'
 import type { ModelName } from '../models/name.ts'
 import { fitThinking, nativeThinking } from '../models/thinking.ts'
-import { dropRefusedFields } from '../models/data.ts'
 import type { SafetySetting } from '../safety-settings.ts'
 import { declaresFunctions, searchOutcome } from '../search-tools.ts'
 import { countableContents, requestedContents } from '../upstream/count-tokens.ts'
@@ -61,7 +60,6 @@ export function prepareNativeRequest (body: unknown, model: ModelName, safetySet
 
   if (!Array.isArray(request.safetySettings)) request.safetySettings = safetySettings.map(s => ({ ...s }))
 
-  dropRefusedFields(model.spec, generationConfig)
   const thinking = thinkingConfigFor(clientThinking, model)
   if (thinking !== undefined) generationConfig.thinkingConfig = thinking
   else delete generationConfig.thinkingConfig

@@ -22,9 +22,6 @@ export interface SignatureSealer {
   open (owner: string, value: string): SealedSignatures | undefined
 }
 
-/** The smallest secret accepted (createProxy's responses.secret). */
-export const RESPONSES_SECRET_MIN_LENGTH = 16
-
 /** A sealer keyed by `secret`; without one, by a random key of this process (values do not survive a restart). */
 export function createSignatureSealer (secret: string | undefined): SignatureSealer {
   const ikm = secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8')

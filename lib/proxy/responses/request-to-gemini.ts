@@ -8,10 +8,9 @@
 //    calls of the active loop still without one get Google's placeholder (lib/proxy/thought-signatures.ts)
 //  - tools: functions, namespace members (flattened into one name), custom tools (one string argument `input`),
 //    web_search → googleSearch under the one search rule (lib/proxy/search-tools.ts)
-import type { GeminiRequest } from '../upstream/backend.ts'
+import type { GeminiContent, GeminiPart, GeminiRequest } from '../gemini/hub.ts'
 import type { ModelName } from '../models/name.ts'
 import { chatThinking } from '../models/thinking.ts'
-import { acceptsSampling } from '../models/data.ts'
 import { searchOutcome } from '../search-tools.ts'
 import { addPlaceholderSignatures } from '../thought-signatures.ts'
 import { HEAD_BYTES, parseDataUrl } from '../images/data-url.ts'
@@ -25,8 +24,8 @@ import { declaredTools, invalidParam } from './request-schema.ts'
 import type { InputItem, ResponsesRequest, ResponsesTool, ResponsesToolChoice } from './request-schema.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
 
-type Part = Record<string, unknown>
-interface Content { role: 'user' | 'model', parts: Part[] }
+type Part = GeminiPart
+type Content = GeminiContent
 
 /** How a Gemini function name is answered: the client's tool kind, name and namespace. */
 export interface ToolName { kind: 'function' | 'custom', name: string, namespace?: string }
@@ -311,8 +310,8 @@ function toolConfigOf (choice: ResponsesToolChoice | null | undefined, mapping: 
 
 function generationConfigOf (body: ResponsesRequest, model: ModelName): Record<string, unknown> {
   const config: Record<string, unknown> = {}
-  if (acceptsSampling(model.spec, 'temperature') && typeof body.temperature === 'number') config.temperature = body.temperature
-  if (acceptsSampling(model.spec, 'topP') && typeof body.top_p === 'number') config.topP = body.top_p
+  if (typeof body.temperature === 'number') config.temperature = body.temperature
+  if (typeof body.top_p === 'number') config.topP = body.top_p
   if (typeof body.max_output_tokens === 'number') config.maxOutputTokens = body.max_output_tokens
   const format = body.text?.format
   if (format?.type === 'json_object') config.responseMimeType = 'application/json'

@@ -15,6 +15,7 @@ import type { GeminiResponse } from '../upstream/backend.ts'
 import type { ResponsesRequest } from './request-schema.ts'
 import type { ToolName } from './request-to-gemini.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
+import { isContentFilter, tokensOf } from '../gemini/hub.ts'
 
 type Part = Record<string, any>
 export type ResponseItem = Record<string, unknown> & { id: string, type: string }
@@ -58,26 +59,19 @@ export interface ResponseMeta {
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex')
 export const newItemId = (prefix: string): string => `${prefix}_${hex(16)}`
 
-function count (value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0
-}
-
 /** usageMetadata → Responses usage; undefined when the upstream sent none. */
-export function toUsage (usage: Record<string, unknown> | undefined | null): ResponseUsage | undefined {
-  if (usage === undefined || usage === null) return undefined
-  const input = count(usage.promptTokenCount) + count(usage.toolUsePromptTokenCount)
-  const thoughts = count(usage.thoughtsTokenCount)
-  const output = count(usage.candidatesTokenCount) + thoughts
+export function toUsage (usage: unknown): ResponseUsage | undefined {
+  const t = tokensOf(usage)
+  if (t === undefined) return undefined
+  const output = t.output + t.thoughts
   return {
-    input_tokens: input,
-    input_tokens_details: { cached_tokens: count(usage.cachedContentTokenCount) },
+    input_tokens: t.input,
+    input_tokens_details: { cached_tokens: t.cached },
     output_tokens: output,
-    output_tokens_details: { reasoning_tokens: thoughts },
-    total_tokens: typeof usage.totalTokenCount === 'number' ? usage.totalTokenCount : input + output,
+    output_tokens_details: { reasoning_tokens: t.thoughts },
+    total_tokens: t.total ?? t.input + output,
   }
 }
-
-const CONTENT_FILTER = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
 
 /** The request fields a response repeats, as OpenAI's do. */
 function echoed (meta: ResponseMeta): Record<string, unknown> {
@@ -233,7 +227,7 @@ export function createResponseBuilder (meta: ResponseMeta): ResponseBuilder {
     close()
     if (meta.compaction === true) done(openItem({ id: newItemId('cmp'), type: 'compaction', encrypted_content: meta.sealer.seal(meta.owner, { calls: {}, summary }) }))
     if (usage !== undefined) response.usage = usage
-    const filtered = blocked || (typeof finishReason === 'string' && CONTENT_FILTER.has(finishReason))
+    const filtered = blocked || isContentFilter(finishReason)
     if (finishReason === 'MAX_TOKENS') {
       response.status = 'incomplete'
       response.incomplete_details = { reason: 'max_output_tokens' }

@@ -4,6 +4,7 @@
 import type { Handler, HandlerRequest, HandlerResponse, Route } from '../../http/contract.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
 import type { ProxyContext } from '../context.ts'
+import type { ResponsesSettings } from './settings.ts'
 import { beginRequest } from '../call/lifecycle.ts'
 import type { MeteredCall } from '../access/metering.ts'
 import { createResponsesErrorResponse } from './error-body.ts'
@@ -32,19 +33,19 @@ function page (items: Array<Record<string, unknown>>, query: Record<string, stri
  * `governedRoute` builds a route under the lifecycle's deny by default (lib/proxy/routes.ts); each read of a stored
  * response is a request on no model, counted and recorded (beginRequest).
  */
-export function responsesRoutes (ctx: ProxyContext, metered: (mapper: Mapper) => Mapper, governedRoute: (method: string, path: string, handler: Handler, errorResponse: Mapper) => Route): Route[] {
+export function responsesRoutes (ctx: ProxyContext, settings: ResponsesSettings, metered: (mapper: Mapper) => Mapper, governedRoute: (method: string, path: string, handler: Handler, errorResponse: Mapper) => Route): Route[] {
   const errorResponse = metered(createResponsesErrorResponse())
   const route = (method: string, path: string, handler: Handler): Route => governedRoute(method, path, handler, errorResponse)
   const preflight: Handler = async req => preflightResponse(req)
-  const { store, now } = ctx.responses
+  const { store, now } = settings
   const stored = async (req: HandlerRequest): Promise<{ owner: string, id: string, request: MeteredCall }> => {
     const caller = await ctx.checkAuth(req)
     return { owner: ownerOf(caller), id: req.params.id ?? '', request: await beginRequest(ctx, req, caller, 'responses') }
   }
   return [
-    route('POST', '/v1/responses', createResponsesHandler(ctx)),
+    route('POST', '/v1/responses', createResponsesHandler(ctx, settings)),
     route('OPTIONS', '/v1/responses', preflight),
-    route('POST', '/v1/responses/compact', createResponsesHandler(ctx, true)),
+    route('POST', '/v1/responses/compact', createResponsesHandler(ctx, settings, true)),
     route('OPTIONS', '/v1/responses/compact', preflight),
     route('GET', '/v1/responses/{id}', async req => {
       const { owner, id, request } = await stored(req)

@@ -2,13 +2,11 @@
 // seals thought signatures, the store that keeps responses, and how long they are kept.
 import { ConfigurationError } from '../../errors.ts'
 import type { ResponseStore } from '../../store/types.ts'
-import { createSignatureSealer, RESPONSES_SECRET_MIN_LENGTH } from './encrypted-content.ts'
+import { createSignatureSealer } from './encrypted-content.ts'
+import { DEFAULT_RESPONSES_TTL_DAYS, RESPONSES_SECRET_MIN_LENGTH } from '../../option-rules.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
 import { createResponsesRequestValidator } from './request-schema.ts'
 import type { ResponsesLimits, ResponsesRequest } from './request-schema.ts'
-
-/** Days a stored response is kept (PROXY_RESPONSES_TTL_DAYS), as OpenAI keeps them. */
-export const DEFAULT_RESPONSES_TTL_DAYS = 30
 
 export interface ResponsesOptions {
   /**

@@ -4,10 +4,11 @@
 // adds and removes its envelope ({model, project, user_prompt_id, request} / {response, traceId}).
 import type { PushQueue, PushQueueFlow, PushSink } from './push-queue.ts'
 
-/** A GenerateContentRequest in the public Gemini API shape (contents, systemInstruction, tools, toolConfig, safetySettings, generationConfig, ...). */
-export type GeminiRequest = Record<string, unknown>
-/** A GenerateContentResponse in the public Gemini API shape (candidates, usageMetadata, promptFeedback, modelVersion, responseId). */
-export type GeminiResponse = Record<string, any>
+import type { GeminiAnswer, GeminiRequest } from '../gemini/hub.ts'
+
+export type { GeminiRequest }
+/** A GenerateContentResponse in the public Gemini API shape, typed by the hub (lib/proxy/gemini/hub.ts). */
+export type GeminiResponse = GeminiAnswer
 
 export interface UpstreamCall {
   /** Base model id, no `models/` prefix and no variant suffix, e.g. gemini-2.5-pro. */
@@ -88,6 +89,9 @@ export interface ForwardResponse {
   /** The base URL the upstream's own URLs in answers start with (resumable upload URLs), to point them at the proxy instead. */
   baseUrl: string
 }
+
+/** Most inputs one request may embed: one batchEmbedContents call. */
+export const MAX_EMBEDDING_INPUTS = 100
 
 /** One embedContent request per input, for one model (POST /v1/embeddings). */
 export interface EmbedCall {

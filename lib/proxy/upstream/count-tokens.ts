@@ -2,7 +2,7 @@
 // countTokens rejects parts that carry only `thought` (its schema wants one of text, inlineData,
 // functionCall, ...) and thought signatures, so thought parts are turned into text first, as gemini-cli's
 // converter does, signatures are dropped, and parts (and contents) left empty are left out.
-import type { GeminiRequest } from './backend.ts'
+import type { GeminiContent } from '../gemini/hub.ts'
 
 type Part = Record<string, unknown>
 
@@ -18,8 +18,8 @@ function countablePart (part: unknown): unknown[] {
   return text === '' ? [] : [{ ...rest, text }]
 }
 
-/** The request's contents, ready for countTokens. */
-export function countableContents (contents: unknown): unknown[] {
+/** The request's contents, ready for countTokens (as the client sent them otherwise: the upstream judges them). */
+export function countableContents (contents: unknown): GeminiContent[] {
   if (!Array.isArray(contents)) return []
   return contents.flatMap(content => {
     if (content === null || typeof content !== 'object') return [content]
@@ -27,16 +27,16 @@ export function countableContents (contents: unknown): unknown[] {
     if (!Array.isArray(parts)) return [content]
     const countable = parts.flatMap(countablePart)
     return countable.length > 0 ? [{ ...content, parts: countable }] : []
-  })
+  }) as GeminiContent[]
 }
 
 /** The contents a countTokens body names: `{generateContentRequest: {contents, ...}}` or `{contents}`. */
-export function requestedContents (request: GeminiRequest): unknown {
+export function requestedContents (request: Record<string, unknown>): unknown {
   const nested = request.generateContentRequest as { contents?: unknown } | undefined
   return nested?.contents ?? request.contents
 }
 
 /** `{contents}` or `{generateContentRequest: {contents, ...}}`, as the countTokens route accepts. */
-export function contentsToCount (request: GeminiRequest): unknown[] {
+export function contentsToCount (request: Record<string, unknown>): GeminiContent[] {
   return countableContents(requestedContents(request))
 }

@@ -5,7 +5,7 @@
 // (docs/upstream-protocol.md, "Pass-through on Vertex AI"). Which paths get here, their policy and metering are
 // lib/proxy/native/pass-through.ts's.
 import { fail } from '../../errors.ts'
-import { MAX_EMBEDDING_INPUTS } from '../chat/embeddings.ts'
+import { MAX_EMBEDDING_INPUTS } from './backend.ts'
 import type { EmbedCall, EmbedResult, ForwardRequest, ForwardResponse, GeminiRequest } from './backend.ts'
 import { isObject, jsonAnswer, notPassedThrough, readJsonObject } from './forward.ts'
 import { EMBED_SETTINGS } from './vertex-embed.ts'
