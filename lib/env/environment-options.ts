@@ -16,7 +16,7 @@ export interface EnvironmentOptions {
   /** createRateLimiter's `byLevel` and the `resources.byLevel` of the proxy (GEMINI_LIMITS). */
   limits?: LimitsByLevel
   /** createConsole's options without `auth`, `proxy` and `limiter`; undefined when CONSOLE_ENABLED is false. */
-  console?: Pick<ConsoleOptions, 'path'>
+  console?: Pick<ConsoleOptions, 'path' | 'allowHttp'>
   /** createEmbeddedStore's options (AUTH_DATA_FILE); the gateway opens MongoDB instead when `mongodb` is set. */
   embeddedStore: EmbeddedStoreOptions
   /** createMongoStore's `url` and `dbName` (MONGODB_URL, MONGODB_DB); undefined without MONGODB_URL. */
@@ -74,7 +74,7 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     auth,
     proxy,
     limits: config.geminiLimits,
-    console: config.consoleEnabled ? { path: config.consolePath } : undefined,
+    console: config.consoleEnabled ? { path: config.consolePath, allowHttp: config.consoleAllowHttp } : undefined,
     embeddedStore: { file: config.authDataFile },
     mongodb: config.mongodbUrl === undefined ? undefined : { url: config.mongodbUrl, dbName: config.mongodbDb },
   }

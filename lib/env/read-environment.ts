@@ -48,6 +48,8 @@ export interface EnvironmentConfig {
   readonly consoleEnabled: boolean
   /** Where the console is served (CONSOLE_PATH). Default unset: the library's /console. */
   readonly consolePath?: string
+  /** Console sign-in over plain HTTP on any host name, cookie without Secure (CONSOLE_ALLOW_HTTP). Default unset: the library's false. */
+  readonly consoleAllowHttp?: boolean
   /** Sign-ups allowed per client address (IPv6: per /64) within the window. Default unset: the library's 10 (AUTH_SIGNUPS_PER_ADDRESS). */
   readonly authSignupsPerAddress?: number
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
@@ -154,6 +156,7 @@ const SCHEMA: Record<string, EnvRule> = {
   AUTH_QUERY_TOKENS: bool,
   GEMINI_MAX_CACHE_TTL_SECONDS: seconds(1),
   CONSOLE_ENABLED: bool,
+  CONSOLE_ALLOW_HTTP: bool,
   CONSOLE_PATH: pattern(/^(?:\/[A-Za-z0-9._~-]+)+\/?$/, 'path such as /console'),
   AUTH_SIGNUPS_PER_ADDRESS: number({ integer: true, min: 1, max: 1_000_000 }),
   AUTH_SIGNUP_WINDOW_SECONDS: seconds(1),
@@ -325,6 +328,7 @@ export function readEnvironment (env: Record<string, string | undefined>): Envir
     authQueryTokens: v.AUTH_QUERY_TOKENS,
     consoleEnabled: v.CONSOLE_ENABLED ?? true,
     consolePath: v.CONSOLE_PATH,
+    consoleAllowHttp: v.CONSOLE_ALLOW_HTTP,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
@@ -382,6 +386,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   reauthSeconds: ['AUTH_REAUTH_SECONDS'],
   queryTokens: ['AUTH_QUERY_TOKENS'],
   path: ['CONSOLE_PATH'],
+  allowHttp: ['CONSOLE_ALLOW_HTTP'],
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
   proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],

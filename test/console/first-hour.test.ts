@@ -1,0 +1,84 @@
+// A team's first hour on the console in a real Chromium (issue 31): over plain HTTP on a real host name the sign-in
+// says why it cannot work and opens no session, unless CONSOLE_ALLOW_HTTP is set, where it works. Screenshots
+// land in test/console/screenshots (git-ignored).
+import t from 'tap'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
+import { startGateway } from '../support/gateway.ts'
+import { ADMIN } from '../support/gateway-keys.ts'
+import { authClient, DEVICE } from '../support/auth-client.ts'
+import { ensureConsoleBuilt } from '../support/console-build.ts'
+
+t.setTimeout(240_000)
+
+const CHROMIUM = '/usr/bin/chromium'
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url))
+/** A host name that is not localhost, which Chromium resolves to the test's 127.0.0.1 server. */
+const LAN_HOST = 'gatehouse.lan'
+
+interface TestT { teardown (fn: () => unknown): void }
+
+async function launch (t: TestT, viewport: { width: number, height: number }): Promise<{ context: BrowserContext, page: Page }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-chromium-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const context = await chromium.launchPersistentContext(dataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`],
+    viewport,
+  })
+  t.teardown(() => context.close())
+  const page = context.pages()[0] ?? await context.newPage()
+  page.setDefaultTimeout(15_000)
+  return { context, page }
+}
+
+async function submitSignIn (page: Page, url: string, username: string, password: string): Promise<void> {
+  await page.goto(url)
+  await page.getByRole('heading', { name: 'Sign in to Gatehouse' }).waitFor()
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill(password)
+  await page.getByLabel('Password').press('Enter')
+}
+
+/** The admin's sessions in the store, through the JSON routes (which open one more, the first listed). */
+async function adminSessions (gatewayUrl: string): Promise<unknown[]> {
+  const api = authClient(gatewayUrl + '/v1/api')
+  const admin = (await api.login(ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)).body
+  const listed = await api.call('GET', '/auth/sessions', { query: { user_id: admin.user_id, token: admin.access_token }, headers: { 'user-agent': DEVICE } })
+  return listed.body as unknown[]
+}
+
+t.test('sign-in over plain HTTP on a host name other than localhost: refused with why and what to do, no session left; CONSOLE_ALLOW_HTTP signs in', async t => {
+  ensureConsoleBuilt()
+  mkdirSync(SHOTS, { recursive: true })
+  const strict = await startGateway({ LOG_LEVEL: 'silent', ...ADMIN })
+  t.teardown(() => strict.close())
+  const open = await startGateway({ ...ADMIN, CONSOLE_ALLOW_HTTP: 'true' })
+  t.teardown(() => open.close())
+  const { page } = await launch(t, { width: 1280, height: 900 })
+
+  const lan = (url: string): string => `http://${LAN_HOST}:${new URL(url).port}/console/`
+  await submitSignIn(page, lan(strict.url), ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+  const alert = page.getByRole('alert')
+  await alert.getByText(/needs HTTPS/).waitFor()
+  t.match(await alert.textContent(), /browser drops the console's Secure cookie.*HTTPS.*http:\/\/localhost.*CONSOLE_ALLOW_HTTP=true/, 'the message says why and what to do')
+  t.ok(await page.getByRole('heading', { name: 'Sign in to Gatehouse' }).isVisible(), 'still on the sign-in form, which says so')
+  await page.screenshot({ path: join(SHOTS, 'insecure-origin-refused.png'), fullPage: true })
+  t.equal((await adminSessions(strict.url)).length, 1, 'no console session was left behind: only the JSON login just made')
+
+  await submitSignIn(page, `${strict.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+  await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
+  t.pass('the same console signs in on 127.0.0.1, which browsers count as secure')
+
+  await submitSignIn(page, lan(open.url), ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+  await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
+  t.pass('with CONSOLE_ALLOW_HTTP=true the sign-in over plain HTTP works')
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sessions', exact: true }).press('Enter')
+  t.match(await page.locator('main table').textContent(), '(this browser)', 'and the page stays signed in')
+  t.ok(open.logs.some(l => l.level === 'warn' && /allowHttp is on/.test(String(l.msg))), 'the opt-out is logged as a warning at start')
+})
