@@ -1,7 +1,7 @@
 // The admin's pages: users (search, paging, level, disable, lockout, sessions, limits) and the upstream's state.
 import { useEffect, useState } from 'preact/hooks'
 import { api, fmt, when } from './api.ts'
-import { Status, useAction, useApp } from './shared.tsx'
+import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
 interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> } }
@@ -90,7 +90,7 @@ export function UsersPage () {
       {open !== undefined && <UserPanel id={open} onChanged={load} onClose={() => setOpen(undefined)} />}
       {page !== undefined && (
         <>
-          <table>
+          <TableScroll label="Users"><table>
             <caption>Users {offset + 1} to {offset + page.users.length}</caption>
             <thead><tr><th scope="col">Username</th><th scope="col">Level</th><th scope="col">Status</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Action</th></tr></thead>
             <tbody>
@@ -105,7 +105,7 @@ export function UsersPage () {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </table></TableScroll>
           <nav aria-label="Pages of users" class="row">
             <button type="button" class="secondary" disabled={offset === 0} onClick={() => { const at = Math.max(0, offset - PAGE); setOffset(at); void load(q, at) }}>Previous page</button>
             <button type="button" class="secondary" disabled={!page.more} onClick={() => { const at = offset + PAGE; setOffset(at); void load(q, at) }}>Next page</button>
@@ -138,11 +138,11 @@ export function UpstreamPage () {
             {view.credentials.length === 0
               ? <p>This backend reports no credential pool.</p>
               : (
-                <table>
+                <TableScroll label="Pooled credentials"><table>
                   <caption>Pooled credentials</caption>
                   <thead><tr><th scope="col">Credential</th><th scope="col">State</th><th scope="col">Details</th></tr></thead>
                   <tbody>{view.credentials.map(c => <tr key={c.name}><th scope="row">{c.name}</th><td>{c.state.replace('_', ' ')}</td><td>{c.state === 'cooling' ? `until ${when(c.until)}` : c.reason ?? ''}</td></tr>)}</tbody>
-                </table>
+                </table></TableScroll>
                 )}
             <h2>Models served ({view.models.length})</h2>
             <ul class="columns">{view.models.map(m => <li key={m} class="mono">{m}</li>)}</ul>

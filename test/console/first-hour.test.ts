@@ -1,8 +1,8 @@
 // A team's first hour on the console in a real Chromium (issue 31): over plain HTTP on a real host name the sign-in
-// says why it cannot work and opens no session, unless CONSOLE_ALLOW_HTTP is set, where it works. Screenshots
-// land in test/console/screenshots (git-ignored).
+// says why it cannot work and opens no session, unless CONSOLE_ALLOW_HTTP is set, where it works; and at a
+// 390 px phone viewport no page scrolls sideways. Screenshots land in test/console/screenshots (git-ignored).
 import t from 'tap'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +19,9 @@ const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url))
 /** A host name that is not localhost, which Chromium resolves to the test's 127.0.0.1 server. */
 const LAN_HOST = 'gatehouse.lan'
+const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8')
+/** axe's rules for WCAG 2.0, 2.1 and 2.2 at levels A and AA. */
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa']
 
 interface TestT { teardown (fn: () => unknown): void }
 
@@ -81,4 +84,32 @@ t.test('sign-in over plain HTTP on a host name other than localhost: refused wit
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sessions', exact: true }).press('Enter')
   t.match(await page.locator('main table').textContent(), '(this browser)', 'and the page stays signed in')
   t.ok(open.logs.some(l => l.level === 'warn' && /allowHttp is on/.test(String(l.msg))), 'the opt-out is logged as a warning at start')
+})
+
+t.test('at a 390 px viewport no console page scrolls sideways: wide tables scroll in their own box', async t => {
+  ensureConsoleBuilt()
+  mkdirSync(SHOTS, { recursive: true })
+  const gw = await startGateway({ LOG_LEVEL: 'silent', ...ADMIN })
+  t.teardown(() => gw.close())
+  const { page } = await launch(t, { width: 390, height: 844 })
+  await submitSignIn(page, `${gw.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+  await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
+  // A key, so the keys page has its table.
+  await page.goto(`${gw.url}/console/#/keys`)
+  await page.getByLabel('Name').fill('phone-key-with-a-long-name')
+  await page.getByLabel('Name').press('Enter')
+  await page.getByRole('button', { name: 'I have saved it' }).press('Enter')
+  const pages = ['#/', '#/keys', '#/usage', '#/sessions', '#/account', '#/admin/users', '#/admin/usage', '#/admin/upstream']
+  for (const hash of pages) {
+    await page.goto(`${gw.url}/console/${hash}`)
+    await page.locator('main h1').first().waitFor()
+    await page.waitForLoadState('networkidle')
+    const width = await page.evaluate('document.documentElement.scrollWidth') as number
+    t.ok(width <= 390, `${hash}: the page is ${width} px wide, within the 390 px viewport`)
+    // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not block axe itself.
+    await page.evaluate(`${AXE}\n;0`)
+    const result = await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(AXE_TAGS)} } })`) as { violations: Array<{ id: string, nodes: Array<{ target: unknown }> }> }
+    t.same(result.violations.map(v => `${v.id}: ${JSON.stringify(v.nodes.map(n => n.target))}`), [], `${hash}: axe (WCAG 2.2 AA) at 390 px`)
+    await page.screenshot({ path: join(SHOTS, `phone-${hash.replace(/[#/]+/g, '-').replace(/^-|-$/g, '') || 'overview'}.png`), fullPage: true })
+  }
 })
