@@ -24,6 +24,7 @@ export const ERRORS = {
   REAUTHENTICATION_REQUIRED: { status: 401, message: 'Changing the password, email or username, or creating an API key, needs a fresh login or the current password (current_password)' },
   INVALID_CURRENT_PASSWORD: { status: 401, message: 'current_password is not the current password' },
   INSUFFICIENT_PERMISSIONS: { status: 403, message: 'Insufficient permissions' },
+  SIGNUP_CLOSED: { status: 403, message: 'Sign-up is closed here: ask an admin to add you' },
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
   USERNAME_NOT_FOUND: { status: 404, message: 'Username not found' },
   KEY_NOT_FOUND: { status: 404, message: 'API key not found' },

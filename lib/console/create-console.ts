@@ -10,7 +10,7 @@ import { consoleDevice } from '../auth/sessions.ts'
 import { createAuthErrorResponse } from '../auth/error-body.ts'
 import type Joi from 'joi'
 import type { LazySchema } from '../auth/schemas.ts'
-import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, selfUpdateBody, targetParams, userStatusBody, USER_AGENT_MAX, PASSWORD_MAX } from '../auth/schemas.ts'
+import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, passwordResetBody, selfUpdateBody, signupBody, targetParams, userStatusBody, USER_AGENT_MAX, PASSWORD_MAX } from '../auth/schemas.ts'
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
 import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
@@ -348,6 +348,35 @@ export function createConsole (options: ConsoleOptions): Console {
         limits: await userLimitsView(users, store.limits, byLevel, id),
         standing: await standing(user),
       })
+    }),
+
+    route('POST', '/api/admin/users', async (req) => {
+      const who = await admin(req)
+      const [rest, password] = bodyAndPassword(req)
+      const input = parse(signupBody, rest)
+      await present(who, password, req)
+      return dataResponse({ user: userView(await accounts.create(input)) }, 201)
+    }),
+
+    // A new password ends the user's sessions (accounts.update); the admin tells them it out of band.
+    route('PUT', '/api/admin/users/{user_id}/password', async (req) => {
+      const { id, input } = await adminChange(req, passwordResetBody)
+      return dataResponse({ user: userView(await accounts.update(id, { password: input.password })) })
+    }),
+
+    route('GET', '/api/admin/users/{user_id}/keys', async (req) => {
+      await admin(req)
+      const { user_id: id } = parse(targetParams, req.params)
+      if (await users.findById(id) === null) throw fail('USER_NOT_FOUND')
+      return dataResponse(await keys.list(id))
+    }),
+
+    route('DELETE', '/api/admin/users/{user_id}/keys/{key_id}', async (req) => {
+      await admin(req)
+      const { user_id: id } = parse(targetParams, { user_id: req.params.user_id })
+      const { key_id: keyId } = parse(keyParams, { key_id: req.params.key_id })
+      await keys.deleteOwn(id, keyId)
+      return dataResponse({ message: 'API key revoked' })
     }),
 
     route('PUT', '/api/admin/users/{user_id}/level', async (req) => {

@@ -53,6 +53,7 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     proxyMinAccessLevel: config.proxyMinAccessLevel,
     keyDefaultDays: config.proxyKeyDefaultDays,
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
+    publicSignup: config.authPublicSignup,
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
     limits: config.geminiLimits,

@@ -52,6 +52,8 @@ export interface EnvironmentConfig {
   readonly consoleAllowHttp?: boolean
   /** Sign-ups allowed per client address (IPv6: per /64) within the window. Default unset: the library's 10 (AUTH_SIGNUPS_PER_ADDRESS). */
   readonly authSignupsPerAddress?: number
+  /** Anyone may sign up; false: only admins add users (the console). Default unset: the library's true (AUTH_PUBLIC_SIGNUP). */
+  readonly authPublicSignup?: boolean
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
   readonly authSignupWindowSeconds?: number
   /** Lowest access level that may create API keys and whose keys the proxy accepts. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
@@ -160,6 +162,7 @@ const SCHEMA: Record<string, EnvRule> = {
   CONSOLE_PATH: pattern(/^(?:\/[A-Za-z0-9._~-]+)+\/?$/, 'path such as /console'),
   AUTH_SIGNUPS_PER_ADDRESS: number({ integer: true, min: 1, max: 1_000_000 }),
   AUTH_SIGNUP_WINDOW_SECONDS: seconds(1),
+  AUTH_PUBLIC_SIGNUP: bool,
   TRUSTED_PROXIES: raw => {
     const value = raw.trim()
     try {
@@ -331,6 +334,7 @@ export function readEnvironment (env: Record<string, string | undefined>): Envir
     consoleAllowHttp: v.CONSOLE_ALLOW_HTTP,
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
+    authPublicSignup: v.AUTH_PUBLIC_SIGNUP,
     proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     proxyKeyDefaultDays: v.PROXY_KEY_DEFAULT_DAYS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
@@ -389,6 +393,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   allowHttp: ['CONSOLE_ALLOW_HTTP'],
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
+  publicSignup: ['AUTH_PUBLIC_SIGNUP'],
   proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
   keyDefaultDays: ['PROXY_KEY_DEFAULT_DAYS'],
   trustedProxies: ['TRUSTED_PROXIES'],
