@@ -15,6 +15,8 @@ export interface Services {
   adminPasswordFile?: string
   /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
   adminUsername: string
+  /** Where the console is served (its route table's scope, e.g. `/console`); undefined when it is off. */
+  consolePath?: string
   /** The usage ledger on the store (createUsageLedger: batched writes); close() flushes it. */
   usage: UsageLedger
   close (): Promise<void>
@@ -70,6 +72,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   return {
     routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
     readiness,
+    consolePath: webConsole?.routeTable.scope,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,
     usage,
