@@ -1,25 +1,35 @@
-// Mount the accounts service and the model proxy in an Express app, next to your own routes.
-// Run: node examples/express.ts   (PORT, default 3000; listens on 127.0.0.1; GEMINI_AUTH_PASSWORD for the proxy)
+// Mount the accounts service, the model proxy and the web console in an Express app, next to your own routes.
+// Run: npm run example examples/express.ts
+// It reads the gateway's variables with the gateway's rules (README, "Configuration"): PORT (default 8888),
+// AUTH_ADMIN_PASSWORD, GEMINI_AUTH_PASSWORD, an upstream (GEMINI_CREDENTIALS or GEMINI_API_KEY, ...). Listens on 127.0.0.1.
 import express from 'express'
-import { createAuthService, createEmbeddedStore, createNodeListener, createProxy } from 'gatehouse'
+import { createAuthService, createConsole, createEmbeddedStore, createNodeListener, createProxy, createRateLimiter, createUsageLedger, environmentOptions, readEnvironment } from 'gatehouse'
 
-const store = await createEmbeddedStore({})
-const auth = createAuthService({ store, adminPassword: process.env.ADMIN_PASSWORD })
-await auth.ensureSystemUser()
-const proxy = createProxy({ password: process.env.GEMINI_AUTH_PASSWORD })
+const env = readEnvironment(process.env)
+const options = environmentOptions(env)
+const store = await createEmbeddedStore(options.embeddedStore)
+const auth = createAuthService({ ...options.auth, store })
+const system = await auth.ensureSystemUser()
+if (system.generatedPassword !== undefined) console.log(`AUTH_ADMIN_PASSWORD is not set: set it to sign in as ${system.username}`)
+const limiter = createRateLimiter({ store, byLevel: options.limits })
+const usage = createUsageLedger({ store })
+const proxy = createProxy({ ...options.proxy, keys: auth, limiter, usage })
+const webConsole = options.console === undefined ? undefined : createConsole({ ...options.console, auth, proxy, limiter })
 
 const app = express()
 app.get('/', (_req, res) => { res.json({ hello: 'from express' }) })
 // Gatehouse parses and validates bodies itself; unmatched paths fall through to next().
-app.use(createNodeListener([auth.routeTable, proxy.routeTable]))
+const tables = webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable]
+app.use(createNodeListener(tables))
 
-const server = app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
+const server = app.listen(env.port, '127.0.0.1', () => {
   const address = server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : 0
-  console.log(`listening on http://127.0.0.1:${port}/v1/api`)
+  const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : env.port}`
+  console.log(`listening on ${base}/v1/api`)
+  if (webConsole !== undefined) console.log(`console on ${base}${webConsole.routeTable.scope}/`)
 })
 
 process.once('SIGTERM', () => {
   server.close()
-  void Promise.all([proxy.close(), store.close()])
+  void Promise.all([proxy.close(), usage.close()]).then(async () => await store.close())
 })

@@ -1,5 +1,5 @@
 // Call the gateway's native API with the official @google/genai SDK.
-// Run: GATEHOUSE_URL=http://127.0.0.1:8888 GEMINI_AUTH_PASSWORD=... node examples/google-genai-sdk.ts
+// Run: GATEHOUSE_URL=http://127.0.0.1:8888 GEMINI_AUTH_PASSWORD=... npm run example examples/google-genai-sdk.ts
 import { GoogleGenAI } from '@google/genai'
 
 const ai = new GoogleGenAI({

@@ -1,5 +1,5 @@
 // Call the gateway's chat-completions API with the official openai SDK.
-// Run: GATEHOUSE_URL=http://127.0.0.1:8888 GEMINI_AUTH_PASSWORD=... node examples/openai-sdk.ts
+// Run: GATEHOUSE_URL=http://127.0.0.1:8888 GEMINI_AUTH_PASSWORD=... npm run example examples/openai-sdk.ts
 import OpenAI from 'openai'
 
 const client = new OpenAI({

@@ -120,7 +120,9 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
       metricsServer = await startMetricsServer(config.host, config.metricsPort, metrics, logger)
       metricsUrl = `${displayUrl(config.host, (metricsServer.address() as AddressInfo).port)}/metrics`
     }
-    announce.info({ url, metricsUrl }, `Gatehouse listening on ${url}`)
+    // The console's URL is what a newcomer opens first, so the start line names it.
+    const consoleUrl = services.consolePath === undefined ? undefined : `${url}${services.consolePath}/`
+    announce.info({ url, metricsUrl, consoleUrl: consoleUrl ?? null }, consoleUrl === undefined ? `Gatehouse listening on ${url}` : `Gatehouse listening on ${url} (console: ${consoleUrl})`)
     if (services.adminPasswordFile !== undefined) {
       // On the start that created the system user. The password itself never reaches the log: it is in a file
       // only this process's user can read, and the store keeps only its argon2 hash.

@@ -1,7 +1,7 @@
 // Builds the library's services from the config and hands the gateway their route tables,
 // readiness checks and a close() for shutdown.
-import { createAuthService, createConsole, createProxy, createRateLimiter, createUsageLedger } from '../lib/index.ts'
-import type { BackendOptions, RouteTable, Store, UsageLedger } from '../lib/index.ts'
+import { createAuthService, createConsole, createProxy, createRateLimiter, createUsageLedger, environmentOptions } from '../lib/index.ts'
+import type { RouteTable, Store, UsageLedger } from '../lib/index.ts'
 import type { GatewayConfig } from './config.ts'
 import type { Logger } from './logger.ts'
 import type { Metrics } from './metrics.ts'
@@ -15,6 +15,8 @@ export interface Services {
   adminPasswordFile?: string
   /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
   adminUsername: string
+  /** Where the console is served (its route table's scope, e.g. `/console`); undefined when it is off. */
+  consolePath?: string
   /** The usage ledger on the store (createUsageLedger: batched writes); close() flushes it. */
   usage: UsageLedger
   close (): Promise<void>
@@ -29,73 +31,29 @@ export interface ServiceDeps {
   sleep?: (ms: number) => Promise<void>
 }
 
-/** The upstream part of the config, in createProxy's terms; undefined when no upstream is configured. */
-function upstreamOptions (config: GatewayConfig, now: (() => Date) | undefined): BackendOptions | undefined {
-  if (config.geminiBackend === undefined) return undefined
-  return {
-    now,
-    backend: config.geminiBackend,
-    credentials: config.geminiCredentials,
-    credentialsFile: config.credentialsFile,
-    credentialsDir: config.credentialsDir,
-    writeBack: config.credentialsWriteBack,
-    oauthClientId: config.oauthClientId,
-    oauthClientSecret: config.oauthClientSecret,
-    projectId: config.projectId,
-    codeAssistEndpoint: config.codeAssistEndpoint,
-    apiKey: config.geminiApiKey,
-    geminiApiEndpoint: config.geminiApiEndpoint,
-    vertexLocation: config.vertexLocation,
-    vertexEndpoint: config.vertexEndpoint,
-  }
-}
-
 export async function createServices (config: GatewayConfig, deps: ServiceDeps): Promise<Services> {
   const { store, logger, metrics } = deps
-  const auth = createAuthService({
-    store,
-    basePath: '/v1/api',
-    sessionTtlSeconds: config.authSessionTtlSeconds,
-    reauthSeconds: config.authReauthSeconds,
-    queryTokens: config.authQueryTokens,
-    proxyMinAccessLevel: config.proxyMinAccessLevel,
-    keyDefaultDays: config.proxyKeyDefaultDays,
-    signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
-    adminUsername: config.authAdminUsername,
-    adminPassword: config.authAdminPassword,
-    limits: config.geminiLimits,
-    logger,
-    onEvent: metrics.auth,
-    now: deps.now,
-    sleep: deps.sleep,
-  })
+  // The environment's options (the library's one mapping, shared with the examples) plus this host's hooks.
+  const options = environmentOptions(config)
+  const auth = createAuthService({ ...options.auth, store, logger, onEvent: metrics.auth, now: deps.now, sleep: deps.sleep })
   const system = await auth.ensureSystemUser()
   const passwordFile = system.generatedPassword === undefined ? undefined : await writeAdminPasswordFile(config, system.username, system.generatedPassword)
 
-  const upstream = upstreamOptions(config, deps.now)
+  const upstream = options.proxy.upstream === undefined ? undefined : { ...options.proxy.upstream, now: deps.now }
   // Written in batches of at most one a second: a SIGKILL loses at most that much usage (README, "Usage").
   const usage = createUsageLedger({ store, logger })
   // Counts live in the store, so every replica on it refuses a user at the same threshold.
-  const limiter = createRateLimiter({ store, byLevel: config.geminiLimits, now: deps.now, onLimited: metrics.metering.onLimited })
+  const limiter = createRateLimiter({ store, byLevel: options.limits, now: deps.now, onLimited: metrics.metering.onLimited })
   const proxy = createProxy({
-    // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
-    modelDiscovery: config.modelDiscoveryHours === 0 ? false : { intervalMs: Math.max(1, Math.round(config.modelDiscoveryHours * 3600_000)) },
-    password: config.proxyPassword,
+    ...options.proxy,
     keys: auth,
     limiter,
     usage,
     // Owners of upstream resources live in the store, so every replica holds members to their own.
-    resources: { owners: store.owners, byLevel: config.geminiLimits, maxCacheTtlSeconds: config.geminiMaxCacheTtlSeconds },
+    resources: { ...options.proxy.resources, owners: store.owners },
     onCall: metrics.metering.onCall,
-    modelAccess: config.geminiModelAccess,
-    modelAliases: config.geminiModelAliases,
-    minAccessLevel: config.proxyMinAccessLevel,
     upstream,
-    models: config.geminiModels,
-    modelsFile: config.geminiModelsFile,
-    pricesFile: config.geminiPricesFile,
-    imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
-    responses: { secret: config.responsesSecret, store: store.responses, ttlDays: config.responsesTtlDays },
+    responses: { ...options.proxy.responses, store: store.responses },
     logger,
     observer: metrics.proxy,
     now: deps.now,
@@ -110,10 +68,11 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
 
   // Each table's scope picks the shape of its unknown paths: /v1/api the accounts', any other /v1 the chat one.
   // The console's files are read when its page is first served, not here (docs/console.md, "Assets").
-  const webConsole = config.consoleEnabled ? createConsole({ auth, proxy, limiter, path: config.consolePath }) : undefined
+  const webConsole = options.console === undefined ? undefined : createConsole({ ...options.console, auth, proxy, limiter })
   return {
     routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
     readiness,
+    consolePath: webConsole?.routeTable.scope,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,
     usage,

@@ -1,6 +1,7 @@
 // Whether traces are exported, from the standard OTEL_* variables alone. It imports nothing: gateway/tracing.ts
 // reads it before the instrumentations patch http, Hapi, undici and mongodb, so it must load none of them (the
-// library's entry loads undici). gateway/config.ts validates the same variables and reports a bad one.
+// library's entry loads undici). The library's environment reader (readEnvironment) validates the
+// same variables and reports a bad one.
 
 export interface TracingSettings {
   /** OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is an http(s) URL, or OTEL_TRACES_EXPORTER is set and not `none`. */

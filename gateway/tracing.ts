@@ -10,7 +10,7 @@ let sdk: NodeSDK | undefined
 let nameSpans: ((template: string) => void) | undefined
 
 // From the OTEL_* variables alone: the full configuration loads the library, whose modules must load after the
-// instrumentations. main.ts reports a bad value in one line (gateway/config.ts checks these variables too).
+// instrumentations. main.ts reports a bad value in one line (the library's readEnvironment checks them too).
 const config = tracingSettings(process.env)
 if (config.enabled) {
   const { NodeSDK } = await import('@opentelemetry/sdk-node')

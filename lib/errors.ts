@@ -24,6 +24,7 @@ export const ERRORS = {
   REAUTHENTICATION_REQUIRED: { status: 401, message: 'Changing a password, email or username, an access level, status or limits, or creating an API key, needs a fresh login or the current password (current_password)' },
   INVALID_CURRENT_PASSWORD: { status: 401, message: 'current_password is not the current password' },
   INSUFFICIENT_PERMISSIONS: { status: 403, message: 'Insufficient permissions' },
+  SIGNUP_CLOSED: { status: 403, message: 'Sign-up is closed here: ask an admin to add you' },
   USER_NOT_FOUND: { status: 404, message: 'User not found' },
   USERNAME_NOT_FOUND: { status: 404, message: 'Username not found' },
   KEY_NOT_FOUND: { status: 404, message: 'API key not found' },
@@ -31,6 +32,7 @@ export const ERRORS = {
   TOO_MANY_SIGNUPS: { status: 429, message: 'Too many sign-ups from this address; try again later' },
   // console
   CROSS_SITE_REQUEST: { status: 403, message: 'Refused: this request did not come from the console page (Sec-Fetch-Site or Origin)' },
+  CONSOLE_NEEDS_HTTPS: { status: 403, message: 'Signing in here needs HTTPS: over plain HTTP on this host name the browser drops the console\'s Secure cookie. Open the console over HTTPS (TLS at the gateway or its ingress) or at http://localhost, or, on a trusted network only, set CONSOLE_ALLOW_HTTP=true (createConsole\'s allowHttp)' },
   CONSOLE_NOT_BUILT: { status: 503, message: 'The console was not built: run npm run build:console' },
   // shared
   NOT_FOUND: { status: 404, message: 'Not found' },

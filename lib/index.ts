@@ -66,6 +66,12 @@ export type { Logger } from './logger.ts'
 export { GatehouseError, ERRORS, fail, isGatehouseError, ConfigurationError } from './errors.ts'
 export type { ErrorCode, ErrorExtra } from './errors.ts'
 
+// The environment, read as the gateway reads it (docs/configuration.md), and the options it sets
+export { readEnvironment, EnvironmentError, configurationErrorLine } from './env/read-environment.ts'
+export type { EnvironmentConfig, LogLevel } from './env/read-environment.ts'
+export { environmentOptions } from './env/environment-options.ts'
+export type { EnvironmentOptions } from './env/environment-options.ts'
+
 // Option rules, for a host that checks its own settings before building anything
 export { OPTION_RULES } from './option-rules.ts'
 export type { BackendKind } from './option-rules.ts'

@@ -1,9 +1,11 @@
-// The admin's pages: users (search, paging, level, disable, lockout, sessions, limits) and the upstream's state.
+// The admin's pages: users (add, search, paging, level, disable, lockout, sessions, password, keys, limits) and the
+// upstream's state.
 import { useEffect, useState } from 'preact/hooks'
 import { api, fmt, when } from './api.ts'
-import { Status, useAction, useApp } from './shared.tsx'
+import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
+interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null }
 interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> } }
 
 const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
@@ -15,9 +17,12 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
   const [detail, setDetail] = useState<Detail | undefined>(undefined)
   const [level, setLevel] = useState('')
   const [limits, setLimits] = useState<Record<string, string>>({})
+  const [newPassword, setNewPassword] = useState('')
+  const [userKeys, setUserKeys] = useState<UserKey[]>([])
   const act = useAction()
   const load = async (): Promise<void> => {
     const d = await api<Detail>('GET', `admin/users/${id}`)
+    setUserKeys(await api<UserKey[]>('GET', `admin/users/${id}/keys`))
     setDetail(d)
     setLevel(d.user.access_level)
     setLimits(Object.fromEntries(Object.keys(LIMITS).map(k => [k, d.limits.limits?.[k] == null ? '' : String(d.limits.limits[k])])))
@@ -47,6 +52,23 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
         <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/sessions`), 'Sessions ended.') }}>End all sessions</button>
       </div>
+      <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/password`, { password: newPassword, current_password: pw })), `New password set for ${u.username}; their sessions ended.`).then(() => setNewPassword('')) }}>
+        <label for="user-new-password">New password</label>
+        <input id="user-new-password" type="password" autocomplete="new-password" required value={newPassword} onInput={(e) => setNewPassword(e.currentTarget.value)} />
+        <button type="submit" disabled={act.busy}>Reset password</button>
+      </form>
+      <h3>API keys of {u.username}</h3>
+      {userKeys.length === 0
+        ? <p>{u.username} has no keys.</p>
+        : (
+          <ul>
+            {userKeys.map(k => (
+              <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)})</span>{' '}
+                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { if (confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`)) void change(() => api('DELETE', `admin/users/${id}/keys/${k.key_id}`), `Key ${k.name} revoked.`) }}>Revoke</button>
+              </li>
+            ))}
+          </ul>
+          )}
       <form onSubmit={(e) => {
         e.preventDefault()
         const body: Record<string, number> = {}
@@ -65,6 +87,33 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
       <Status error={act.error} done={act.done === '' ? undefined : act.done} />
       <button type="button" class="secondary" onClick={onClose}>Close</button>
     </section>
+  )
+}
+
+function AddUser ({ onAdded }: { onAdded: (id: string) => Promise<void> }) {
+  const { sensitive } = useApp()
+  const [username, setUsername] = useState('')
+  const [password, setPassword] = useState('')
+  const act = useAction()
+  return (
+    <form class="panel" aria-labelledby="add-user-title" onSubmit={(e) => {
+      e.preventDefault()
+      void act.run(async () => {
+        const added = await sensitive(pw => api<{ user: User }>('POST', 'admin/users', { username, password, current_password: pw }))
+        setUsername('')
+        setPassword('')
+        await onAdded(added.user.user_id)
+        return `${added.user.username} added: pass the password on to them.`
+      })
+    }}>
+      <h2 id="add-user-title">Add a user</h2>
+      <div class="filters">
+        <div><label for="add-user-name">New username</label><input id="add-user-name" autocomplete="off" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} /></div>
+        <div><label for="add-user-password">Their password</label><input id="add-user-password" type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></div>
+      </div>
+      <button type="submit" disabled={act.busy}>Add user</button>
+      <Status error={act.error} done={act.done === '' ? undefined : act.done} />
+    </form>
   )
 }
 
@@ -87,10 +136,11 @@ export function UsersPage () {
         <button type="submit">Search</button>
       </form>
       <Status error={list.error} />
+      <AddUser onAdded={async (id) => { await load(); setOpen(id) }} />
       {open !== undefined && <UserPanel id={open} onChanged={load} onClose={() => setOpen(undefined)} />}
       {page !== undefined && (
         <>
-          <table>
+          <TableScroll label="Users"><table>
             <caption>Users {offset + 1} to {offset + page.users.length}</caption>
             <thead><tr><th scope="col">Username</th><th scope="col">Level</th><th scope="col">Status</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Action</th></tr></thead>
             <tbody>
@@ -105,7 +155,7 @@ export function UsersPage () {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </table></TableScroll>
           <nav aria-label="Pages of users" class="row">
             <button type="button" class="secondary" disabled={offset === 0} onClick={() => { const at = Math.max(0, offset - PAGE); setOffset(at); void load(q, at) }}>Previous page</button>
             <button type="button" class="secondary" disabled={!page.more} onClick={() => { const at = offset + PAGE; setOffset(at); void load(q, at) }}>Next page</button>
@@ -138,11 +188,11 @@ export function UpstreamPage () {
             {view.credentials.length === 0
               ? <p>This backend reports no credential pool.</p>
               : (
-                <table>
+                <TableScroll label="Pooled credentials"><table>
                   <caption>Pooled credentials</caption>
                   <thead><tr><th scope="col">Credential</th><th scope="col">State</th><th scope="col">Details</th></tr></thead>
                   <tbody>{view.credentials.map(c => <tr key={c.name}><th scope="row">{c.name}</th><td>{c.state.replace('_', ' ')}</td><td>{c.state === 'cooling' ? `until ${when(c.until)}` : c.reason ?? ''}</td></tr>)}</tbody>
-                </table>
+                </table></TableScroll>
                 )}
             <h2>Models served ({view.models.length})</h2>
             <ul class="columns">{view.models.map(m => <li key={m} class="mono">{m}</li>)}</ul>

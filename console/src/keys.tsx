@@ -1,7 +1,7 @@
 // API keys: create (the secret shown once, from memory only, with a copy button and client snippets), list, revoke.
 import { useEffect, useState } from 'preact/hooks'
 import { api, when } from './api.ts'
-import { Status, useAction, useApp } from './shared.tsx'
+import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 import { gatewayRoot, snippets } from './snippets.ts'
 
 interface Key { key_id: string, name: string, prefix: string, created_at: string, expires_at: string | null, last_used_at: string | null, models: string[] | null }
@@ -112,7 +112,7 @@ export function KeysPage () {
       {keys !== undefined && (keys.length === 0
         ? <p>You have no keys.</p>
         : (
-          <table>
+          <TableScroll label="Your API keys"><table>
             <caption>Your API keys</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Models</th><th scope="col">Action</th></tr></thead>
             <tbody>
@@ -128,7 +128,7 @@ export function KeysPage () {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </table></TableScroll>
           ))}
     </>
   )

@@ -2,7 +2,7 @@
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, fmt, when } from './api.ts'
-import { AppContext, Status, isUnauthorized, useAction, useApp, usePasswordPrompt } from './shared.tsx'
+import { AppContext, Status, isUnauthorized, useAction, useApp, usePasswordPrompt, TableScroll } from './shared.tsx'
 import type { Me } from './shared.tsx'
 import { KeysPage } from './keys.tsx'
 import { UsagePage } from './usage.tsx'
@@ -52,7 +52,7 @@ function Home () {
         <dt>This sign-in ends</dt><dd>{when(me.session.expires_at)}</dd>
       </dl>
       <h2>Your limits</h2>
-      <table>
+      <TableScroll label="Your limits"><table>
         <caption>Limits in effect and what is left in the current window</caption>
         <thead><tr><th scope="col">Limit</th><th scope="col">Allowed</th><th scope="col">Used now</th><th scope="col">Left now</th></tr></thead>
         <tbody>
@@ -69,7 +69,7 @@ function Home () {
             )
           })}
         </tbody>
-      </table>
+      </table></TableScroll>
       {!me.can_create_keys && <p>API keys need level {me.key_min_level} or above: ask an admin to raise your level.</p>}
     </>
   )
@@ -89,7 +89,7 @@ function SessionsPage () {
       <button type="button" disabled={busy} onClick={() => { void run(async () => { const r = await api('DELETE', 'sessions'); await load(); return `Ended ${r.ended} other session(s).` }) }}>Sign out everywhere else</button>
       <Status error={error} done={done} />
       {list !== undefined && (
-        <table>
+        <TableScroll label="Signed-in sessions"><table>
           <caption>Signed-in sessions</caption>
           <thead><tr><th scope="col">Device</th><th scope="col">Signed in</th><th scope="col">Expires</th><th scope="col">Action</th></tr></thead>
           <tbody>
@@ -102,7 +102,7 @@ function SessionsPage () {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
     </>
   )

@@ -26,6 +26,11 @@ export const AppContext = createContext<Ctx>(undefined as unknown as Ctx)
 export const useApp = (): Ctx => useContext(AppContext)
 
 /** A status line: errors from the API in words, successes politely announced. */
+/** A table that scrolls sideways in its own box on a narrow screen, so the page does not; focusable, for the keyboard. */
+export function TableScroll ({ label, children }: { label: string, children: ComponentChildren }) {
+  return <div class="table-scroll" role="region" aria-label={label} tabIndex={0}>{children}</div>
+}
+
 export function Status ({ error, done }: { error?: unknown, done?: string }) {
   if (error !== undefined && error !== null) {
     const text = error instanceof Error ? error.message : typeof error === 'string' ? error : 'Something went wrong.'

@@ -1,7 +1,7 @@
 // Usage per UTC day over a chosen range, aggregated by the server: a chart by model, key or user, the tables, CSV.
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api, apiUrl, daysAgo, fmt, today } from './api.ts'
-import { Status, useAction } from './shared.tsx'
+import { Status, useAction, TableScroll } from './shared.tsx'
 import { UsageChart } from './chart.tsx'
 
 const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens' } as const
@@ -53,32 +53,32 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
           </dl>
           <UsageChart days={view.days} groups={groups} title={`${METRICS[metric]} per day by ${by}`} />
           <h2>By {by}</h2>
-          <table>
+          <TableScroll label="Totals"><table>
             <caption>Totals by {by}, {view.from} to {view.to}</caption>
             <thead><tr><th scope="col">{by}</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
             <tbody>
               {(view.by[by] ?? []).map(g => <tr key={g.label}><th scope="row">{g.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(g.totals[k as Metric])}</td>)}</tr>)}
             </tbody>
-          </table>
+          </table></TableScroll>
           {view.top_users !== undefined && (
             <>
               <h2>Top users</h2>
-              <table>
+              <TableScroll label="Users with the most tokens"><table>
                 <caption>Users with the most tokens, {view.from} to {view.to}</caption>
                 <thead><tr><th scope="col">User</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
                 <tbody>{view.top_users.map(u => <tr key={u.id}><th scope="row">{u.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(u[k as Metric])}</td>)}</tr>)}</tbody>
-              </table>
+              </table></TableScroll>
             </>
           )}
           <h2>By day</h2>
           {active.length === 0
             ? <p>No calls in this range.</p>
             : (
-              <table>
+              <TableScroll label="Days with calls"><table>
                 <caption>Days with calls, {view.from} to {view.to} (UTC)</caption>
                 <thead><tr><th scope="col">Day</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
                 <tbody>{active.map(d => <tr key={d.day}><th scope="row">{d.day}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(d[k as Metric])}</td>)}</tr>)}</tbody>
-              </table>
+              </table></TableScroll>
               )}
         </>
       )}

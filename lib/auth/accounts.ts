@@ -24,6 +24,8 @@ export interface SystemUserResult {
 export interface Accounts {
   /** Refuses a weak password, counts the sign-up against `address`'s limit, then creates the user. */
   signup (input: SignupInput, address: string | undefined): Promise<UserRecord>
+  /** An admin's addition of a user (level default): the password policy applies, not the sign-up limits or publicSignup. */
+  create (input: SignupInput): Promise<UserRecord>
   /** Checks the limiter and the password, then opens a session for `device`. */
   login (input: LoginInput, device: string, address: string | undefined): Promise<{ user: UserRecord, token: string }>
   /** Applies an update; a new password ends the user's sessions except `keepTokenHash`. */
@@ -141,8 +143,14 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
 
   const accounts: Accounts = {
     async signup (input, address) {
+      if (!options.publicSignup) throw fail('SIGNUP_CLOSED')
       assertPasswordAllowed(input.password, input.username)
       await signupLimiter.admit(address)
+      return await createUser(input.username, input.password, emailOf(input.email), 'default')
+    },
+
+    async create (input) {
+      assertPasswordAllowed(input.password, input.username)
       return await createUser(input.username, input.password, emailOf(input.email), 'default')
     },
 

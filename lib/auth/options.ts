@@ -64,6 +64,8 @@ export interface AuthServiceOptions {
   loginLimits?: Partial<LoginLimits>
   /** Sign-up limits. Default { perAddress: 10, windowSeconds: 3600 }. */
   signupLimits?: Partial<SignupLimits>
+  /** Anyone may sign up (`POST /auth/signup`); false: 403 SIGNUP_CLOSED, and admins add users in the console. Default true. */
+  publicSignup?: boolean
   /** The clock. Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
   /** Waits out a login delay. Default a timer; tests pass one that moves their fake clock. */
@@ -94,6 +96,7 @@ export interface ResolvedAuthOptions {
   argon2Concurrency: number
   loginLimits: LoginLimits
   signupLimits: SignupLimits
+  publicSignup: boolean
   now: () => Date
   sleep: (ms: number) => Promise<void>
   logger: Logger | undefined
@@ -154,6 +157,8 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   const signupLimits = { ...DEFAULT_SIGNUP_LIMITS, ...given(options.signupLimits) }
   positiveInteger(signupLimits.perAddress, 'signupLimits.perAddress')
   positiveInteger(signupLimits.windowSeconds, 'signupLimits.windowSeconds')
+  const publicSignup = options.publicSignup ?? true
+  if (typeof publicSignup !== 'boolean') throw new ConfigurationError('publicSignup', `createAuthService: publicSignup must be true or false (got ${String(options.publicSignup)})`)
   const { onEvent, logger } = options
   const reauthSeconds = options.reauthSeconds ?? DEFAULT_REAUTH_SECONDS
   if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new ConfigurationError('reauthSeconds', `createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
@@ -179,6 +184,7 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     argon2Concurrency: positiveInteger(options.argon2Concurrency ?? defaultHashConcurrency(), 'argon2Concurrency'),
     loginLimits,
     signupLimits,
+    publicSignup,
     now: options.now ?? (() => new Date()),
     sleep: options.sleep ?? (ms => sleepFor(ms)),
     logger,

@@ -126,6 +126,8 @@ export const keyCreateBody = lazySchema(Joi => Joi.object<KeyCreateInput>({
     Joi.string().pattern(MODEL_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
   ),
 }).label('body').required())
+/** An admin's new password for a user (the console's reset). */
+export const passwordResetBody = lazySchema(Joi => Joi.object<{ password: string }>({ password: password().required() }))
 export const keyParams = lazySchema(Joi => Joi.object<{ key_id: string }>({ key_id: keyId().required() }))
 
 /** The validated, converted value, or a 400 INVALID_INPUT naming the first problem. */

@@ -10,7 +10,7 @@ import { consoleDevice } from '../auth/sessions.ts'
 import { createAuthErrorResponse } from '../auth/error-body.ts'
 import type Joi from 'joi'
 import type { LazySchema } from '../auth/schemas.ts'
-import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, selfUpdateBody, targetParams, userStatusBody, USER_AGENT_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
+import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, passwordResetBody, selfUpdateBody, signupBody, targetParams, userStatusBody, USER_AGENT_MAX, PASSWORD_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
 import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
@@ -19,7 +19,7 @@ import { adminUser, publicSession } from '../auth/user-view.ts'
 import { ConfigurationError, fail, isGatehouseError } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 import { assertSameOrigin } from './request-guard.ts'
-import { clearedCookie, cookieToken, sessionCookie } from './cookie-session.ts'
+import { cookieJar } from './cookie-session.ts'
 import { createStaticAssets, defaultAssetsDir } from './static-assets.ts'
 import { dataResponse, withSecurityHeaders } from './security-headers.ts'
 import { shownIds, usageCsv, usageView } from './usage-view.ts'
@@ -37,6 +37,12 @@ export interface ConsoleOptions {
   path?: string
   /** The folder of the built console (index.html, app.js, app.css). Default the package's console/build. */
   assetsDir?: string
+  /**
+   * Sign-in over plain HTTP from a host name other than localhost, with a cookie without Secure: for a trusted
+   * network only (anyone on the path can read the session). Logged as a warning. Default false: such a sign-in
+   * answers 403 CONSOLE_NEEDS_HTTPS and opens no session (docs/console.md, "Security").
+   */
+  allowHttp?: boolean
 }
 
 export interface Console {
@@ -83,6 +89,9 @@ export function createConsole (options: ConsoleOptions): Console {
   const authError = createAuthErrorResponse()
   const errorResponse = (err: unknown): HandlerResponse => withSecurityHeaders(authError(err))
   const lastSegment = base.slice(base.lastIndexOf('/') + 1)
+  if (options.allowHttp !== undefined && typeof options.allowHttp !== 'boolean') throw new ConfigurationError('allowHttp', `createConsole: allowHttp must be true or false, got ${JSON.stringify(options.allowHttp)}`)
+  const cookies = cookieJar(options.allowHttp === true)
+  if (options.allowHttp === true) parts.options.logger?.warn(`console: allowHttp is on: sign-in over plain HTTP sends the session cookie unencrypted; use it on a trusted network only (${base}/)`)
 
   function route (method: string, path: string, handler: (req: HandlerRequest) => Promise<HandlerResponse>): Route {
     return {
@@ -110,7 +119,7 @@ export function createConsole (options: ConsoleOptions): Console {
 
   /** The caller behind the cookie: a live console session of an enabled user, or 401. */
   async function caller (req: HandlerRequest): Promise<Caller> {
-    const session = await sessions.authenticateConsole(cookieToken(req), userAgentOf(req))
+    const session = await sessions.authenticateConsole(cookies.token(req), userAgentOf(req))
     const user = await users.findById(session.userId)
     if (user === null) throw fail('SESSION_NOT_FOUND')
     return { session, user }
@@ -202,20 +211,22 @@ export function createConsole (options: ConsoleOptions): Console {
     route('POST', '/api/login', async (req) => {
       const ua = userAgentOf(req)
       const input = parse(loginBody, readJsonBody(req, true))
+      // Before the password is checked: a cookie the browser would drop must not leave a session behind.
+      cookies.assertKept(req)
       // A new login always gets a new session id: the old cookie's session, if any, ends (no fixation).
-      const old = cookieToken(req)
+      const old = cookies.token(req)
       const { user, token } = await accounts.login(input, consoleDevice(ua), req.remoteAddress)
       if (old !== undefined && old !== token) await sessions.authenticateConsole(old, ua).then(s => sessions.endByDigest(s.userId, s.tokenHash), () => false)
-      return dataResponse({ user: userView(user) }, 200, { 'set-cookie': sessionCookie(token, parts.options.sessionTtlMs / 1000) })
+      return dataResponse({ user: userView(user) }, 200, { 'set-cookie': cookies.session(req, token, parts.options.sessionTtlMs / 1000) })
     }),
 
     route('POST', '/api/logout', async (req) => {
-      const token = cookieToken(req)
+      const token = cookies.token(req)
       if (token !== undefined) {
         const session = await sessions.authenticateConsole(token, userAgentOf(req)).catch(() => undefined)
         if (session !== undefined) await sessions.endByDigest(session.userId, session.tokenHash)
       }
-      return dataResponse({ message: 'Signed out' }, 200, { 'set-cookie': clearedCookie() })
+      return dataResponse({ message: 'Signed out' }, 200, { 'set-cookie': cookies.cleared(req) })
     }),
 
     route('GET', '/api/me', async (req) => {
@@ -258,7 +269,7 @@ export function createConsole (options: ConsoleOptions): Console {
       const { session_id: ref } = parse(sessionParams, req.params)
       const target = (await sessions.list(session.userId)).find(s => sessionRef(s) === ref.toLowerCase())
       if (target === undefined || !await sessions.endByDigest(session.userId, target.tokenHash)) throw fail('NO_ACTIVE_SESSION')
-      const headers: Record<string, string> = target.tokenHash === session.tokenHash ? { 'set-cookie': clearedCookie() } : {}
+      const headers: Record<string, string> = target.tokenHash === session.tokenHash ? { 'set-cookie': cookies.cleared(req) } : {}
       return dataResponse({ ended: 1 }, 200, headers)
     }),
 
@@ -333,6 +344,35 @@ export function createConsole (options: ConsoleOptions): Console {
         limits: await userLimitsView(users, store.limits, byLevel, id),
         standing: await standing(user),
       })
+    }),
+
+    route('POST', '/api/admin/users', async (req) => {
+      const who = await admin(req)
+      const [rest, password] = bodyAndPassword(req)
+      const input = parse(signupBody, rest)
+      await present(who, password, req)
+      return dataResponse({ user: userView(await accounts.create(input)) }, 201)
+    }),
+
+    // A new password ends the user's sessions (accounts.update); the admin tells them it out of band.
+    route('PUT', '/api/admin/users/{user_id}/password', async (req) => {
+      const { id, input } = await adminChange(req, passwordResetBody)
+      return dataResponse({ user: userView(await accounts.update(id, { password: input.password })) })
+    }),
+
+    route('GET', '/api/admin/users/{user_id}/keys', async (req) => {
+      await admin(req)
+      const { user_id: id } = parse(targetParams, req.params)
+      if (await users.findById(id) === null) throw fail('USER_NOT_FOUND')
+      return dataResponse(await keys.list(id))
+    }),
+
+    route('DELETE', '/api/admin/users/{user_id}/keys/{key_id}', async (req) => {
+      await admin(req)
+      const { user_id: id } = parse(targetParams, { user_id: req.params.user_id })
+      const { key_id: keyId } = parse(keyParams, { key_id: req.params.key_id })
+      await keys.deleteOwn(id, keyId)
+      return dataResponse({ message: 'API key revoked' })
     }),
 
     route('PUT', '/api/admin/users/{user_id}/level', async (req) => {

@@ -3,7 +3,7 @@ import type { Route, RouteTable } from '../http/contract.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Backend, CredentialStatus, ProxyObserver, ReadyState } from './upstream/backend.ts'
-import { checkBackendOptions, createBackend, createUnconfiguredBackend } from './upstream/create-backend.ts'
+import { checkBackendOptions, createBackend } from './upstream/create-backend.ts'
 import type { BackendOptions } from './upstream/create-backend.ts'
 import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat/request-schema.ts'
 import type { ChatSchemaLimits } from './chat/request-schema.ts'
@@ -278,8 +278,9 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   }
   const ownsBackend = options.backend === undefined
   const modelSpecs = options.modelsFile === undefined ? undefined : loadModelFile(options.modelsFile)
+  // With no upstream, createBackend warns once that calls will answer 503 and how to configure one.
   const backend = options.backend ?? (options.upstream === undefined
-    ? createUnconfiguredBackend()
+    ? createBackend({ logger: options.logger })
     : createBackend({ logger: options.logger, observer: watchPools(options.observer), now: options.now, modelLocations: modelLocations(modelSpecs), ...options.upstream }))
   const maxBodyBytes = options.maxBodyBytes ?? 25 * 1024 * 1024
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBudgetBytes(maxBodyBytes)

@@ -156,3 +156,17 @@ t.test('sign-ups from one IPv6 /64 share one limit', async t => {
   t.equal((await signupFrom('2001:db8:7:7:ffff::2', 'six_b')).status, 201)
   t.equal((await signupFrom('2001:db8:7:7::3', 'six_c')).status, 429, 'a third address of the same /64')
 })
+
+t.test('publicSignup: false closes sign-up with 403 SIGNUP_CLOSED before the body is judged; it must be a boolean', async t => {
+  const h = await startAuthHarness({ publicSignup: false })
+  t.teardown(h.close)
+  for (const password of ['velvet-harbor-93', 'password']) {
+    const res = await h.signup('Alice', password)
+    t.same([res.status, res.body], [403, { detail: 'Sign-up is closed here: ask an admin to add you' }], `refused (password ${password})`)
+  }
+  t.equal((await h.login('Alice', 'velvet-harbor-93')).status, 401, 'no user was made')
+  const { createAuthService, createEmbeddedStore } = await import('../../lib/index.ts')
+  const store = await createEmbeddedStore({})
+  t.teardown(() => store.close())
+  t.throws(() => createAuthService({ store, publicSignup: 'no' as unknown as boolean }), { option: 'publicSignup', message: 'createAuthService: publicSignup must be true or false (got no)' })
+})

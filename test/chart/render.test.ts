@@ -15,7 +15,7 @@ const CONTRACT_ENV = new Set([
   'TRUSTED_PROXIES', 'AUTH_SIGNUPS_PER_ADDRESS', 'AUTH_SIGNUP_WINDOW_SECONDS',
   'IMAGE_FETCH_ALLOWED_PORTS', 'GEMINI_MODEL_ACCESS', 'PROXY_MIN_ACCESS_LEVEL', 'PROXY_KEY_DEFAULT_DAYS', 'GEMINI_LIMITS', 'GEMINI_MAX_CACHE_TTL_SECONDS', 'GEMINI_MODEL_DISCOVERY_HOURS',
   'GOOGLE_CLOUD_LOCATION', 'VERTEX_ENDPOINT', 'GEMINI_CREDENTIALS_DIR', 'GEMINI_CREDENTIALS_WRITE_BACK',
-  'CONSOLE_ENABLED', 'CONSOLE_PATH',
+  'CONSOLE_ENABLED', 'CONSOLE_PATH', 'CONSOLE_ALLOW_HTTP',
 ])
 
 const rendered = new Map<string, Promise<K8sObject[]>>()
@@ -144,11 +144,11 @@ t.test('config.keyDefaultDays becomes PROXY_KEY_DEFAULT_DAYS, 0 included', async
   t.equal(configData(await render({ config: { keyDefaultDays: 0 } })).PROXY_KEY_DEFAULT_DAYS, '0')
 })
 
-t.test('console.enabled and console.path become CONSOLE_ENABLED and CONSOLE_PATH', async t => {
-  t.match(configData(await renderSet('defaults')), { CONSOLE_ENABLED: 'true', CONSOLE_PATH: '/console' }, 'the gateway defaults')
-  const moved = configData(await render({ console: { enabled: false, path: '/team/console' } }))
-  t.match(moved, { CONSOLE_ENABLED: 'false', CONSOLE_PATH: '/team/console' })
-  t.match(loadConfig(moved), { consoleEnabled: false, consolePath: '/team/console' }, 'values the gateway accepts')
+t.test('console.enabled, console.path and console.allowHttp become CONSOLE_ENABLED, CONSOLE_PATH and CONSOLE_ALLOW_HTTP', async t => {
+  t.match(configData(await renderSet('defaults')), { CONSOLE_ENABLED: 'true', CONSOLE_PATH: '/console', CONSOLE_ALLOW_HTTP: 'false' }, 'the gateway defaults')
+  const moved = configData(await render({ console: { enabled: false, path: '/team/console', allowHttp: true } }))
+  t.match(moved, { CONSOLE_ENABLED: 'false', CONSOLE_PATH: '/team/console', CONSOLE_ALLOW_HTTP: 'true' })
+  t.match(loadConfig(moved), { consoleEnabled: false, consolePath: '/team/console', consoleAllowHttp: true }, 'values the gateway accepts')
   await t.rejects(render({ console: { enabled: true, path: 'console' } }), 'a path without its leading slash is refused by the schema')
 })
 

@@ -28,3 +28,13 @@ t.test('CONSOLE_PATH and CONSOLE_ENABLED are checked at start-up, naming the var
   t.match(loadConfig({}), { consoleEnabled: true })
   t.equal(loadConfig({}).consolePath, undefined, 'unset: the library\'s /console')
 })
+
+t.test('the start line names the console\'s URL (CONSOLE_PATH included), and none when the console is off', async t => {
+  const on = await startGateway({ CONSOLE_PATH: '/team/console' })
+  t.teardown(() => on.close())
+  const line = on.logs.find(l => /^Gatehouse listening on /.test(String(l.msg)))
+  t.match(line, { url: on.url, consoleUrl: `${on.url}/team/console/`, msg: `Gatehouse listening on ${on.url} (console: ${on.url}/team/console/)` })
+  const off = await startGateway({ CONSOLE_ENABLED: 'false' })
+  t.teardown(() => off.close())
+  t.match(off.logs.find(l => /^Gatehouse listening on /.test(String(l.msg))), { consoleUrl: null, msg: `Gatehouse listening on ${off.url}` })
+})

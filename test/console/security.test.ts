@@ -3,6 +3,7 @@
 import t from 'tap'
 import { startConsoleHarness, BROWSER } from '../support/console-harness.ts'
 import { CONSOLE_CSP } from '../../lib/console/security-headers.ts'
+import { createConsole } from '../../lib/index.ts'
 
 t.test('login sets a __Host- cookie: HttpOnly, Secure, SameSite=Strict, Path=/, holding an opaque session id', async t => {
   const h = await startConsoleHarness()
@@ -170,4 +171,48 @@ t.test('the console cookie is no credential on the proxy: /v1 and the native rou
   t.equal((await fetch(`${gateway.url}/v1/models`, { headers })).status, 401, '/v1/models')
   t.equal((await fetch(`${gateway.url}/v1beta/models`, { headers })).status, 401, 'the native surface')
   t.equal((await fetch(`${gateway.url}/console/api/keys`, { headers })).status, 200, 'while the console takes it')
+})
+
+t.test('sign-in from a page the browser would not keep a Secure cookie from (plain HTTP, not localhost): 403 CONSOLE_NEEDS_HTTPS, before the password, no cookie', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const login = (origin: string, password = 'admin-password-for-tests') => h.call('POST', '/api/login', { json: { username: 'system', password }, cookie: null, headers: { origin } })
+  for (const origin of ['https://gatehouse.example', 'http://localhost:8888', 'http://console.localhost', 'http://127.0.0.1:8888', 'http://[::1]:8888']) {
+    const ok = await login(origin)
+    t.equal(ok.status, 200, `${origin}: signed in`)
+    t.match(ok.headers['set-cookie'], /^__Host-gatehouse-console=.+; Path=\/; Secure; HttpOnly; SameSite=Strict/, `${origin}: the __Host- Secure cookie`)
+  }
+  for (const [origin, password] of [['http://gatehouse.lan:8888', 'admin-password-for-tests'], ['http://10.0.0.5', 'a wrong password'], ['null', 'admin-password-for-tests']]) {
+    const refused = await login(origin, password)
+    t.equal(refused.status, 403, `${origin}: refused, whatever the password`)
+    t.match(refused.body, { detail: /^Signing in here needs HTTPS: .*Secure cookie.*http:\/\/localhost.*CONSOLE_ALLOW_HTTP=true \(createConsole's allowHttp\)$/ })
+    t.equal(refused.headers['set-cookie'], undefined, `${origin}: no cookie`)
+  }
+})
+
+t.test('allowHttp signs a plain-HTTP page in with a cookie without Secure (so without __Host-), which then works; it must be a boolean', async t => {
+  const h = await startConsoleHarness({ allowHttp: true })
+  t.teardown(h.close)
+  const origin = 'http://gatehouse.lan:8888'
+  const login = await h.call('POST', '/api/login', { json: { username: 'system', password: 'admin-password-for-tests' }, cookie: null, headers: { origin } })
+  t.equal(login.status, 200)
+  const cookie = login.headers['set-cookie']
+  t.match(cookie, /^gatehouse-console=[A-Za-z0-9_-]{20,}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/)
+  t.notOk(cookie.split('; ').includes('Secure'), 'no Secure: the browser would drop it')
+  const token = /^gatehouse-console=([^;]+)/.exec(cookie)![1]
+  const me = await h.call('GET', '/api/me', { cookie: null, headers: { cookie: `gatehouse-console=${token}` } })
+  t.match([me.status, me.body], [200, { user: { username: 'system' } }], 'the plain cookie names the session')
+  const https = await h.call('POST', '/api/login', { json: { username: 'system', password: 'admin-password-for-tests' }, cookie: null, headers: { origin: 'https://gatehouse.example' } })
+  t.match(https.headers['set-cookie'], /^__Host-gatehouse-console=.+; Secure;/, 'an HTTPS page still gets the Secure cookie')
+  const out = await h.call('POST', '/api/logout', { cookie: null, headers: { origin, cookie: `gatehouse-console=${token}` } })
+  t.match(out.headers['set-cookie'], /^gatehouse-console=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0$/, 'sign-out clears the plain cookie')
+  t.match((await h.call('GET', '/api/me', { cookie: null, headers: { cookie: `gatehouse-console=${token}` } })).body, { signed_in: false }, 'and ends its session')
+
+  const strict = await startConsoleHarness()
+  t.teardown(strict.close)
+  await strict.call('POST', '/api/login', { json: { username: 'system', password: 'admin-password-for-tests' }, cookie: null, headers: { origin: 'https://gatehouse.example' } })
+  t.match((await strict.call('GET', '/api/me')).body, { user: { username: 'system' } }, 'signed in there')
+  const ignored = await strict.call('GET', '/api/me', { cookie: null, headers: { cookie: `gatehouse-console=${strict.cookie!}` } })
+  t.match(ignored.body, { signed_in: false }, 'without allowHttp the plain cookie is not read at all')
+  t.throws(() => createConsole({ auth: h.auth, allowHttp: 'yes' as unknown as boolean }), { option: 'allowHttp', message: 'createConsole: allowHttp must be true or false, got "yes"' })
 })

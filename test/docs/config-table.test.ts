@@ -2,7 +2,7 @@ import t from 'tap'
 import { loadConfig } from '../../gateway/config.ts'
 import { backticked, readRepoFile, tableUnder } from './markdown.ts'
 
-// gateway/config.ts is the only reader of the environment and the README's "Configuration" table the one list of
+// The library's environment reader (through gateway/config.ts) is the only reader of the environment and the README's "Configuration" table the one list of
 // variables (docs/configuration.md): the two must name the same variables.
 
 /** Every variable loadConfig looks at, recorded by handing it an environment that notes each read. */

@@ -108,7 +108,7 @@ t.test('the gateway on the embedded store with no exporter loads, before its fir
   t.equal((await gw.stop()).code, 0, 'a clean exit writes the list')
   const loaded = (await readFile(file, 'utf8')).split('\n').filter(name => name !== '')
   t.ok(loaded.includes('@hapi/hapi'), 'the recorder sees what the gateway does use')
-  // joi too: gateway/config.ts checks the environment without it (gateway/env-rules.ts); the library's request
+  // joi too: the environment is checked without it (lib/env/env-rules.ts); the library's request
   // schemas load it on the first request they check.
   const unused = loaded.filter(name => /^(mongodb|bson|google-auth-library|gaxios|gcp-metadata|gtoken|@opentelemetry\/(?!api$).*|undici|joi)$/.test(name))
   t.same(unused, [], `packages loaded before they are needed: ${unused.join(', ') || 'none'}`)

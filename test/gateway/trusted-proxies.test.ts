@@ -34,7 +34,7 @@ t.test('without TRUSTED_PROXIES a client cannot pick its address with X-Forwarde
 
 t.test('a TRUSTED_PROXIES entry that is neither an address nor a CIDR range stops start-up naming it', async t => {
   await t.rejects(startGateway({ TRUSTED_PROXIES: '10.0.0.0/8, ingress.local' }), {
-    name: 'ConfigError',
+    name: 'EnvironmentError',
     variable: 'TRUSTED_PROXIES',
     message: 'Invalid configuration: TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges: "ingress.local" is not an IP address or a CIDR range (got "10.0.0.0/8, ingress.local")',
   })

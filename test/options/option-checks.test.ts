@@ -129,8 +129,8 @@ t.test('the gateway leaves the library\'s defaults to it and takes its rules fro
   }
   t.same([DEFAULT_ADMIN_USERNAME, DEFAULT_SESSION_TTL_SECONDS, DEFAULT_REAUTH_SECONDS, DEFAULT_QUERY_TOKENS, DEFAULT_CODE_ASSIST_ENDPOINT, DEFAULT_GEMINI_API_ENDPOINT],
     ['system', 3600, 600, true, 'https://cloudcode-pa.googleapis.com', 'https://generativelanguage.googleapis.com'], 'the defaults the README table states')
-  const gateway = readFileSync(new URL('../../gateway/config.ts', import.meta.url), 'utf8')
+  const gateway = readFileSync(new URL('../../lib/env/read-environment.ts', import.meta.url), 'utf8') + readFileSync(new URL('../../lib/env/environment-options.ts', import.meta.url), 'utf8')
   for (const repeated of ["'system'", '?? 3600', '?? 600', "?? 'https:", "'code-assist', 'gemini-api'", '{3,32}']) {
-    t.notOk(gateway.includes(repeated), `gateway/config.ts does not repeat ${repeated}`)
+    t.notOk(gateway.includes(repeated), `the environment reader does not repeat ${repeated}`)
   }
 })

@@ -103,17 +103,19 @@ t.test('an upstream 401 that survives a refresh is a 503 UNAVAILABLE on the nati
   t.match(await res.json(), { error: { code: 503, status: 'UNAVAILABLE' } })
 })
 
-t.test('without any upstream configured the routes answer 503 and readiness says why', async t => {
-  const proxy = createProxy({ password: 'route-table-password' })
+t.test('without any upstream configured the routes answer 503, naming createProxy\'s upstream option, and a warning says so at start', async t => {
+  const warnings: unknown[] = []
+  const proxy = createProxy({ password: 'route-table-password', logger: { debug () {}, info () {}, warn: (m: unknown) => { warnings.push(m) }, error () {} } })
   t.teardown(() => proxy.close())
+  t.match(warnings, [/^No upstream is configured: give createProxy an `upstream`/], 'warned once, at construction')
   const ready = await proxy.ready()
   t.equal(ready.ok, false)
-  t.match(ready.reason, /GEMINI_CREDENTIALS|GEMINI_API_KEY/)
+  t.match(ready.reason, /createProxy an `upstream` with credentials, credentialsFile or credentialsDir \(Code Assist\) or apiKey \(Gemini API\).*GEMINI_CREDENTIALS.*GEMINI_API_KEY/)
   const chat = proxy.routes.find(r => r.path === '/v1/chat/completions' && r.method === 'POST')!
   const err = await chat.handler({ method: 'POST', path: '/v1/chat/completions', params: {}, query: {}, headers: { authorization: 'Bearer route-table-password' }, body: Buffer.from(JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] })) }).catch(e => e)
   const response = chat.errorResponse(err)
   t.equal(response.status, 503)
-  t.match(response.body, { error: { type: 'api_error', message: /GEMINI_CREDENTIALS/ } })
+  t.match(response.body, { error: { type: 'api_error', message: /`upstream`.*GEMINI_CREDENTIALS/ } })
 })
 
 t.test('the route table: every route has a surface, a body limit and its surface\'s error mapper', async t => {

@@ -167,7 +167,7 @@ t.test('with nothing configured every call answers 503 UPSTREAM_NOT_CONFIGURED a
     const err = await call({ model: 'gemini-2.5-pro', request: {} }).catch((e: unknown) => e) as { code: string, status: number, message: string }
     t.equal(err.code, 'UPSTREAM_NOT_CONFIGURED')
     t.equal(err.status, 503)
-    t.match(err.message, /GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS.*GEMINI_API_KEY/)
+    t.match(err.message, /createProxy an `upstream`.*apiKey.*GEMINI_CREDENTIALS, GOOGLE_APPLICATION_CREDENTIALS.*GEMINI_API_KEY/)
   }
   t.equal((await backend.ready()).ok, false)
   t.equal(warnings.length, 1, 'said so once at start-up')

@@ -65,7 +65,7 @@ export async function startConsoleHarness (options: { host?: 'hapi' | 'node', pa
     reauthSeconds: options.reauthSeconds,
   })
   await auth.ensureSystemUser()
-  const webConsole = createConsole({ auth, path: options.path, assetsDir: options.assetsDir ?? fakeAssets(), proxy: options.proxy, limiter: options.limiter })
+  const webConsole = createConsole({ auth, path: options.path, assetsDir: options.assetsDir ?? fakeAssets(), proxy: options.proxy, limiter: options.limiter, allowHttp: options.allowHttp })
   const tables = [auth.routeTable, webConsole.routeTable]
   let origin: string
   let stop: () => Promise<void>

@@ -15,7 +15,8 @@ export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBacke
   backend?: 'code-assist' | 'gemini-api' | 'vertex'
 }
 
-const NOT_CONFIGURED = 'No upstream is configured: set GEMINI_CREDENTIALS or GOOGLE_APPLICATION_CREDENTIALS (Code Assist; GEMINI_CREDENTIALS_DIR for a pool), or GEMINI_API_KEY (Gemini API)'
+// Names the library's options first, then the variables the gateway (and readEnvironment) sets them from.
+const NOT_CONFIGURED = 'No upstream is configured: give createProxy an `upstream` with credentials, credentialsFile or credentialsDir (Code Assist) or apiKey (Gemini API); from the environment: GEMINI_CREDENTIALS, GOOGLE_APPLICATION_CREDENTIALS, GEMINI_CREDENTIALS_DIR or GEMINI_API_KEY'
 
 /** A backend that answers every call with UPSTREAM_NOT_CONFIGURED (503) and is never ready. */
 export function createUnconfiguredBackend (reason = NOT_CONFIGURED): Backend {

@@ -1,4 +1,4 @@
-// The checks of one environment variable's text, for config.ts's schema: each rule gives the value (trimmed,
+// The checks of one environment variable's text, for read-environment.ts's schema: each rule gives the value (trimmed,
 // converted) or throws EnvRefusal with why, worded as joi words it, which this file replaces at start-up (loading
 // joi and building its schemas took about 120 ms and 5 MB of the gateway's start, bench/README.md, "Footprint
 // (issue 24)"; the library still loads joi for its request schemas, on the first request).
