@@ -140,6 +140,7 @@ t.test('the route table: every route has a surface, a body limit and its surface
     '* /upload/v1beta/{path*} native',
     'POST /v1/responses responses',
     'OPTIONS /v1/responses responses',
+    'GET /v1/responses responses',
     'GET /v1/responses/{id} responses',
     'DELETE /v1/responses/{id} responses',
     'OPTIONS /v1/responses/{id} responses',

@@ -10,6 +10,8 @@ import { createResponsesErrorResponse } from './error-body.ts'
 import { createResponsesHandler } from './handler.ts'
 import { invalidParam } from './request-schema.ts'
 import { loadResponse, ownerOf, responseNotFound } from './stored.ts'
+import { responsesSocket } from './websocket.ts'
+import { fail } from '../../errors.ts'
 
 type Mapper = (err: unknown, req?: HandlerRequest) => HandlerResponse
 
@@ -41,9 +43,16 @@ export function responsesRoutes (ctx: ProxyContext, metered: (mapper: Mapper) =>
     const caller = await ctx.checkAuth(req)
     return { owner: ownerOf(caller), id: req.params.id ?? '', request: await beginRequest(ctx, req, caller, 'responses') }
   }
+  const create = route('POST', '/v1/responses', createResponsesHandler(ctx))
+  // The WebSocket transport (websocket.ts): each response.create frame is served on the POST route above.
+  const socket: Route = {
+    ...route('GET', '/v1/responses', async () => { throw fail('METHOD_NOT_ALLOWED', 'GET /v1/responses is the WebSocket transport: upgrade the request, or POST a response') }),
+    upgrade: responsesSocket(create, { logger: ctx.logger }),
+  }
   return [
-    route('POST', '/v1/responses', createResponsesHandler(ctx)),
+    create,
     route('OPTIONS', '/v1/responses', preflight),
+    socket,
     route('GET', '/v1/responses/{id}', async req => {
       const { owner, id, request } = await stored(req)
       const { response } = await loadResponse(store, id, owner, now())

@@ -1,0 +1,200 @@
+// The Responses WebSocket transport (docs/responses.md, "WebSocket transport"), against the shapes in Codex's source
+// (codex-rs/codex-api/src/endpoint/responses_websocket.rs): GET /v1/responses upgraded, `response.create` frames,
+// each answered with the SSE stream's events as JSON text frames and governed like a POST (key, limits, usage).
+import t from 'tap'
+import type { Test } from 'tap'
+import net from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { startProxy } from './harness.ts'
+import { geminiResponse, streamReply } from '../support/fake-upstream.ts'
+import { RateLimitedError } from '../../lib/index.ts'
+import type { KeyCaller, RateLimiter, UsageEntry, UsageLedger } from '../../lib/index.ts'
+import { acceptKey } from '../../lib/http/websocket.ts'
+
+const KEY = 'ghk_' + 'W'.repeat(43)
+const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
+const BETA = { 'OpenAI-Beta': 'responses_websockets=2026-02-06' }
+const USAGE = { promptTokenCount: 12, candidatesTokenCount: 3, totalTokenCount: 15 }
+
+interface Rig {
+  url: string
+  fake: Awaited<ReturnType<typeof startProxy>>['fake']
+  entries: UsageEntry[]
+  keys: Set<string>
+  limits: { closed: boolean }
+}
+
+async function rig (t: Test, maxBodyBytes?: number): Promise<Rig> {
+  const keys = new Set([KEY])
+  const limits = { closed: false }
+  const entries: UsageEntry[] = []
+  const usage: UsageLedger = { record: e => entries.push(e), flush: async () => {}, close: async () => {} }
+  const limiter: RateLimiter = {
+    async admit () {
+      if (limits.closed) throw new RateLimitedError('requests', 'Rate limit reached for requests per minute', 30, {})
+      return { headers: {}, settle: async () => {} }
+    },
+  }
+  const h = await startProxy(t, { keys: { resolveKey: async secret => keys.has(secret) ? member : undefined }, usage, limiter, maxBodyBytes })
+  return { url: h.url, fake: h.fake, entries, keys, limits }
+}
+
+/** A socket on the rig, with its frames as they come (JSON parsed) and its close code. */
+interface Client { frames: any[], next: (n: number) => Promise<any[]>, send: (frame: unknown) => void, closed: Promise<number>, ws: WebSocket }
+
+async function connect (t: Test, r: Rig, key = KEY): Promise<Client> {
+  const ws = new WebSocket(`${r.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${key}`, ...BETA } } as unknown as string[])
+  t.teardown(() => ws.close())
+  const frames: any[] = []
+  const waiting: Array<{ n: number, resolve: () => void }> = []
+  ws.addEventListener('message', e => {
+    frames.push(JSON.parse(e.data as string))
+    for (const w of waiting.filter(w => frames.length >= w.n)) { waiting.splice(waiting.indexOf(w), 1); w.resolve() }
+  })
+  const closed = new Promise<number>(resolve => ws.addEventListener('close', e => resolve(e.code)))
+  await new Promise<void>((resolve, reject) => { ws.addEventListener('open', () => resolve()); ws.addEventListener('error', () => reject(new Error('no upgrade'))) })
+  return {
+    frames,
+    ws,
+    closed,
+    send: frame => ws.send(JSON.stringify(frame)),
+    // Resolves once `n` frames in all have come.
+    next: async n => { if (frames.length < n) await new Promise<void>(resolve => waiting.push({ n, resolve })); return frames.slice(0, n) },
+  }
+}
+
+/** The frames from `from` up to and with the first whose type is one of `ends` (a turn's end by default). */
+async function turnFrames (c: Client, from: number, ends = ['response.completed', 'response.failed', 'error']): Promise<any[]> {
+  for (let n = from + 1; ; n++) {
+    const frames = await c.next(n)
+    if (ends.includes(frames[n - 1].type)) return frames.slice(from)
+  }
+}
+
+// Codex's create frame (codex-rs/codex-api/src/common.rs, ResponseCreateWsRequest): the Responses body and a type.
+const create = (input: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  type: 'response.create', model: 'gemini-2.5-flash', instructions: 'Be brief.', input, tools: [], tool_choice: 'auto', parallel_tool_calls: false, reasoning: null, store: false, stream: true, include: [], ...extra,
+})
+const userText = (text: string): Record<string, unknown> => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] })
+
+t.test('a turn streams over the socket: the SSE events as one JSON text frame each, response.created to response.completed', async t => {
+  const r = await rig(t)
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'Hel' }), geminiResponse({ text: 'lo', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, r)
+  c.send(create([userText('Hi')]))
+  const frames = await turnFrames(c, 0)
+  t.equal(frames[0].type, 'response.created')
+  t.equal(frames.at(-1).type, 'response.completed')
+  t.same(frames.filter(f => f.type === 'response.output_text.delta').map(f => f.delta), ['Hel', 'lo'])
+  t.match(frames.at(-1).response, { status: 'completed', usage: { input_tokens: 12, output_tokens: 3 } })
+  t.same(r.fake.last('streamGenerateContent')!.body.request.contents, [{ role: 'user', parts: [{ text: 'Hi' }] }])
+})
+
+t.test('two turns in one socket: the second continues the first by previous_response_id with only the new items (Codex\'s incremental create), each its own usage row', async t => {
+  const r = await rig(t)
+  r.fake.reply('streamGenerateContent',
+    streamReply([geminiResponse({ text: 'One.', finishReason: 'STOP', usage: USAGE })]),
+    streamReply([geminiResponse({ text: 'Two.', finishReason: 'STOP', usage: { promptTokenCount: 20, candidatesTokenCount: 2, totalTokenCount: 22 } })]))
+  const c = await connect(t, r)
+  c.send(create([userText('First')]))
+  const first = await turnFrames(c, 0)
+  const id = first.at(-1).response.id
+  c.send(create([userText('Second')], { previous_response_id: id }))
+  const second = await turnFrames(c, first.length)
+  t.equal(second.at(-1).type, 'response.completed')
+  t.not(second.at(-1).response.id, id, 'a response of its own')
+  t.same(r.fake.last('streamGenerateContent')!.body.request.contents, [
+    { role: 'user', parts: [{ text: 'First' }] },
+    { role: 'model', parts: [{ text: 'One.' }] },
+    { role: 'user', parts: [{ text: 'Second' }] },
+  ], 'the first turn\'s input and output before the new item, though store was false')
+  t.same(r.entries.map(e => [e.surface, e.model, e.status, e.usage?.inputTokens, e.usage?.outputTokens]), [
+    ['responses', 'gemini-2.5-flash', 200, 12, 3],
+    ['responses', 'gemini-2.5-flash', 200, 20, 2],
+  ], 'usage recorded per response')
+})
+
+t.test('a wrong key is refused at the upgrade with a 401 in OpenAI\'s shape, before anything is upgraded', async t => {
+  const r = await rig(t)
+  const port = Number(new URL(r.url).port)
+  const answer = await new Promise<string>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.write(`GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nAuthorization: Bearer ghk_wrong\r\nOpenAI-Beta: responses_websockets=2026-02-06\r\n\r\n`)
+    })
+    let text = ''
+    s.on('data', d => { text += d.toString() })
+    s.on('end', () => resolve(text))
+    s.on('error', reject)
+  })
+  t.match(answer, /^HTTP\/1\.1 401 /)
+  t.match(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { error: { type: 'authentication_error', code: 'invalid_api_key' } })
+  t.same(r.fake.calls('streamGenerateContent'), [])
+})
+
+t.test('the handshake answers RFC 6455\'s Sec-WebSocket-Accept and declines extensions', async t => {
+  t.equal(acceptKey('dGhlIHNhbXBsZSBub25jZQ=='), 's3pPLMBiTxaQ9kYGzzhZRbK+xOo=', 'RFC 6455 section 1.3\'s example')
+  const r = await rig(t)
+  const port = Number(new URL(r.url).port)
+  const key = randomBytes(16).toString('base64')
+  const head = await new Promise<string>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.write(`GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Extensions: permessage-deflate\r\nAuthorization: Bearer ${KEY}\r\n\r\n`)
+    })
+    s.once('data', d => { resolve(d.toString()); s.destroy() })
+    s.on('error', reject)
+  })
+  t.match(head, /^HTTP\/1\.1 101 /)
+  t.match(head, `Sec-WebSocket-Accept: ${acceptKey(key)}\r\n`)
+  t.notMatch(head, /Sec-WebSocket-Extensions/i)
+})
+
+t.test('a frame past the route\'s body limit closes the socket with 1009, and nothing is sent upstream', async t => {
+  const r = await rig(t, 4096)
+  const c = await connect(t, r)
+  c.send(create([userText('x'.repeat(8192))]))
+  t.equal(await c.closed, 1009)
+  t.same(r.fake.calls('streamGenerateContent'), [])
+})
+
+t.test('a closed limit ends that response with Codex\'s wrapped error event (status 429, rate_limit_exceeded) and the socket stays open', async t => {
+  const r = await rig(t)
+  const c = await connect(t, r)
+  r.limits.closed = true
+  c.send(create([userText('Hi')]))
+  const [error] = await turnFrames(c, 0)
+  t.match(error, { type: 'error', status: 429, error: { type: 'rate_limit_error', code: 'rate_limit_exceeded' } })
+  t.match(error.headers, { 'retry-after': '30' })
+  r.limits.closed = false
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'ok', finishReason: 'STOP', usage: USAGE })]))
+  c.send(create([userText('Again')]))
+  const next = await turnFrames(c, 1)
+  t.equal(next.at(-1).type, 'response.completed', 'the next create is served')
+})
+
+t.test('a key revoked mid-session: the next create gets the 401 error event, then the socket closes (1008)', async t => {
+  const r = await rig(t)
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'ok', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, r)
+  c.send(create([userText('Hi')]))
+  const first = await turnFrames(c, 0)
+  r.keys.delete(KEY)
+  c.send(create([userText('Again')]))
+  const [error] = await turnFrames(c, first.length)
+  t.match(error, { type: 'error', status: 401, error: { code: 'invalid_api_key' } })
+  t.equal(await c.closed, 1008)
+  t.equal(r.fake.calls('streamGenerateContent').length, 1)
+})
+
+t.test('one response at a time: a create while one runs is an error event, the running one completes', async t => {
+  const r = await rig(t)
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, r)
+  c.send(create([userText('Hi')]))
+  c.send(create([userText('Too soon')]))
+  const frames = await turnFrames(c, 0, ['response.completed'])
+  const errors = frames.filter(f => f.type === 'error')
+  t.equal(errors.length, 1)
+  t.match(errors[0], { status: 400, error: { type: 'invalid_request_error', message: /already in progress/ } })
+  t.equal(frames.at(-1).type, 'response.completed')
+  t.equal(r.fake.calls('streamGenerateContent').length, 1)
+})
