@@ -198,3 +198,98 @@ t.test('one response at a time: a create while one runs is an error event, the r
   t.equal(frames.at(-1).type, 'response.completed')
   t.equal(r.fake.calls('streamGenerateContent').length, 1)
 })
+
+t.test('Codex\'s warm-up (generate: false) answers an empty completed response without a model call; the next create continues it', async t => {
+  const r = await rig(t)
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'Done.', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, r)
+  c.send(create([userText('Warm')], { generate: false }))
+  const warm = await turnFrames(c, 0)
+  t.same(warm.map(f => f.type), ['response.created', 'response.completed'])
+  t.same(warm[1].response.output, [])
+  t.same(r.fake.calls('streamGenerateContent'), [], 'no model call')
+  c.send(create([], { previous_response_id: warm[1].response.id }))
+  const real = await turnFrames(c, 2)
+  t.equal(real.at(-1).type, 'response.completed')
+  t.same(r.fake.last('streamGenerateContent')!.body.request.contents, [{ role: 'user', parts: [{ text: 'Warm' }] }], 'the warm-up\'s input')
+  t.same(r.entries.map(e => [e.surface, e.status, e.usage === undefined]), [['responses', 200, true], ['responses', 200, false]], 'the warm-up counted as a request on no model')
+})
+
+/** A raw client: the handshake by hand, then masked frames as given (RFC 6455 5.2). */
+async function rawSocket (t: Test, r: Rig): Promise<{ socket: net.Socket, received: () => Promise<Buffer> }> {
+  const port = Number(new URL(r.url).port)
+  const socket = net.connect(port, '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  let data = Buffer.alloc(0)
+  let ended = false
+  const waiting: Array<() => void> = []
+  socket.on('data', d => { data = Buffer.concat([data, d]); waiting.splice(0).forEach(w => w()) })
+  socket.on('close', () => { ended = true; waiting.splice(0).forEach(w => w()) })
+  await new Promise<void>(resolve => socket.once('connect', resolve))
+  socket.write(`GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nAuthorization: Bearer ${KEY}\r\n\r\n`)
+  while (!data.includes('\r\n\r\n')) await new Promise<void>(resolve => waiting.push(resolve))
+  data = data.subarray(data.indexOf('\r\n\r\n') + 4)
+  return {
+    socket,
+    // Everything the server sent after the handshake, once it closed the connection.
+    received: async () => { while (!ended) await new Promise<void>(resolve => waiting.push(resolve)); return data },
+  }
+}
+
+function clientFrame (opcode: number, payload: Buffer, { fin = true, masked = true } = {}): Buffer {
+  const mask = randomBytes(4)
+  const head = payload.length < 126 ? Buffer.from([(fin ? 0x80 : 0) | opcode, (masked ? 0x80 : 0) | payload.length]) : Buffer.from([(fin ? 0x80 : 0) | opcode, (masked ? 0x80 : 0) | 126, payload.length >> 8, payload.length & 255])
+  const body = Buffer.from(payload)
+  if (masked) for (let i = 0; i < body.length; i++) body[i] ^= mask[i & 3]
+  return Buffer.concat([head, masked ? mask : Buffer.alloc(0), body])
+}
+
+/** The server's frames in `data`: opcode and payload (servers never mask). */
+function serverFrames (data: Buffer): Array<{ opcode: number, payload: Buffer }> {
+  const frames: Array<{ opcode: number, payload: Buffer }> = []
+  let at = 0
+  while (at < data.length) {
+    let length = data[at + 1] & 0x7f
+    let offset = at + 2
+    if (length === 126) { length = data.readUInt16BE(at + 2); offset = at + 4 } else if (length === 127) { length = Number(data.readBigUInt64BE(at + 2)); offset = at + 10 }
+    frames.push({ opcode: data[at] & 0x0f, payload: data.subarray(offset, offset + length) })
+    at = offset + length
+  }
+  return frames
+}
+
+t.test('the codec: a ping is answered with its pong, a fragmented message is joined, a close is answered with 1000', async t => {
+  const r = await rig(t)
+  const { socket, received } = await rawSocket(t, r)
+  const text = Buffer.from(JSON.stringify({ type: 'nonsense' }))
+  socket.write(Buffer.concat([
+    clientFrame(9, Buffer.from('hi')),
+    clientFrame(1, text.subarray(0, 5), { fin: false }),
+    // A control frame may come between fragments (RFC 6455 5.4).
+    clientFrame(9, Buffer.from('mid')),
+    clientFrame(0, text.subarray(5)),
+  ]))
+  await new Promise<void>(resolve => socket.once('data', () => resolve()))
+  socket.write(clientFrame(8, Buffer.from([0x03, 0xe8])))
+  const frames = serverFrames(await received())
+  t.same(frames.filter(f => f.opcode === 10).map(f => f.payload.toString()), ['hi', 'mid'])
+  const [error] = frames.filter(f => f.opcode === 1).map(f => JSON.parse(f.payload.toString()))
+  t.match(error, { type: 'error', status: 400, error: { message: /response\.create/ } }, 'the joined message was read')
+  t.equal(frames.at(-1)!.opcode, 8)
+  t.equal(frames.at(-1)!.payload.readUInt16BE(0), 1000)
+})
+
+t.test('the codec: an unmasked client frame closes with 1002, a binary message with 1003, bad UTF-8 with 1007', async t => {
+  const r = await rig(t)
+  for (const [frame, code] of [
+    [clientFrame(1, Buffer.from('{}'), { masked: false }), 1002],
+    [clientFrame(2, Buffer.from([1, 2, 3])), 1003],
+    [clientFrame(1, Buffer.from([0xc3, 0x28])), 1007],
+  ] as const) {
+    const { socket, received } = await rawSocket(t, r)
+    socket.write(frame)
+    const frames = serverFrames(await received())
+    t.equal(frames.at(-1)!.opcode, 8)
+    t.equal(frames.at(-1)!.payload.readUInt16BE(0), code)
+  }
+})

@@ -4,6 +4,7 @@
 // so admission, limits, usage and the model policy are the POST's own; its SSE events go out one JSON text frame
 // each. A refusal before the stream is Codex's wrapped error event ({"type":"error","status",...}); a key no longer
 // valid also closes the socket. One response at a time per socket.
+import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { HandlerRequest, Route } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
@@ -44,6 +45,11 @@ function createBody (frame: Record<string, unknown>, last: LastResponse | undefi
   return { body, input }
 }
 
+/** The response of a warm-up: nothing generated, nothing used. */
+function emptyResponse (model: string): Record<string, unknown> & { id: string } {
+  return { id: `resp_${randomBytes(24).toString('hex')}`, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model, output: [], usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 } }
+}
+
 /** Each complete SSE event in `text` (the rest kept for the next chunk, stream.ts writes whole ones), and whether a keep-alive came. */
 function sseData (text: string): { data: Array<{ event: string, data: string }>, rest: string, keepAlive: boolean } {
   const data: Array<{ event: string, data: string }> = []
@@ -61,9 +67,10 @@ function sseData (text: string): { data: Array<{ event: string, data: string }>,
 
 /**
  * The upgrade of GET /v1/responses: each create frame served on `post` (the POST /v1/responses route), its answer
- * sent as frames. The upgrade request's headers (the key included) stand for every create's.
+ * sent as frames; a `generate: false` create (Codex's warm-up) on `warmup`, answered with an empty completed response
+ * that the next create continues. The upgrade request's headers (the key included) stand for every create's.
  */
-export function responsesSocket (post: Route, options: ServeOptions = {}): NonNullable<Route['upgrade']> {
+export function responsesSocket (post: Route, warmup: Route, options: ServeOptions = {}): NonNullable<Route['upgrade']> {
   return function responsesUpgrade (upgrade: HandlerRequest, socket: ServerWebSocket): void {
     let running: AbortController | undefined
     let last: LastResponse | undefined
@@ -75,7 +82,8 @@ export function responsesSocket (post: Route, options: ServeOptions = {}): NonNu
       try {
         const { body, input } = createBody(frame, last)
         const bytes = Buffer.from(JSON.stringify(body))
-        const response = await serveRoute(post, {
+        const warm = body.generate === false
+        const response = await serveRoute(warm ? warmup : post, {
           method: 'POST',
           path: post.path,
           params: {},
@@ -85,6 +93,13 @@ export function responsesSocket (post: Route, options: ServeOptions = {}): NonNu
           body: Readable.from([bytes]),
           signal: controller.signal,
         }, options)
+        if (warm && response.status === 200) {
+          const done = emptyResponse((response.body as { model: string }).model)
+          last = { id: done.id, input: input ?? inputItems(body as { input?: string | InputItem[] }), output: [] }
+          socket.send(JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...done, status: 'in_progress' } }))
+          socket.send(JSON.stringify({ type: 'response.completed', sequence_number: 1, response: done }))
+          return
+        }
         if (!isStreamBody(response.body)) {
           const error = (response.body as { error?: unknown } | undefined)?.error ?? response.body
           socket.send(errorEvent(response.status, error, response.headers))
