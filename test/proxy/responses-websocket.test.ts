@@ -7,7 +7,8 @@ import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { startProxy } from './harness.ts'
 import { geminiResponse, streamReply } from '../support/fake-upstream.ts'
-import { RateLimitedError } from '../../lib/index.ts'
+import Hapi from '@hapi/hapi'
+import { RateLimitedError, createProxy, hapiPlugin } from '../../lib/index.ts'
 import type { KeyCaller, RateLimiter, UsageEntry, UsageLedger } from '../../lib/index.ts'
 import { acceptKey } from '../../lib/http/websocket.ts'
 
@@ -292,4 +293,21 @@ t.test('the codec: an unmasked client frame closes with 1002, a binary message w
     t.equal(frames.at(-1)!.opcode, 8)
     t.equal(frames.at(-1)!.payload.readUInt16BE(0), code)
   }
+})
+
+t.test('the Hapi host serves the same socket (server.listener\'s upgrade), a wrong key refused with 401 there too', async t => {
+  const r = await rig(t)
+  const proxy = createProxy({ password: 'hapi-ws-password', keys: { resolveKey: async secret => secret === KEY ? member : undefined }, upstream: { backend: 'gemini-api', apiKey: 'test-api-key', geminiApiEndpoint: r.fake.url, maxRetries: 0 } })
+  const server = Hapi.server({ host: '127.0.0.1', port: 0 })
+  await server.register({ plugin: hapiPlugin, options: { tables: [proxy.routeTable] } })
+  await server.start()
+  t.teardown(async () => { await server.stop({ timeout: 100 }); await proxy.close() })
+  const hapiRig = { ...r, url: `http://127.0.0.1:${server.info.port}` }
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'Hapi.', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, hapiRig)
+  c.send(create([userText('Hi')]))
+  const frames = await turnFrames(c, 0)
+  t.equal(frames.at(-1).type, 'response.completed')
+  t.same(frames.filter(f => f.type === 'response.output_text.delta').map(f => f.delta), ['Hapi.'])
+  await t.rejects(connect(t, hapiRig, 'ghk_wrong'), /no upgrade/)
 })
