@@ -1,5 +1,5 @@
-// The Responses WebSocket transport (docs/responses.md, "WebSocket transport"), against the shapes in Codex's source
-// (codex-rs/codex-api/src/endpoint/responses_websocket.rs): GET /v1/responses upgraded, `response.create` frames,
+// The Responses WebSocket transport (docs/responses.md, "WebSocket transport", which cites Codex's source for each
+// shape): GET /v1/responses upgraded, `response.create` frames,
 // each answered with the SSE stream's events as JSON text frames and governed like a POST (key, limits, usage).
 import t from 'tap'
 import type { Test } from 'tap'
@@ -72,7 +72,7 @@ async function turnFrames (c: Client, from: number, ends = ['response.completed'
   }
 }
 
-// Codex's create frame (codex-rs/codex-api/src/common.rs, ResponseCreateWsRequest): the Responses body and a type.
+// Codex's create frame (ResponseCreateWsRequest, docs/responses.md "WebSocket transport"): the Responses body and a type.
 const create = (input: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   type: 'response.create', model: 'gemini-2.5-flash', instructions: 'Be brief.', input, tools: [], tool_choice: 'auto', parallel_tool_calls: false, reasoning: null, store: false, stream: true, include: [], ...extra,
 })

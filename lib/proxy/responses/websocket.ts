@@ -20,7 +20,7 @@ import type { InputItem } from './request-schema.ts'
 /** The last response of a socket, which Codex's next create may continue by id with only the new items. */
 interface LastResponse { id: string, input: InputItem[], output: InputItem[] }
 
-/** Codex's wrapped error event (codex-rs/codex-api/src/endpoint/responses_websocket.rs, WrappedWebsocketErrorEvent). */
+/** Codex's wrapped error event (docs/responses.md, "WebSocket transport"): its status, the POST's error and headers. */
 function errorEvent (status: number, error: unknown, headers: Record<string, string> = {}): string {
   return JSON.stringify({ type: 'error', status, error, headers })
 }
