@@ -55,6 +55,8 @@ export interface ServerWebSocket {
   onClose: (handler: (code: number) => void) => void
   /** Sends one text frame; false once the socket is closing or closed. */
   send: (text: string) => boolean
+  /** Resolves once what was sent has left the process (at once when nothing waits, or the socket closed). */
+  drained: () => Promise<void>
   ping: () => void
   /** Sends a close frame (once) and ends the socket after the peer's answer or shortly after. */
   close: (code: number, reason?: string) => void
@@ -218,6 +220,13 @@ export function serverWebSocket (socket: Duplex, head: Buffer, options: WebSocke
       if (closeSent || socket.destroyed) return false
       socket.write(frame(OP.TEXT, Buffer.from(text)))
       return true
+    },
+    async drained () {
+      if (!socket.writableNeedDrain || socket.destroyed) return
+      await new Promise<void>(resolve => {
+        const done = (): void => { socket.off('drain', done); socket.off('close', done); resolve() }
+        socket.once('drain', done).once('close', done)
+      })
     },
     ping () { if (!closeSent && !socket.destroyed) socket.write(frame(OP.PING, Buffer.alloc(0))) },
     close,

@@ -120,6 +120,8 @@ export function responsesSocket (post: Route, warmup: Route, options: ServeOptio
             }
             socket.send(data)
           }
+          // A slow reader holds the upstream back rather than the gateway's memory, as an SSE response does.
+          await socket.drained()
         }
       } finally {
         if (running === controller) running = undefined
