@@ -46,7 +46,7 @@ export type { KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits, Counter
 
 // Host adapters and the handler contract
 export { createNodeListener } from './http/node-adapter.ts'
-export type { NodeListenerOptions } from './http/node-adapter.ts'
+export type { NodeListener, NodeListenerOptions } from './http/node-adapter.ts'
 export { createFetchHandler } from './http/fetch-adapter.ts'
 export { hapiPlugin, hapiRouteTemplate, mountRoutes } from './http/hapi-adapter.ts'
 export type { HapiPluginOptions, MountOptions } from './http/hapi-adapter.ts'

@@ -2,6 +2,7 @@
 // (the Hapi gateway, node:http, Express, Fastify, fetch-style runtimes).
 import type { BodyBudget } from './body-budget.ts'
 import type { BodyReadLimits } from './read-body.ts'
+import type { ServerWebSocket } from './websocket.ts'
 
 /** A plain request, as any host can build it. */
 export interface HandlerRequest {
@@ -81,6 +82,11 @@ export interface Route {
    * when there is one (a route may answer in the shape its client asks for), absent for a host's refusal before it.
    */
   errorResponse: (err: unknown, req?: HandlerRequest) => HandlerResponse
+  /**
+   * Takes a WebSocket upgrade of this GET route (lib/http/upgrade.ts): hosts call it with the upgrade request once
+   * `authenticate` let it on and the 101 went out; the socket is the route's from then on. Default none (no upgrade).
+   */
+  upgrade?: (req: HandlerRequest, socket: ServerWebSocket) => void
 }
 
 /**

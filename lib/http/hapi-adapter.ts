@@ -3,7 +3,8 @@
 // the HandlerResponse out. Hapi hands the raw body over unparsed, so every host gives the same errors; Hapi's own
 // refusals (a malformed content-type, a body too slow, unknown paths under a scope) are rewritten into the route's
 // or the scope's error shape.
-import type { Readable } from 'node:stream'
+import type { Duplex, Readable } from 'node:stream'
+import type { IncomingMessage } from 'node:http'
 import type { Server, Request, ResponseToolkit, ResponseObject, Plugin } from '@hapi/hapi'
 import type { HandlerResponse, Route, RouteTable } from './contract.ts'
 import { isStreamBody } from './contract.ts'
@@ -12,6 +13,7 @@ import { hapiBoom } from '../load-package.ts'
 import { createDispatcher, serveRoute, toTables, unknownRouteResponse, writeStreamBody } from './serve.ts'
 import type { Dispatch, ServeOptions, Tables } from './serve.ts'
 import type { TrustedProxies } from './client-address.ts'
+import { serveUpgrade } from './upgrade.ts'
 import type { Logger } from '../logger.ts'
 
 export interface MountOptions {
@@ -191,6 +193,16 @@ function mountedOn (server: Server): Mounted {
   if (known !== undefined) return known
   const mounted: Mounted = { tables: [], dispatch: createDispatcher([]), served: new Map(), roots: new Set() }
   mountedByListener.set(server.listener, mounted)
+  // Hapi does not take upgrades; a table route's (Route.upgrade) are served on the raw listener (lib/http/upgrade.ts).
+  server.listener.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const found = mounted.dispatch('GET', url.pathname)
+    // Another upgrade listener's paths are its own.
+    if (found.route === undefined && !found.inScope && server.listener.listenerCount('upgrade') > 1) return
+    const served = found.route === undefined ? undefined : mounted.served.get(found.route)
+    const host = { method: 'GET', path: url.pathname, params: found.route === undefined ? {} : found.params, query: url.searchParams, headers: req.headers, peerAddress: req.socket.remoteAddress }
+    void serveUpgrade(mounted.tables, served === undefined ? found : { ...found, route: served.route } as Dispatch, host, socket, head, served?.options ?? {})
+  })
   server.ext('onPreResponse', (request, h) => {
     const response = request.response
     if (!('isBoom' in response) || !response.isBoom) return h.continue

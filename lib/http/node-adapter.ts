@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { HandlerResponse } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createDispatcher, serveRoute, toTables, unknownRouteResponse, writeStreamBody } from './serve.ts'
 import type { Tables } from './serve.ts'
 import { parseTrustedProxies } from './client-address.ts'
+import { serveUpgrade } from './upgrade.ts'
 import type { Logger } from '../logger.ts'
 
 export interface NodeListenerOptions {
@@ -20,19 +22,25 @@ export interface NodeListenerOptions {
 
 type Next = (err?: unknown) => void
 
+/** The listener, with `upgrade` for the server's 'upgrade' event: `server.on('upgrade', listener.upgrade)` (WebSocket routes). */
+export interface NodeListener {
+  (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next?: Next): void
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void
+}
+
 /**
  * A `node:http` request listener serving route tables (lib/http/serve.ts does the serving). It also works as
  * Express/Connect middleware: paths outside every table's scope go to `next()`, and a body already parsed by
  * express.json() is used as is.
  */
-export function createNodeListener (tables: Tables, options: NodeListenerOptions = {}) {
+export function createNodeListener (tables: Tables, options: NodeListenerOptions = {}): NodeListener {
   const list = toTables(tables)
   const dispatch = createDispatcher(list)
   const serveOptions = {
     trustedProxies: options.trustedProxies === undefined ? undefined : parseTrustedProxies(options.trustedProxies),
     logger: options.logger,
   }
-  return function gatehouseListener (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next?: Next): void {
+  const listener = function gatehouseListener (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next?: Next): void {
     const url = new URL(req.url ?? '/', 'http://localhost')
     const method = (req.method ?? 'GET').toUpperCase()
     const found = dispatch(method, url.pathname)
@@ -59,6 +67,14 @@ export function createNodeListener (tables: Tables, options: NodeListenerOptions
       signal: controller.signal,
     }, serveOptions).then(async response => await send(res, response, controller.signal, options.logger)).catch(() => { res.destroy() })
   }
+  listener.upgrade = function gatehouseUpgrade (req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const host = { method: 'GET', path: url.pathname, params: {}, query: url.searchParams, headers: req.headers, peerAddress: req.socket.remoteAddress }
+    const found = dispatch('GET', url.pathname)
+    if (found.route !== undefined) host.params = found.params
+    void serveUpgrade(list, found, host, socket, head, serveOptions)
+  }
+  return listener
 }
 
 async function send (res: ServerResponse, response: HandlerResponse, signal?: AbortSignal, logger?: Logger): Promise<void> {

@@ -90,7 +90,7 @@ export function createDispatcher (tables: readonly RouteTable[]): (method: strin
   }
 }
 
-function firstQueryValues (query: HostRequest['query']): Record<string, string> {
+export function firstQueryValues (query: HostRequest['query']): Record<string, string> {
   const first: Record<string, string> = {}
   if (query instanceof URLSearchParams) {
     for (const [key, value] of query) if (!(key in first)) first[key] = value
@@ -104,7 +104,7 @@ function firstQueryValues (query: HostRequest['query']): Record<string, string> 
   return first
 }
 
-function joinedHeaders (given: HostRequest['headers']): Record<string, string | undefined> {
+export function joinedHeaders (given: HostRequest['headers']): Record<string, string | undefined> {
   const headers: Record<string, string | undefined> = {}
   for (const name in given) {
     const value = given[name]

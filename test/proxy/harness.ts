@@ -59,7 +59,9 @@ export async function startProxy (t: Teardown, options: HarnessOptions = {}): Pr
     ...rest,
   })
   const sockets = new Set<Socket>()
-  const server = http.createServer(createNodeListener(proxy.routeTable))
+  const listener = createNodeListener(proxy.routeTable)
+  const server = http.createServer(listener)
+  server.on('upgrade', listener.upgrade)
   server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

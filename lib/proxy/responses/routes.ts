@@ -11,6 +11,9 @@ import { createResponsesErrorResponse } from './error-body.ts'
 import { createResponsesHandler } from './handler.ts'
 import { invalidParam } from './request-schema.ts'
 import { loadResponse, ownerOf, responseNotFound } from './stored.ts'
+import { responsesSocket } from './websocket.ts'
+import { fail } from '../../errors.ts'
+import { readJsonBody } from '../../http/json-body.ts'
 
 type Mapper = (err: unknown, req?: HandlerRequest) => HandlerResponse
 
@@ -42,11 +45,26 @@ export function responsesRoutes (ctx: ProxyContext, settings: ResponsesSettings,
     const caller = await ctx.checkAuth(req)
     return { owner: ownerOf(caller), id: req.params.id ?? '', request: await beginRequest(ctx, req, caller, 'responses') }
   }
+  const create = route('POST', '/v1/responses', createResponsesHandler(ctx, settings))
+  // Codex's warm-up create (`generate: false`) over the socket: checked and counted as a request on no model, no call made.
+  const warmup = route('POST', '/v1/responses', async req => {
+    const caller = await ctx.checkAuth(req)
+    const body = settings.validate(readJsonBody(req))
+    const request = await beginRequest(ctx, req, caller, 'responses')
+    request.end(200)
+    return { status: 200, headers: { ...request.headers }, body: { model: body.model } }
+  })
+  // The WebSocket transport (websocket.ts): each response.create frame is served on the POST routes above.
+  const socket: Route = {
+    ...route('GET', '/v1/responses', async () => { throw fail('METHOD_NOT_ALLOWED', 'GET /v1/responses is the WebSocket transport: upgrade the request, or POST a response') }),
+    upgrade: responsesSocket(create, warmup, { logger: ctx.logger }),
+  }
   return [
-    route('POST', '/v1/responses', createResponsesHandler(ctx, settings)),
+    create,
     route('OPTIONS', '/v1/responses', preflight),
     route('POST', '/v1/responses/compact', createResponsesHandler(ctx, settings, true)),
     route('OPTIONS', '/v1/responses/compact', preflight),
+    socket,
     route('GET', '/v1/responses/{id}', async req => {
       const { owner, id, request } = await stored(req)
       const { response } = await loadResponse(store, id, owner, now())
