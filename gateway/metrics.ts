@@ -148,6 +148,19 @@ export function createMetrics (options: MetricsOptions): Metrics {
     labelNames: ['model', 'access_level', 'status_class'] as const,
     registers: [registry],
   })
+  // Whole micro-dollars, as the usage rows hold them: a counter of integers adds up with no drift.
+  const modelSpend = new Counter({
+    name: 'gatehouse_model_spend_microdollars_total',
+    help: 'What proxied model calls cost at the price list\'s prices, in micro-dollars (1e-6 USD), by model base name and the caller\'s access level',
+    labelNames: ['model', 'access_level'] as const,
+    registers: [registry],
+  })
+  const modelUnpriced = new Counter({
+    name: 'gatehouse_model_unpriced_requests_total',
+    help: 'Proxied model calls that used tokens of a model with no price in force (their cost is not in the spend), by model base name and access level',
+    labelNames: ['model', 'access_level'] as const,
+    registers: [registry],
+  })
   const rateLimited = new Counter({
     name: 'gatehouse_rate_limited_total',
     help: 'Proxy calls refused by a rate limit, by limit (requests, tokens, tokens_per_day, concurrent)',
@@ -293,6 +306,9 @@ export function createMetrics (options: MetricsOptions): Metrics {
           const count = entry.usage?.[field]
           if (typeof count === 'number' && Number.isFinite(count) && count > 0) modelTokens.inc({ model, kind, access_level: access }, Math.floor(count))
         }
+        const cost = entry.costMicros
+        if (typeof cost === 'number' && Number.isSafeInteger(cost) && cost > 0) modelSpend.inc({ model, access_level: access }, cost)
+        if (entry.unpriced === true) modelUnpriced.inc({ model, access_level: access })
       },
       onLimited (limit) { rateLimited.inc({ limit: LIMITS.has(limit) ? limit : 'other' }) },
     },

@@ -28,7 +28,7 @@ export type { RateLimits, LimitsByLevel, LevelLimits, ResourceKind } from './met
 export { createUsageLedger } from './metering/usage-ledger.ts'
 export type { UsageLedger, UsageLedgerOptions, UsageEntry, SetTimer } from './metering/usage-ledger.ts'
 export type { TokenUsage } from './metering/token-usage.ts'
-export { createPriceList, callCost, cacheStorageCost, formatMicros } from './metering/call-cost.ts'
+export { createPriceList, callCost, callUsageOf, cacheStorageCost, formatMicros } from './metering/call-cost.ts'
 export type { PriceList, PriceListOptions, PricedCall, CallUsage, CallCost, PricedCost, UnpricedCost } from './metering/call-cost.ts'
 export { parseDollars, DEFAULT_PRICES_FILE } from './metering/prices.ts'
 export type { PriceEntry, LongContextPrice } from './metering/prices.ts'

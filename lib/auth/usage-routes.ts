@@ -5,6 +5,7 @@ import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts
 import type { SessionRecord, UsageQuery, UsageRecord, UsageStore } from '../store/types.ts'
 import type { Sessions } from './sessions.ts'
 import { fail } from '../errors.ts'
+import { formatMicros } from '../metering/call-cost.ts'
 import { adminQuery, lazySchema, parse, sessionQuery, targetParams } from './schemas.ts'
 
 /** The days a query covers when it gives neither `from` nor `to`: the last 30, today included. */
@@ -76,9 +77,11 @@ const COUNTS = [
   ['cached_tokens', 'cachedTokens'],
   ['errors_4xx', 'errors4xx'],
   ['errors_5xx', 'errors5xx'],
+  ['cost_micros', 'costMicros'],
+  ['unpriced_requests', 'unpricedRequests'],
 ] as const
 
-/** The answer: the range, the rows in the store's order, and their totals. */
+/** The answer: the range, the rows in the store's order, and their totals; cost_usd is cost_micros for display. */
 function usageAnswer (range: { from: string, to: string }, rows: UsageRecord[]): unknown {
   const totals: Record<string, number> = Object.fromEntries(COUNTS.map(([wire]) => [wire, 0]))
   const out = rows.map(row => {
@@ -87,9 +90,10 @@ function usageAnswer (range: { from: string, to: string }, rows: UsageRecord[]):
       view[wire] = row[field]
       totals[wire] += row[field]
     }
+    view.cost_usd = formatMicros(row.costMicros)
     return view
   })
-  return { ...range, rows: out, totals }
+  return { ...range, rows: out, totals: { ...totals, cost_usd: formatMicros(totals.cost_micros) } }
 }
 
 export function createUsageRoutes (deps: UsageRouteDeps): Route[] {

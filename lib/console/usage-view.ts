@@ -1,6 +1,7 @@
 // The console's usage answers (docs/console.md, "Usage"): the rows the usage routes read (lib/auth/usage-routes.ts),
 // summed per UTC day on the server by model, key or user, so a year of rows reaches the page as a few short series.
 import type { UsageRecord } from '../store/types.ts'
+import { formatMicros } from '../metering/call-cost.ts'
 
 /** The counts the console charts, as they are named on the wire. */
 export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens'] as const
@@ -120,7 +121,7 @@ export function shownIds (rows: UsageRecord[], dimension: Dimension): Array<stri
   return [...totals].sort(([, a], [, b]) => b - a).slice(0, Math.max(TOP_SERIES, TOP_USERS)).map(([id]) => id)
 }
 
-const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx'] as const
+const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'cost_usd', 'unpriced_requests'] as const
 
 /** A CSV cell: quoted when needed, and a leading = + - @ defused so a spreadsheet never runs a key name as a formula. */
 function cell (value: string | number | null): string {
@@ -137,6 +138,7 @@ export function usageCsv (rows: UsageRecord[], username: (id: string) => string,
     lines.push([
       r.day, r.userId, username(r.userId), r.keyId, keyName(r.keyId), r.model, r.surface,
       r.requests, r.inputTokens, r.outputTokens, r.thinkingTokens, r.cachedTokens, r.errors4xx, r.errors5xx,
+      r.costMicros, formatMicros(r.costMicros), r.unpricedRequests,
     ].map(cell).join(','))
   }
   return lines.join('\r\n') + '\r\n'

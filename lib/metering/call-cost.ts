@@ -2,6 +2,7 @@
 // is priced"). Pure: the usage settlement calls it with what the upstream reported; nothing here reads a clock.
 import { DEFAULT_PRICES_FILE, loadPriceFile, mergePrices } from './prices.ts'
 import type { PriceEntry } from './prices.ts'
+import type { TokenUsage } from './token-usage.ts'
 import { ConfigurationError } from '../errors.ts'
 
 /** Counts one call's usage metadata reported, under Gemini's names (absent fields count 0). */
@@ -87,6 +88,19 @@ export function callCost (entry: PriceEntry, usage: CallUsage, options: { batch?
     (perImage === undefined ? 0n : images * perImage * kept * MILLION * 1000n) +
     search * BigInt(entry.searchPer1000 ?? 0) * MILLION * 100n
   return { micros: Number((total + SCALE / 2n) / SCALE), tier: long ? 'long-context' : 'standard' }
+}
+
+const whole = (n: number | undefined): number => n !== undefined && Number.isSafeInteger(n) && n > 0 ? n : 0
+
+/** The counts a call's TokenUsage holds, as callCost prices them (a count that is not a whole number counts 0). */
+export function callUsageOf (usage: TokenUsage): CallUsage {
+  return {
+    promptTokens: whole(usage.inputTokens),
+    cachedTokens: whole(usage.cachedTokens),
+    candidatesTokens: whole(usage.outputTokens),
+    thoughtsTokens: whole(usage.thinkingTokens),
+    toolUsePromptTokens: whole(usage.toolUseTokens),
+  }
 }
 
 /** What holding `tokens` in an explicit cache for `seconds` costs, in micro-dollars (undefined: no storage price). */

@@ -1,2 +1,12 @@
 /** Tokens one upstream call used, as its usage metadata reports them: what limits charge and usage records. */
-export interface TokenUsage { inputTokens: number, outputTokens: number, thinkingTokens: number, cachedTokens: number }
+export interface TokenUsage {
+  /** promptTokenCount: every prompt token, the cached ones included. */
+  inputTokens: number
+  outputTokens: number
+  /** Billed as output. */
+  thinkingTokens: number
+  /** The part of inputTokens read from a cache. */
+  cachedTokens: number
+  /** toolUsePromptTokenCount: tool results fed back to the model, billed as input; absent counts 0. */
+  toolUseTokens?: number
+}

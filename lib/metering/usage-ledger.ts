@@ -7,8 +7,6 @@ import { SILENT_LOGGER } from '../logger.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { TokenUsage } from './token-usage.ts'
 
-/** Tokens of one call, as the upstream reported them. */
-
 /** One finished proxy call. */
 export interface UsageEntry {
   /** When the call finished; its UTC day is the row's day. */
@@ -25,6 +23,10 @@ export interface UsageEntry {
   status: number
   /** Absent when the upstream reported none (an error, a call refused before it). */
   usage?: TokenUsage
+  /** What the call cost in micro-dollars (docs/prices.md); absent when it used nothing or has no price. */
+  costMicros?: number
+  /** True for a call that used tokens of a model with no price in force (counted in unpricedRequests). */
+  unpriced?: boolean
 }
 
 export interface UsageLedger {
@@ -54,7 +56,7 @@ export interface UsageLedgerOptions {
 
 const DAY_MS = 86_400_000
 
-const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx'] as const
+const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests'] as const
 
 const defaultSetTimer: SetTimer = (run, ms) => {
   const handle = setTimeout(run, ms)
@@ -182,6 +184,8 @@ export function createUsageLedger (options: UsageLedgerOptions): UsageLedger {
         cachedTokens: tokens(entry.usage?.cachedTokens),
         errors4xx: status >= 400 && status < 500 ? 1 : 0,
         errors5xx: status >= 500 ? 1 : 0,
+        costMicros: tokens(entry.costMicros),
+        unpricedRequests: entry.unpriced === true ? 1 : 0,
       }
       admit(rowKey(row), row, pending)
       schedule()

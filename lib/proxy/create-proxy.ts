@@ -295,7 +295,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
-    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()) }),
+    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()), prices, backend: backend.name }),
     ownership: createOwnership({
       owners: options.resources?.owners,
       byLevel: resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel'),

@@ -201,6 +201,10 @@ export interface UsageRecord {
   cachedTokens: number
   errors4xx: number
   errors5xx: number
+  /** What the calls cost, in whole micro-dollars (docs/prices.md, "Cost per call"); 0 in rows written before it existed. */
+  costMicros: number
+  /** Calls that used tokens of a model with no price in force: their cost is not in costMicros. */
+  unpricedRequests: number
 }
 
 export interface UsageQuery {

@@ -12,7 +12,7 @@ import { TOP_SERIES } from '../../lib/console/usage-view.ts'
 const day = (offset = 0): string => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 const row = (over: Partial<UsageRecord>): UsageRecord => ({
   day: day(), userId: 'operator', keyId: null, model: 'gemini-2.5-flash', surface: 'chat',
-  requests: 1, inputTokens: 10, outputTokens: 5, thinkingTokens: 2, cachedTokens: 0, errors4xx: 0, errors5xx: 0, ...over,
+  requests: 1, inputTokens: 10, outputTokens: 5, thinkingTokens: 2, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, ...over,
 })
 
 t.test('sessions: listed with this browser marked; one ended by its id, or all the others', async t => {
@@ -100,7 +100,7 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const { userId, username } = await h.member()
   const key = (await h.call('POST', '/api/keys', { json: { name: '=cmd|calc' } })).body
   await h.store.usage.record([
-    row({ userId, keyId: key.key_id }),
+    row({ userId, keyId: key.key_id, costMicros: 1_234_567 }),
     row({ userId, keyId: key.key_id, day: day(-1), model: 'gemini-2.5-pro', requests: 2, inputTokens: 100 }),
     row({ userId, keyId: null, day: day(-1) }),
     ...Array.from({ length: TOP_SERIES + 2 }, (_, i) => row({ userId: 'operator', model: `model-${i}` })),
@@ -124,6 +124,8 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const lines = csv.text.trim().split('\r\n')
   t.equal(lines.length, 4)
   t.ok(lines.some(l => l.includes(`${userId},${username},${key.key_id},'=cmd|calc,`)), 'a formula-like key name is defused')
+  t.match(lines[0], /,errors_5xx,cost_micros,cost_usd,unpriced_requests$/, 'the CSV has the cost in micro-dollars, as dollars, and the unpriced calls')
+  t.ok(lines.some(l => l.endsWith(',1234567,1.234567,0')), 'a row\'s cost')
 
   await h.admin()
   const all = await h.call('GET', `/api/admin/usage?from=${day(-2)}&to=${day()}`)

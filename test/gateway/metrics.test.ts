@@ -195,6 +195,22 @@ t.test('model tokens and requests are counted by model base name, kind, access l
   t.equal(sample(text, 'gatehouse_model_requests_total', { access_level: 'operator' }), 1)
 })
 
+t.test('spend is counted in micro-dollars by model and access level, and unpriced calls apart, with no user label', async t => {
+  const metrics = createMetrics({ models: ['gemini-4-argon', 'gemini-2.5-pro'], defaultMetrics: false })
+  const userId = 'e5'.repeat(12)
+  const call = { at: new Date(0), userId, keyId: null, model: 'gemini-4-argon', surface: 'chat' as const, status: 200, usage: { inputTokens: 10, outputTokens: 1, thinkingTokens: 0, cachedTokens: 0 } }
+  metrics.metering.onCall({ ...call, costMicros: 77_600 }, 'member')
+  metrics.metering.onCall({ ...call, costMicros: 400 }, 'member')
+  metrics.metering.onCall({ ...call, costMicros: 5 }, 'operator')
+  metrics.metering.onCall({ ...call, model: 'gemini-2.5-pro', unpriced: true }, 'member')
+  const text = (await metrics.render()).body
+  t.equal(sample(text, 'gatehouse_model_spend_microdollars_total', { model: 'gemini-4-argon', access_level: 'member' }), 78_000)
+  t.equal(sample(text, 'gatehouse_model_spend_microdollars_total', { model: 'gemini-4-argon', access_level: 'operator' }), 5)
+  t.equal(sample(text, 'gatehouse_model_spend_microdollars_total', { model: 'gemini-2.5-pro' }), undefined, 'an unpriced call adds no spend')
+  t.equal(sample(text, 'gatehouse_model_unpriced_requests_total', { model: 'gemini-2.5-pro', access_level: 'member' }), 1)
+  t.notMatch(text, userId, 'no user id')
+})
+
 t.test('model metrics never carry a user or key id, and their labels stay bounded', async t => {
   const metrics = createMetrics({ models: ['gemini-2.5-pro'], defaultMetrics: false })
   const userId = 'c3'.repeat(12)

@@ -54,25 +54,25 @@ const call = (over: Partial<UsageEntry> = {}): UsageEntry => ({
 })
 const settle = (): Promise<void> => new Promise(resolve => setImmediate(resolve))
 
-t.test('calls add up per UTC day, user, key, model and surface, with errors by status class', async t => {
+t.test('calls add up per UTC day, user, key, model and surface, with errors by status class, their cost and unpriced calls', async t => {
   const store = await createEmbeddedStore()
   t.teardown(() => store.close())
   const timer = fakeTimer()
   const ledger = createUsageLedger({ store, setTimer: timer.setTimer })
-  ledger.record(call())
+  ledger.record(call({ costMicros: 400 }))
   ledger.record(call({ status: 429, usage: undefined }))
   ledger.record(call({ status: 502, usage: { inputTokens: 1, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 } }))
   ledger.record(call({ at: new Date('2026-03-05T00:00:00.000Z') }))
-  ledger.record(call({ surface: 'native' }))
-  ledger.record(call({ keyId: null, userId: 'operator' }))
+  ledger.record(call({ surface: 'native', unpriced: true }))
+  ledger.record(call({ keyId: null, userId: 'operator', costMicros: 7 }))
   await ledger.flush()
   const rows = await store.usage.query({ from: '2026-03-01', to: '2026-03-31' })
   const base = { userId: 'a'.repeat(24), keyId: 'k'.repeat(24), model: 'gemini-2.5-pro' }
   t.same(rows, [
-    { day: '2026-03-04', ...base, surface: 'chat', requests: 3, inputTokens: 11, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 1, errors5xx: 1 },
-    { day: '2026-03-04', ...base, surface: 'native', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0 },
-    { day: '2026-03-04', userId: 'operator', keyId: null, model: 'gemini-2.5-pro', surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0 },
-    { day: '2026-03-05', ...base, surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0 },
+    { day: '2026-03-04', ...base, surface: 'chat', requests: 3, inputTokens: 11, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 1, errors5xx: 1, costMicros: 400, unpricedRequests: 0 },
+    { day: '2026-03-04', ...base, surface: 'native', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 1 },
+    { day: '2026-03-04', userId: 'operator', keyId: null, model: 'gemini-2.5-pro', surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 7, unpricedRequests: 0 },
+    { day: '2026-03-05', ...base, surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0 },
   ])
 })
 

@@ -4,7 +4,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { createEmbeddedStore, createModelCatalog, createProxy, createRateLimiter } from '../../lib/index.ts'
+import { callUsageOf, createEmbeddedStore, createModelCatalog, createPriceList, createProxy, createRateLimiter } from '../../lib/index.ts'
 import { DEFAULT_OUTPUT_RESERVATION, outputReservation } from '../../lib/proxy/access/metering.ts'
 import type { KeyCaller, LimitsByLevel, RateLimiter, TokenUsage, UsageEntry, UsageLedger } from '../../lib/index.ts'
 
@@ -20,6 +20,7 @@ const RATE_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-reque
 
 interface Rig {
   url: string
+  clock: { at: number }
   fake: Awaited<ReturnType<typeof startProxy>>['fake']
   entries: UsageEntry[]
   calls: Array<[UsageEntry, string]>
@@ -29,7 +30,7 @@ interface Rig {
   /** Resolves once `n` admissions were settled. */
   settledCount: (n: number) => Promise<void>
   chat: (body?: string, auth?: string, signal?: AbortSignal) => Promise<Response>
-  native: (action?: string, auth?: string) => Promise<Response>
+  native: (action?: string, auth?: string, model?: string) => Promise<Response>
 }
 
 /** Waits for a list to reach a length, told by the spy that grows it (no wall-clock polling). */
@@ -44,8 +45,8 @@ function waiter<T> (list: T[]): { push: (v: T) => void, until: (n: number) => Pr
   }
 }
 
-async function rig (t: Test, byLevel: LimitsByLevel): Promise<Rig> {
-  const clock = { at: START }
+async function rig (t: Test, byLevel: LimitsByLevel, more: { start?: number, geminiApi?: boolean } = {}): Promise<Rig> {
+  const clock = { at: more.start ?? START }
   const store = await createEmbeddedStore({ now: () => new Date(clock.at) })
   t.teardown(() => store.close())
   const real = createRateLimiter({ store, byLevel, now: () => new Date(clock.at), repeat: () => () => {} })
@@ -63,6 +64,7 @@ async function rig (t: Test, byLevel: LimitsByLevel): Promise<Rig> {
   const usage: UsageLedger = { record: e => entriesW.push(e), flush: async () => {}, close: async () => {} }
   const calls: Array<[UsageEntry, string]> = []
   const h = await startProxy(t, {
+    geminiApi: more.geminiApi,
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
     limiter,
     usage,
@@ -71,6 +73,7 @@ async function rig (t: Test, byLevel: LimitsByLevel): Promise<Rig> {
   })
   return {
     url: h.url,
+    clock,
     fake: h.fake,
     entries,
     calls,
@@ -78,7 +81,7 @@ async function rig (t: Test, byLevel: LimitsByLevel): Promise<Rig> {
     recorded: entriesW.until,
     settledCount: settledW.until,
     chat: async (body = chatBody(), auth = KEY, signal) => await fetch(`${h.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body, signal }),
-    native: async (action = 'generateContent', auth = KEY) => await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:${action}${action === 'streamGenerateContent' ? '?alt=sse' : ''}`, { method: 'POST', headers: { 'x-goog-api-key': auth }, body: nativeBody }),
+    native: async (action = 'generateContent', auth = KEY, model = 'gemini-2.5-pro') => await fetch(`${h.url}/v1beta/models/${model}:${action}${action === 'streamGenerateContent' ? '?alt=sse' : ''}`, { method: 'POST', headers: { 'x-goog-api-key': auth }, body: nativeBody }),
   }
 }
 
@@ -296,4 +299,38 @@ t.test('createProxy refuses a limiter, usage ledger or onCall that is none, nami
   for (const [name, value] of [['limiter', {}], ['usage', { flush () {} }], ['onCall', 'metrics'], ['limiter', 5]] as const) {
     t.throws(() => createProxy({ password: PASSWORD, [name]: value } as never), { option: name, message: new RegExp(`^createProxy: ${name} must be`) }, name)
   }
+})
+
+// docs/prices.md, "A day of calls, priced by hand", call 1: 4,000 × $4 + 8,000 × $0.20 + 3,000 × $20 per 1M on 2026-12-01.
+const ARGON_USAGE = { promptTokenCount: 12_000, cachedContentTokenCount: 8_000, candidatesTokenCount: 900, thoughtsTokenCount: 2_100, totalTokenCount: 15_000 }
+
+t.test('a call\'s usage row carries its cost in micro-dollars, from the usage reported, at the price in force on the call\'s date', async t => {
+  const r = await rig(t, {}, { geminiApi: true, start: Date.UTC(2026, 10, 30, 23, 59, 0) })
+  r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: ARGON_USAGE }) })
+  await (await r.native('generateContent', KEY, 'gemini-4-argon')).arrayBuffer()
+  r.clock.at = Date.UTC(2026, 11, 1, 0, 0, 0)
+  await (await r.native('generateContent', KEY, 'gemini-4-argon')).arrayBuffer()
+  await (await r.native('generateContent', KEY, 'gemini-4-argon-cyber-permissive')).arrayBuffer()
+  r.fake.reply('generateContent', errorReply(503))
+  await (await r.native('generateContent', KEY, 'gemini-4-argon')).arrayBuffer()
+  await r.recorded(4)
+  t.same(r.entries.map(e => [e.model, e.costMicros, e.unpriced]), [
+    ['gemini-4-argon', 38_800, undefined],
+    ['gemini-4-argon', 77_600, undefined],
+    ['gemini-4-argon-cyber-permissive', undefined, true],
+    ['gemini-4-argon', undefined, undefined],
+  ], 'November\'s price the day before the change, twice it from 2026-12-01; cached tokens once at the cached rate, thinking as output; an unpriced model counted as such; a call that used nothing costs nothing')
+  t.same(r.calls.map(([e]) => e.costMicros), [38_800, 77_600, undefined, undefined], 'onCall (the metrics) hears the same cost')
+})
+
+t.test('a call that reports tool-use prompt tokens pays them at the input rate', async t => {
+  const r = await rig(t, {}, { geminiApi: true, start: Date.UTC(2026, 11, 1, 12) })
+  r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: ARGON_USAGE }) })
+  const entries = r.entries
+  await (await r.native('generateContent', KEY, 'gemini-4-argon')).arrayBuffer()
+  await r.recorded(1)
+  t.equal(entries[0].costMicros, 77_600)
+  // The cost reads TokenUsage.toolUseTokens when the call pipeline reports it: 1,000 × $4 per 1M more.
+  const cost = createPriceList().cost({ model: 'gemini-4-argon', backend: 'gemini-api', at: new Date(r.clock.at), usage: callUsageOf({ ...entries[0].usage!, toolUseTokens: 1_000 }) })
+  t.match(cost, { priced: true, micros: 81_600 })
 })

@@ -71,6 +71,8 @@ export function makeUsage (fields: Partial<UsageRecord> = {}): UsageRecord {
     cachedTokens: 4,
     errors4xx: 0,
     errors5xx: 0,
+    costMicros: 0,
+    unpricedRequests: 0,
     ...fields,
   }
 }
@@ -578,6 +580,19 @@ export function storeConformance (t: Test, open: OpenStore): void {
     t.same((await store.usage.query({ from: '2026-03-01', to: '2026-03-31', userId: 'u1' })).length, 4)
     t.same(await store.usage.query({ from: '2026-04-01', to: '2026-04-30' }), [])
     await t.rejects(store.usage.query({ from: '2026-3-1', to: '2026-03-31' }), TypeError)
+  })
+
+  t.test('usage rows add up their cost in micro-dollars and their unpriced calls; a row written before cost existed counts 0', async t => {
+    const store = await open(t)
+    await store.usage.record([makeUsage({ costMicros: 77_600 }), makeUsage({ costMicros: 1, unpricedRequests: 1 })])
+    const { costMicros, unpricedRequests, ...older } = makeUsage({ day: '2026-03-02' })
+    await store.usage.record([older as UsageRecord])
+    t.same(await store.usage.query({ from: '2026-03-01', to: '2026-03-31' }), [
+      makeUsage({ requests: 2, inputTokens: 20, outputTokens: 40, thinkingTokens: 6, cachedTokens: 8, costMicros: 77_601, unpricedRequests: 1 }),
+      makeUsage({ day: '2026-03-02' }),
+    ])
+    await t.rejects(store.usage.record([makeUsage({ costMicros: 0.5 })]), TypeError, 'a cost is whole micro-dollars')
+    await t.rejects(store.usage.record([makeUsage({ unpricedRequests: -1 })]), TypeError)
   })
 
   t.test('a usage query with a limit answers the first rows in the same order, and only a positive integer is a limit', async t => {

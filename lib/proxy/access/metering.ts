@@ -11,6 +11,8 @@ import type { AccessLevel } from '../../store/types.ts'
 import type { RateLimiter, Admission } from '../../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../../metering/usage-ledger.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
+import type { PriceList } from '../../metering/call-cost.ts'
+import { callUsageOf } from '../../metering/call-cost.ts'
 import type { ProxyCaller } from './caller.ts'
 
 export type Surface = UsageEntry['surface']
@@ -20,6 +22,10 @@ export interface MeteringOptions {
   usage?: UsageLedger
   onCall?: (entry: UsageEntry, accessLevel: AccessLevel | 'operator') => void
   now: () => Date
+  /** Prices each model call (docs/prices.md); absent: usage rows carry no cost. */
+  prices?: Pick<PriceList, 'cost'>
+  /** The backend calls go to (Backend.name): the price list's backend. */
+  backend?: string
 }
 
 /** One call in progress, told its normalised events; every ending after the first is ignored. */
@@ -114,8 +120,20 @@ export function outputReservation (catalog: { get (id: string): { outputTokenLim
   return limit === undefined ? DEFAULT_OUTPUT_RESERVATION : Math.min(limit, DEFAULT_OUTPUT_RESERVATION)
 }
 
+/**
+ * The cost fields of a finished call's usage row (docs/prices.md, "Cost per call"): priced from the usage the
+ * upstream reported (the charge only when it reported none) at the price in force when the call began.
+ */
+function costFields (prices: Pick<PriceList, 'cost'> | undefined, backend: string, model: string, at: Date, reported: TokenUsage | undefined, used: TokenUsage | undefined): Pick<UsageEntry, 'costMicros' | 'unpriced'> {
+  const priced = reported ?? used
+  if (prices === undefined || priced === undefined) return {}
+  const cost = prices.cost({ model, backend, at, usage: callUsageOf(priced) })
+  return cost.priced ? { costMicros: cost.micros } : { unpriced: true }
+}
+
 export function createMetering (options: MeteringOptions): Metering {
-  const { limiter, usage, onCall, now } = options
+  const { limiter, usage, onCall, now, prices } = options
+  const backend = options.backend ?? 'gemini-api'
   const calls = new WeakMap<HandlerRequest, MeteredCall>()
 
   function report (entry: UsageEntry, level: AccessLevel | 'operator'): void {
@@ -130,6 +148,7 @@ export function createMetering (options: MeteringOptions): Metering {
     const userId = caller.kind === 'operator' ? 'operator' : caller.userId
     const keyId = caller.kind === 'operator' ? null : caller.keyId
     const level = caller.kind === 'operator' ? 'operator' : caller.accessLevel
+    const began = now()
     let ended = false
     let last: TokenUsage | undefined
     let chars = 0
@@ -145,9 +164,12 @@ export function createMetering (options: MeteringOptions): Metering {
         const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported)
         // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
         admission?.settle(used).catch(() => {})
-        const entry: UsageEntry = used === undefined ? { at: now(), userId, keyId, model, surface, status } : { at: now(), userId, keyId, model, surface, status, usage: used }
-        if (unreported === undefined) usage?.record(entry)
-        else report(entry, level)
+        if (unreported === undefined) {
+          usage?.record({ at: now(), userId, keyId, model, surface, status })
+          return
+        }
+        const entry: UsageEntry = { at: now(), userId, keyId, model, surface, status, ...(used === undefined ? {} : { usage: used }), ...costFields(prices, backend, model, began, last, used) }
+        report(entry, level)
       },
     }
   }
