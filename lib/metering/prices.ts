@@ -2,7 +2,7 @@
 // lib/proxy/models/prices.json (in the built package, next to its one bundled module, scripts/bundle-lib.ts); an
 // operator's file (`createProxy({ pricesFile })`, GEMINI_PRICES_FILE) replaces or adds entries. Both are read and
 // checked once, at construction; every problem is a ConfigurationError naming the option, the file and the entry.
-import { readFileSync } from 'node:fs'
+import { readJsonOptionFile } from '../fs/json-option-file.ts'
 import { ConfigurationError } from '../errors.ts'
 import { DEFAULT_PRICES_FILE } from '../proxy/models/prices-file.ts'
 import { MODEL_BACKENDS } from '../proxy/models/data.ts'
@@ -166,19 +166,7 @@ export function parsePriceFile (data: unknown, where: string): PriceEntry[] {
 
 /** Reads and checks a price file (default the shipped one). */
 export function loadPriceFile (path: string = DEFAULT_PRICES_FILE): PriceEntry[] {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (err) {
-    throw new ConfigurationError('pricesFile', `createProxy: pricesFile ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err })
-  }
-  let data: unknown
-  try {
-    data = JSON.parse(text)
-  } catch (err) {
-    throw new ConfigurationError('pricesFile', `createProxy: pricesFile ${path} is not JSON (${(err as Error).message})`, { cause: err })
-  }
-  return parsePriceFile(data, path)
+  return parsePriceFile(readJsonOptionFile('pricesFile', path), path)
 }
 
 /**

@@ -3,7 +3,7 @@
 // bundled module, scripts/bundle-lib.ts); `createProxy({ modelsFile })` (GEMINI_MODELS_FILE) names another one.
 // The file is read and checked once, at construction, and every problem is a ConfigurationError naming the option,
 // the file and the field (docs/model-proxy.md, "The model file").
-import { readFileSync } from 'node:fs'
+import { readJsonOptionFile } from '../../fs/json-option-file.ts'
 import { fileURLToPath } from 'node:url'
 import { ConfigurationError } from '../../errors.ts'
 
@@ -258,19 +258,7 @@ function parseThinking (value: unknown, at: string, bad: (field: string, rule: s
 
 /** Reads and checks a model file (default the shipped one). */
 export function loadModelFile (path: string = DEFAULT_MODELS_FILE): ModelSpec[] {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (err) {
-    throw new ConfigurationError('modelsFile', `createProxy: modelsFile ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err })
-  }
-  let data: unknown
-  try {
-    data = JSON.parse(text)
-  } catch (err) {
-    throw new ConfigurationError('modelsFile', `createProxy: modelsFile ${path} is not JSON (${(err as Error).message})`, { cause: err })
-  }
-  return parseModelFile(data, path)
+  return parseModelFile(readJsonOptionFile('modelsFile', path), path)
 }
 
 /**
