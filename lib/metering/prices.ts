@@ -5,7 +5,7 @@
 import { readJsonOptionFile } from '../fs/json-option-file.ts'
 import { ConfigurationError } from '../errors.ts'
 import { DEFAULT_PRICES_FILE } from '../proxy/models/prices-file.ts'
-import { MODEL_BACKENDS } from '../proxy/models/data.ts'
+import { MODEL_BACKENDS, hasPath } from '../proxy/models/data.ts'
 
 /** The rates above a prompt size, in micro-dollars per 1M tokens. */
 export interface LongContextPrice {
@@ -136,14 +136,6 @@ function parseEntry (raw: unknown, at: string, bad: Bad): PriceEntry {
   return entry
 }
 
-function hasPath (entry: Record<string, unknown>, path: string): boolean {
-  let at: unknown = entry
-  for (const key of path.split('.')) {
-    if (!isObject(at) || !(key in at)) return false
-    at = at[key]
-  }
-  return true
-}
 
 /** Checks a parsed price file; `where` names it in errors. */
 export function parsePriceFile (data: unknown, where: string): PriceEntry[] {

@@ -177,7 +177,8 @@ export function parseModelFile (data: unknown, where: string): ModelSpec[] {
   return specs
 }
 
-function hasPath (entry: Record<string, unknown>, path: string): boolean {
+/** Whether `path` (dotted keys) names a field of `entry`: the rule of both files' `unconfirmed` lists. */
+export function hasPath (entry: Record<string, unknown>, path: string): boolean {
   let at: unknown = entry
   for (const key of path.split('.')) {
     if (!isObject(at) || !(key in at)) return false
