@@ -15,6 +15,8 @@ export interface Services {
   adminPasswordFile?: string
   /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
   adminUsername: string
+  /** The backend that serves the proxy, by its GEMINI_BACKEND name (`gemini-api`, `vertex`, `code-assist`); undefined when none is configured. */
+  backend?: string
   /** Where the console is served (its route table's scope, e.g. `/console`); undefined when it is off. */
   consolePath?: string
   /** The usage ledger on the store (createUsageLedger: batched writes); close() flushes it. */
@@ -72,6 +74,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
   return {
     routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
     readiness,
+    backend: proxy.upstream().configured ? proxy.upstream().backend : undefined,
     consolePath: webConsole?.routeTable.scope,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,
