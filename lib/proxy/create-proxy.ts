@@ -323,7 +323,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     observer: options.observer,
   }
   const routeTable = proxyRoutes(ctx, { validateChat: createChatRequestValidator(chatLimits), responses })
-  const discovery: ModelDiscovery | undefined = discoveryOn === false
+  // With no upstream there is nothing to list: the warning createBackend logs is the one line about it.
+  const discovery: ModelDiscovery | undefined = discoveryOn === false || !isConfiguredBackend(backend)
     ? undefined
     : startModelDiscovery({
       backend,

@@ -9,12 +9,14 @@ import { startGateway } from '../support/gateway.ts'
 const startLine = (logs: Array<Record<string, any>>): Record<string, any> | undefined => logs.find(l => /^Gatehouse listening on /.test(String(l.msg)))
 
 t.test('with no upstream the log warns, then the start line says the backend is none', async t => {
-  const gw = await startGateway({ AUTH_ADMIN_PASSWORD: 'admin-password' })
+  // Model discovery on, as `npm start` has it.
+  const gw = await startGateway({ AUTH_ADMIN_PASSWORD: 'admin-password', GEMINI_MODEL_DISCOVERY_HOURS: '6' })
   t.teardown(gw.close)
   const line = startLine(gw.logs)
   t.match(line, { backend: 'none', msg: `Gatehouse listening on ${gw.url} (backend: none, console: ${gw.url}/console/)` })
   const warning = gw.logs.findIndex(l => /^No upstream is configured/.test(String(l.msg)))
   t.ok(warning >= 0 && warning < gw.logs.indexOf(line!), 'the warning that proxy calls answer 503 comes first')
+  t.same(gw.logs.filter(l => l.backend !== undefined && l !== line), [], 'no other line names a backend (model discovery has none to ask)')
 })
 
 t.test('with an API key the start line names the backend as GEMINI_BACKEND does: gemini-api', async t => {
