@@ -1,6 +1,7 @@
 // `GET /`: a browser goes to the console when it is on; any other client gets a small JSON index of where things
 // are (README, "The two commands"), not the 404 of an unknown path.
 import type { HandlerRequest, HandlerResponse, Route, RouteTable } from '../lib/index.ts'
+import { opsError } from './probes.ts'
 
 export interface IndexOptions {
   /** The route tables the gateway mounts: the index names only the entry points they serve. */
@@ -44,7 +45,7 @@ export function createIndexRoute (options: IndexOptions): Route {
     method: 'GET',
     path: '/',
     maxBytes: 0,
-    errorResponse: () => ({ status: 500, body: { status: 'error', message: 'Internal error' } }),
+    errorResponse: opsError,
     handler: async (req: HandlerRequest): Promise<HandlerResponse> => {
       // Relative, so a prefix an ingress strips (`/team/` reaching the gateway as `/`) stays in the browser's URL.
       if (consoleUrl !== undefined && (req.headers.accept ?? '').includes('text/html')) {
