@@ -70,11 +70,12 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
 
   // Each table's scope picks the shape of its unknown paths: /v1/api the accounts', any other /v1 the chat one.
   // The console's files are read when its page is first served, not here (docs/console.md, "Assets").
+  const served = proxy.upstream()
   const webConsole = options.console === undefined ? undefined : createConsole({ ...options.console, auth, proxy, limiter })
   return {
     routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
     readiness,
-    backend: proxy.upstream().configured ? proxy.upstream().backend : undefined,
+    backend: served.configured ? served.backend : undefined,
     consolePath: webConsole?.routeTable.scope,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,

@@ -1,7 +1,6 @@
 // Builds the web console (console/src) into console/build: one script, one stylesheet, the page. Run by
 // `npm run build:console`, and before `npm start`, `npm test` and `npm pack` (docs/console.md, "Assets").
 // A build whose inputs and outputs are unchanged since the last one is skipped (`--force` rebuilds).
-import { build } from 'esbuild'
 import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -66,6 +65,8 @@ export async function buildConsole (options: ConsoleBuildOptions = {}): Promise<
   if (options.force !== true && await unchanged(root, stampFile)) {
     return { built: false, message: `${shown} is up to date: no console source changed since the last build (--force rebuilds)` }
   }
+  // Loaded only to build: a start whose console is up to date does not pay for it.
+  const { build } = await import('esbuild')
   await rm(out, { recursive: true, force: true })
   await mkdir(out, { recursive: true })
   const js = await build({
