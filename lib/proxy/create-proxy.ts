@@ -3,7 +3,7 @@ import type { Route, RouteTable } from '../http/contract.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Backend, CredentialStatus, ProxyObserver, ReadyState } from './upstream/backend.ts'
-import { checkBackendOptions, createBackend } from './upstream/create-backend.ts'
+import { checkBackendOptions, createBackend, isConfiguredBackend } from './upstream/create-backend.ts'
 import type { BackendOptions } from './upstream/create-backend.ts'
 import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat/request-schema.ts'
 import type { ChatSchemaLimits } from './chat/request-schema.ts'
@@ -154,13 +154,15 @@ export interface Proxy {
   discoverModels (): Promise<void>
   /** The price list in force (the shipped one with the operator's pricesFile), checked at construction. */
   prices: PriceList
-  /** Read-only, for the console: the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
+  /** Read-only, for the console: whether an upstream is configured, the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
   upstream (): UpstreamView
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
 }
 
 export interface UpstreamView {
+  /** False when no upstream is configured (every call answers 503 UPSTREAM_NOT_CONFIGURED); true for a backend passed in. */
+  configured: boolean
   backend: string | undefined
   credentials: CredentialStatus[]
   models: readonly string[]
@@ -322,7 +324,8 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     observer: options.observer,
   }
   const routeTable = proxyRoutes(ctx, registeredSurfaces({ validateChat: createChatRequestValidator(chatLimits), responses }))
-  const discovery: ModelDiscovery | undefined = discoveryOn === false
+  // With no upstream there is nothing to list: the warning createBackend logs is the one line about it.
+  const discovery: ModelDiscovery | undefined = discoveryOn === false || !isConfiguredBackend(backend)
     ? undefined
     : startModelDiscovery({
       backend,
@@ -340,7 +343,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     prices,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
-    upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),
+    upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),
     async close () {
       discovery?.stop()
       await fetcher?.close()
