@@ -52,7 +52,8 @@
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.caches                        Vertex cached contents by full name (projects/p/locations/l/cachedContents/id)
 //   fake.now = () => date              when set, a generate/stream/countTokens naming a model on or after its shutdown date
-//                                      in fake.shutdowns (key `api model`, value YYYY-MM-DD) gets 404 NOT_FOUND
+//                                      in fake.shutdowns (key `api model`, value YYYY-MM-DD) gets 404 NOT_FOUND, and the
+//                                      model lists leave it out from that date
 //   fake.decodeTokens = n              when set, a Gemini 4 generate/stream answered by default writes an answer of n
 //                                      output tokens (the word "w" each) by Google's long-decode rules: one call gives at
 //                                      most its per-call cap (65,536 streamed; 32,768 non-streamed on Argon and Carbon),
@@ -742,12 +743,17 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return errorReply(405)
   }
 
+  /** Whether `model` is shut down on `api` by fake.now (unset: nothing is). */
+  function shutDown (api: string, model: string): boolean {
+    const date = fake.now === undefined ? undefined : fake.shutdowns.get(`${api} ${model}`)
+    return date !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${date}T00:00:00Z`)
+  }
+
   /** What the model rules say about a model call (shutdowns, Gemini 4), or undefined. */
   function modelReply (rec: FakeRequest): FakeReply | undefined {
     if (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent' && rec.call !== 'countTokens') return undefined
     const body = rec.api === 'code-assist' ? rec.body?.request : rec.body
-    const shutdown = fake.now === undefined || rec.model === undefined ? undefined : fake.shutdowns.get(`${rec.api} ${rec.model}`)
-    if (shutdown !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${shutdown}T00:00:00Z`)) {
+    if (rec.model !== undefined && shutDown(rec.api, rec.model)) {
       return errorReply(404, { message: `models/${rec.model ?? ''} is not found for API version v1beta, or is not supported for ${rec.call}. Call ListModels to see the list of available models and their supported methods.` })
     }
     const refusal = gemini4Refusal(rec, body)
@@ -762,7 +768,8 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     if (rec.call !== 'listModels') return undefined
     const key = String(rec.headers['x-goog-api-key'] ?? rec.query.key ?? '')
     const only = rec.api === 'gemini-api' ? fake.keyModels.get(key) : undefined
-    const all = only === undefined ? fake.listedModels : fake.listedModels.filter(m => only.includes(String(m.name).slice('models/'.length)))
+    const serves = (id: string): boolean => (only === undefined || only.includes(id)) && !shutDown(rec.api, id)
+    const all = fake.listedModels.filter(m => serves(String(m.name).slice('models/'.length)))
     const from = Number(rec.query.pageToken ?? 0)
     const size = Math.min(Number(rec.query.pageSize ?? 50), 1000)
     const page = all.slice(from, from + size)
@@ -810,14 +817,10 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   /** The Interactions API (fake-interactions.ts), unless a reply was queued for it. */
   function interactionsReply (rec: FakeRequest): FakeReply | undefined {
     if (rec.call !== 'interactions' || (queues.get('interactions')?.length ?? 0) > 0) return undefined
-    const shutdown = (model: string): boolean => {
-      const date = fake.now === undefined ? undefined : fake.shutdowns.get(`gemini-api ${model}`)
-      return date !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${date}T00:00:00Z`)
-    }
     return interactionReply(rec, fake.interactions, {
       keyScoped: fake.keyScoped,
       decodeTokens: fake.decodeTokens,
-      serves: model => /^gemini-/.test(model) && !shutdown(model),
+      serves: model => /^gemini-/.test(model) && !shutDown('gemini-api', model),
       text: DEFAULT_TEXT,
     })
   }

@@ -14,7 +14,7 @@ import { ConfigurationError, fail } from '../../errors.ts'
 import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
 import type { ModelSpec } from './data.ts'
-import { MODEL_BACKENDS, loadModelFile, servedBy } from './data.ts'
+import { MODEL_BACKENDS, loadModelFile, replacementChain, servedBy } from './data.ts'
 import type { DiscoveredModels } from './discovery.ts'
 
 const SHIPPED: readonly ModelSpec[] = loadModelFile()
@@ -128,11 +128,13 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   }
   const filtering = backend !== undefined && (MODEL_BACKENDS as readonly string[]).includes(backend)
   const serves = (spec: ModelSpec | undefined): boolean => !filtering || spec === undefined || spec.backends.includes(backend as string)
-  // A shut-down id the upstream still lists is served as itself; else by its replacement, if that one is offered.
+  // Replacements win over discovery: an id the upstream still lists is served as itself, else by the nearest model of
+  // its replacement chain that a credential lists (Google may still list, and route, an id the file has shut down).
   const replacedBy = (spec: ModelSpec | undefined, at: Date): ModelSpec | undefined => {
-    if (spec === undefined || !filtering || (discovered !== undefined && offered(spec.id))) return undefined
-    const next = servedBy(spec, byId, backend as string, at)
-    return next !== undefined && offered(next.id) ? next : undefined
+    if (spec === undefined || !filtering) return undefined
+    if (discovered === undefined) return servedBy(spec, byId, backend as string, at)
+    if (offered(spec.id)) return undefined
+    return replacementChain(spec, byId, backend as string, at).find(next => offered(next.id))
   }
   const explicit = models !== undefined
   models ??= specs.map(s => s.id)
