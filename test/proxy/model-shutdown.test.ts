@@ -3,6 +3,7 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { createModelCatalog } from '../../lib/index.ts'
+import { listedModel } from '../support/fake-upstream.ts'
 
 const auth = { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' }
 
@@ -68,6 +69,11 @@ t.test('GET /v1beta/models/{id} for an id outside the catalogue is forwarded to 
   const res = await fetch(`${h.url}/v1beta/models/gemini-9-ultra`, { headers: auth })
   t.ok(h.fake.requests.some(r => r.method === 'GET' && r.path === '/v1beta/models/gemini-9-ultra'), 'the upstream was asked')
   t.equal(res.status, 404, 'and its answer comes back')
+  t.match(await res.json(), { error: { status: 'NOT_FOUND', message: /models\/gemini-9-ultra is not found/ } }, 'in Google\'s words')
+  h.fake.listedModels.push(listedModel('gemini-9-lab', { input: 4096, output: 1024 }))
+  const known = await fetch(`${h.url}/v1beta/models/gemini-9-lab`, { headers: auth })
+  t.equal(known.status, 200, 'a model the upstream knows and the catalogue does not')
+  t.match(await known.json(), { name: 'models/gemini-9-lab', inputTokenLimit: 4096, outputTokenLimit: 1024 }, 'the upstream\'s own entry')
   const refused = await fetch(`${h.url}/v1beta/models/gpt-4o`, { headers: auth })
   t.equal(refused.status, 404)
   t.notOk(h.fake.requests.some(r => r.path === '/v1beta/models/gpt-4o'), 'a name that is no Gemini model is not sent')

@@ -22,6 +22,8 @@
 //   Model lists   GET /v1beta/models (Gemini API models.list, pageSize / pageToken, at most 1000 a page) and
 //                 GET /v1beta1/publishers/google/models (Vertex, bearer token or express key), from fake.listedModels
 //                 (fake.keyModels narrows one key's list); call 'listModels'
+//                 GET /v1beta/models/{m} and /v1beta1/publishers/google/models/{m}: that entry of the same list, else
+//                 Google's 404; call 'getModel'
 //   Files, caches POST /upload/v1beta/files, GET /v1beta/files/{id} (call 'files'), POST/GET /v1beta/cachedContents
 //                 (call 'cachedContents'): each owned by the key that created it (fake.owned); a Gemini API generate,
 //                 stream or countTokens naming a file or cache another key created (or none) gets Google's bare 403
@@ -100,7 +102,7 @@ import { interactionReply, isInteractionsPath, newFakeInteractions } from './fak
 import { shapeAnswer } from './fake-system-parameters.ts'
 import type { FakeInteractions } from './fake-interactions.ts'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'resources' | 'interactions' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'getModel' | 'files' | 'resources' | 'interactions' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -391,6 +393,7 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     getOperation: operation({ done: true, project: 'fake-project' }),
     cachedContents: {},
     listModels: {},
+    getModel: {},
     files: {},
     resources: {},
     interactions: {},
@@ -408,6 +411,8 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   if (method === 'GET' && path === '/v1beta/models') return { api: 'gemini-api', call: 'listModels' }
   if (isInteractionsPath(path)) return { api: 'gemini-api', call: 'interactions' }
   if (method === 'GET' && path === '/v1beta1/publishers/google/models') return { api: 'vertex', call: 'listModels' }
+  const detail = /^\/(v1beta\/models|v1beta1\/publishers\/google\/models)\/([^/:]+)$/.exec(path)
+  if (detail !== null && method === 'GET') return { api: detail[1] === 'v1beta/models' ? 'gemini-api' : 'vertex', call: 'getModel', model: decodeURIComponent(detail[2]) }
   if (/^\/(?:upload\/)?v1beta\/files(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'files' }
   if (/^\/v1beta\/cachedContents(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'cachedContents' }
   const ca = /^\/v1internal:(\w+)$/.exec(path)
@@ -644,7 +649,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       }
     }
     // The publisher model list names no project: it takes a bearer token (application-default credentials) or the express key.
-    if (rec.api === 'vertex' && rec.call === 'listModels' && rec.headers.authorization !== undefined) {
+    if (rec.api === 'vertex' && (rec.call === 'listModels' || rec.call === 'getModel') && rec.headers.authorization !== undefined) {
       const token = /^Bearer (.+)$/.exec(String(rec.headers.authorization))?.[1]
       return fake.acceptedTokens === undefined || (token !== undefined && fake.acceptedTokens.has(token)) ? undefined : googleErrors.accessTokenExpired()
     }
@@ -763,13 +768,20 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return undefined
   }
 
-  /** models.list (Gemini API, paged by pageSize / pageToken) and the publisher model list (Vertex). */
+  /** models.list (Gemini API, paged by pageSize / pageToken) and the publisher model list (Vertex); models.get and publishers.models.get from the same list. */
   function listReply (rec: FakeRequest): FakeReply | undefined {
-    if (rec.call !== 'listModels') return undefined
+    if (rec.call !== 'listModels' && rec.call !== 'getModel') return undefined
     const key = String(rec.headers['x-goog-api-key'] ?? rec.query.key ?? '')
     const only = rec.api === 'gemini-api' ? fake.keyModels.get(key) : undefined
     const serves = (id: string): boolean => (only === undefined || only.includes(id)) && !shutDown(rec.api, id)
     const all = fake.listedModels.filter(m => serves(String(m.name).slice('models/'.length)))
+    if (rec.call === 'getModel') {
+      const found = all.find(m => m.name === `models/${rec.model ?? ''}`)
+      if (found === undefined) {
+        return errorReply(404, { message: rec.api === 'gemini-api' ? `models/${rec.model ?? ''} is not found for API version v1beta, or is not supported for GET. Call ListModels to see the list of available models and their supported methods.` : `Publisher Model \`publishers/google/models/${rec.model ?? ''}\` not found.` })
+      }
+      return { body: rec.api === 'gemini-api' ? found : { name: `publishers/google/models/${rec.model ?? ''}`, versionId: '001', launchStage: 'GA', openSourceCategory: 'PROPRIETARY' } }
+    }
     const from = Number(rec.query.pageToken ?? 0)
     const size = Math.min(Number(rec.query.pageSize ?? 50), 1000)
     const page = all.slice(from, from + size)
