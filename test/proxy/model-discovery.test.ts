@@ -163,7 +163,7 @@ t.test('on Vertex, discovery reads the publisher model list: a model of the file
   await proxy.discoverModels()
   t.ok(fake.calls('listModels').some(r => r.api === 'vertex'), 'the publisher model list was read')
   const listed = ((await (await fetch(url + '/v1beta/models', { headers: AUTH })).json()) as { models: Array<{ name: string }> }).models.map(m => m.name.slice('models/'.length))
-  t.same(listed.sort(), ['gemini-2.5-flash-image', 'gemini-3.1-flash-image'], 'only what Vertex lists')
+  t.same(listed.sort(), ['gemini-2.5-flash-image', 'gemini-3.1-flash-image', 'gemini-3.1-flash-image-preview'], 'only what Vertex lists, and the shut-down preview its listed replacement serves')
   const refused = await fetch(`${url}/v1beta/models/gemini-3.8-flash:generateContent`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: BODY })
   t.equal(refused.status, 404)
   t.match(await refused.json(), { error: { message: /not listed by the vertex upstream/ } })

@@ -107,6 +107,16 @@ t.test('every stale entry of the model file is served by what serves it today, p
     ['vertex', '2026-11-27', 'gemini-3.1-flash-image', 'gemini-3.1-flash-image'],
     ['vertex', '2026-11-27', 'gemini-3.1-flash-lite-image', 'gemini-3.1-flash-lite-image'],
     ['gemini-api', '2026-11-27', 'gemini-embedding-001', 'gemini-embedding-001'],
+    // The image previews: shut down on the Gemini API on 2026-06-25 for their GA ids (the deprecations page), and
+    // Nano Banana 2's on from there to Nano Banana 2.1; Vertex discontinued Nano Banana 2's preview on 2026-07-17.
+    ['gemini-api', '2026-06-24', 'gemini-3-pro-image-preview', 'gemini-3-pro-image-preview'],
+    ['gemini-api', '2026-06-25', 'gemini-3-pro-image-preview', 'gemini-3-pro-image'],
+    ['gemini-api', '2026-06-24', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image-preview'],
+    ['gemini-api', '2026-06-25', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image'],
+    ['gemini-api', '2026-12-01', 'gemini-3.1-flash-image-preview', 'gemini-nano-banana-2.1'],
+    ['vertex', '2026-07-16', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image-preview'],
+    ['vertex', '2026-12-01', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image'],
+    ['vertex', '2026-12-01', 'gemini-3-pro-image-preview', 'gemini-3-pro-image'],
     ['gemini-api', '2026-11-27', 'gemini-3-pro-preview', 'gemini-3.1-pro-preview'],
     // The seed's ids follow their chains: 1.5 and 1.0 went to 2.5 in 2025, and 2.5 goes on its own date per backend.
     ['gemini-api', '2026-11-27', 'gemini-1.5-flash', 'gemini-2.5-flash'],

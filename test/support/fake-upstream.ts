@@ -441,6 +441,8 @@ function defaultShutdowns (): Map<string, string> {
     ['gemini-api gemini-2.5-flash', '2026-12-01'],
     ['gemini-api gemini-2.5-flash-image', '2026-10-02'],
     ['gemini-api gemini-3-pro-preview', '2026-03-09'],
+    ['gemini-api gemini-3-pro-image-preview', '2026-06-25'],
+    ['gemini-api gemini-3.1-flash-image-preview', '2026-06-25'],
     ['vertex gemini-2.5-pro', '2026-10-20'],
     ['vertex gemini-2.5-flash', '2026-10-20'],
     ['vertex gemini-2.5-flash-lite', '2026-10-20'],
