@@ -63,8 +63,9 @@
 //                                      stops at its cap with tokens left ends with finishReason CONTINUATION and a
 //                                      continuationToken the next request sends back at its top level
 // Gemini 4 rules, always: a Gemini 4 generate/stream gets 400 INVALID_ARGUMENT for a thinkingBudget, a MINIMAL level
-// (XHIGH too on Argon and Carbon), presencePenalty/frequencyPenalty or candidateCount > 1, and on Vertex a location
-// other than global, us and eu gets 404 NOT_FOUND (docs/model-proxy.md, "Gemini 4").
+// (XHIGH too on Argon and Carbon), presencePenalty/frequencyPenalty or candidateCount > 1, a cachedContents create
+// naming a Gemini 4 model gets 400 INVALID_ARGUMENT (no explicit caching), and on Vertex a location other than
+// global, us and eu gets 404 NOT_FOUND (docs/model-proxy.md, "Gemini 4").
 //   fake.gemini                        the Gemini API's files, caches, batches and operations (fake-gemini-resources.ts)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
@@ -480,6 +481,13 @@ function gemini4Refusal (rec: FakeRequest, body: any): FakeReply | undefined {
   return undefined
 }
 
+/** Gemini 4 takes no explicit caches (docs/model-proxy.md, "Gemini 4"): a cache create naming one is refused, on both APIs. */
+function cacheCreateRefusal (rec: FakeRequest): FakeReply | undefined {
+  if (rec.method !== 'POST' || !/\/cachedContents$/.test(rec.path) || typeof rec.body?.model !== 'string') return undefined
+  const model = /(?:^|\/)models\/([^/]+)$/.exec(rec.body.model)?.[1] ?? ''
+  return model.startsWith('gemini-4-') ? invalidArgument(`Model ${model} does not support explicit context caching (cachedContents); it uses implicit caching.`) : undefined
+}
+
 /** One long-decode hop of a Gemini 4 answer `total` tokens long, as a generate body or stream chunks. */
 function longDecodeHop (rec: FakeRequest, body: any, total: number): FakeReply {
   const streamed = rec.call === 'streamGenerateContent'
@@ -864,7 +872,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
     // Without key-scoped resources, the Gemini API's files and caches are the project's (fake-gemini-resources.ts).
     if (!fake.keyScoped && rec.api === 'gemini-api' && (rec.call === 'files' || rec.call === 'cachedContents') && isGeminiResourcePath(rec.path)) rec.call = 'resources'
-    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? scriptReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? cacheCreateRefusal(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? scriptReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200

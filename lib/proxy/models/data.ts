@@ -5,7 +5,7 @@
 // the file and the field (docs/model-proxy.md, "The model file").
 import { readJsonOptionFile } from '../../fs/json-option-file.ts'
 import { fileURLToPath } from 'node:url'
-import { ConfigurationError } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
 
 /** Model families that decide variants and thinking budgets (docs/model-proxy.md, "Families"). */
 export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'gemini-4' | 'image' | 'legacy' | 'embedding' | 'other'
@@ -267,6 +267,16 @@ function parseThinking (value: unknown, at: string, bad: (field: string, rule: s
 /** Reads and checks a model file (default the shipped one). */
 export function loadModelFile (path: string = DEFAULT_MODELS_FILE): ModelSpec[] {
   return parseModelFile(readJsonOptionFile('modelsFile', path), path)
+}
+
+/**
+ * Refuses a cache creation (`cachedContents`) on a model whose entry says it takes no explicit caches (Gemini 4
+ * caches implicitly): before any upstream call, with EXPLICIT_CACHING_UNSUPPORTED. A model the file does not know passes.
+ */
+export function refuseExplicitCache (model: { requested: string, spec?: ModelSpec }): void {
+  if (model.spec?.explicitCaching !== false) return
+  throw fail('EXPLICIT_CACHING_UNSUPPORTED', `The model \`${model.requested}\` takes no explicit context caches (cachedContents): ` +
+    'it caches repeated prompt prefixes by itself (implicit caching), so send the prompt as it is; docs/model-proxy.md, "Gemini 4"')
 }
 
 /**
