@@ -100,6 +100,12 @@ t.test('Gemini 4 takes no explicit cache: a cachedContents create naming one is 
     t.equal(other.status, 200, `a model that takes explicit caches still creates one: ${other.text}`)
     t.equal(creates(), url === h.url ? 2 : 1)
   }
+  const onFakeVertex = await fetch(`${vertex.url}/v1/projects/proj-1/locations/global/cachedContents`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${vertex.fake.issuedTokens[0]}` },
+    body: JSON.stringify(cache('projects/proj-1/locations/global/publishers/google/models/gemini-4-argon')),
+  })
+  t.equal(onFakeVertex.status, 400, 'the fake Vertex refuses it too')
 })
 
 t.test('chat completions on Gemini 4 drop the refused and ignored fields and send a level, never a budget', async t => {
