@@ -31,6 +31,7 @@ import { createModelAliases } from './models/operator-aliases.ts'
 import type { ModelAliases } from './models/operator-aliases.ts'
 import { loadModelFile } from './models/data.ts'
 import { proxyRoutes } from './routes.ts'
+import { registeredSurfaces } from './surfaces.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
 import type { BodyBudget } from '../http/body-budget.ts'
 import { DEFAULT_BODY_READ_LIMITS } from '../http/read-body.ts'
@@ -325,7 +326,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     logger: options.logger,
     observer: options.observer,
   }
-  const routeTable = proxyRoutes(ctx, { validateChat: createChatRequestValidator(chatLimits), responses })
+  const routeTable = proxyRoutes(ctx, registeredSurfaces({ validateChat: createChatRequestValidator(chatLimits), responses }))
   const discovery: ModelDiscovery | undefined = discoveryOn === false
     ? undefined
     : startModelDiscovery({

@@ -81,7 +81,7 @@
 // the rules above (auth, signatures, shutdowns, Gemini 4) and has no queued reply; undefined falls back to the default.
 //
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
-// sse (literal SSE text), multiLine / crlf / comments (how events are framed), chunkDelayMs, delayMs,
+// sse (literal SSE text), multiLine / crlf / comments (how events are framed), chunkDelayMs, holdAfter, delayMs,
 // stall ('headers': never answer; 'body': headers, then nothing), dropAfter (cut the connection after N
 // events). A 200 reply without body/text/chunks/sse gets the call's default answer (so `{ delayMs: 50 }`
 // delays the default); a non-200 one without a body gets a Google error body for that status.
@@ -136,6 +136,8 @@ export interface FakeReply {
   crlf?: boolean
   comments?: boolean
   chunkDelayMs?: number
+  /** Events from this index on are never sent: the stream stays open until the client leaves (a model still generating). */
+  holdAfter?: number
   delayMs?: number
   stall?: 'headers' | 'body'
   dropAfter?: number
@@ -891,6 +893,10 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
           // Let the events already written reach the client before the connection is cut.
           await pause(20)
           res.socket?.destroy()
+          return
+        }
+        if (reply.holdAfter !== undefined && i >= reply.holdAfter) {
+          await new Promise<void>(resolve => { res.once('close', resolve); pauses.add(resolve) })
           return
         }
         if (i > 0 && reply.chunkDelayMs !== undefined) await pause(reply.chunkDelayMs)

@@ -195,7 +195,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: forwardedQuery(req.method, path, { ...req.query, pageToken }) }))
   // A model call ends with its answer's body, charged the usage it reports; a request ends with its answer.
   let answerBody = answer.body
-  if (onModel) answerBody = meteredAnswer(call, answer)
+  if (onModel) answerBody = meteredAnswer(call, answer, req.signal)
   else call.end(answer.status)
   return {
     status: answer.status,
