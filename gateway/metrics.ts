@@ -35,6 +35,8 @@ export interface Metrics {
   metering: MeteringObserver
   /** Reports the proxy routes' budget of request bodies in flight (capacity, reserved bytes, waiting requests). */
   watchBodyBudget (budget: BodyBudget): void
+  /** Reads, on each scrape, the served base models with no price in force (the proxy's upstream().unpriced). */
+  watchUnpriced (unpriced: () => readonly string[]): void
   /** The Prometheus text exposition. */
   render (): Promise<{ contentType: string, body: string }>
 }
@@ -197,6 +199,15 @@ export function createMetrics (options: MetricsOptions): Metrics {
     registers: [registry],
   })
 
+  let unpricedModels: (() => readonly string[]) | undefined
+  // A count, not a label per model: which ones they are is in GET /v1/models (their `unpriced` flag).
+  new Gauge({
+    name: 'gatehouse_models_unpriced',
+    help: 'Base models the proxy serves that have no price in force now (calls to them are not in the spend; docs/prices.md, "Unpriced models")',
+    registers: [registry],
+    collect () { this.set(unpricedModels?.().length ?? 0) },
+  })
+
   let bodyBudget: BodyBudget | undefined
   // Read on each scrape: whether large requests are waiting for memory (and for how much) is what an operator
   // needs to size the pod's memory limit.
@@ -343,6 +354,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
       onLimited (limit) { rateLimited.inc({ limit: LIMITS.has(limit) ? limit : 'other' }) },
     },
     watchBodyBudget (budget) { bodyBudget = budget },
+    watchUnpriced (unpriced) { unpricedModels = unpriced },
     async render () {
       return { contentType: registry.contentType, body: await registry.metrics() }
     },

@@ -61,6 +61,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     now: deps.now,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
+  metrics.watchUnpriced(() => proxy.upstream().unpriced)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
   if (config.responsesSecret === undefined) logger.warn('PROXY_RESPONSES_SECRET is not set: Responses reasoning items are sealed with a key of this process only')
 

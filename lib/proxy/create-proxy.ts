@@ -166,6 +166,8 @@ export interface UpstreamView {
   backend: string | undefined
   credentials: CredentialStatus[]
   models: readonly string[]
+  /** The listed base models with no price in force now (docs/prices.md, "Unpriced models"). */
+  unpriced: readonly string[]
 }
 
 function positiveInteger (value: number, name: string): number {
@@ -292,13 +294,16 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
   const modelAlias = createModelAliases(options.modelAliases)
-  const catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now)
+  // A backend without a name is priced as the Gemini API (the price list keys prices by backend).
+  const priceBackend = backend.name ?? 'gemini-api'
+  const priceKnown = (model: string, at: Date): boolean => prices.priceAt(model, priceBackend, at) !== undefined
+  const catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, undefined, priceKnown)
   checkAliasTargets(options.modelAliases, catalog)
   const responses = createResponsesSettings(options.responses, options.now ?? (() => new Date()))
   const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
-    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()), prices, backend: backend.name }),
+    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()), prices, backend: priceBackend }),
     ownership: createOwnership({
       owners: options.resources?.owners,
       byLevel: resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel'),
@@ -332,7 +337,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
       specs: modelSpecs ?? loadModelFile(),
       intervalMs: discoveryOn === true ? undefined : discoveryOn.intervalMs,
       // Each good round rebuilds the catalog the routes read.
-      onChange: discovered => { ctx.catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, discovered) },
+      onChange: discovered => { ctx.catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, discovered, priceKnown) },
       logger: options.logger,
       observer: options.observer,
     })
@@ -343,7 +348,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     prices,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
-    upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),
+    upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, unpriced: ctx.catalog.unpriced() }),
     async close () {
       discovery?.stop()
       await fetcher?.close()
