@@ -27,27 +27,64 @@ export interface EmbeddedData {
   owners: OwnerRecord[]
 }
 
-export function encodeStoreFile (data: EmbeddedData): string {
-  return JSON.stringify({
-    format: FILE_FORMAT,
-    version: FILE_VERSION,
-    users: data.users.map(u => ({ ...u, dateJoined: u.dateJoined.toISOString() })),
-    sessions: data.sessions.map(s => ({ ...s, createdAt: s.createdAt.toISOString(), expiresAt: s.expiresAt.toISOString() })),
-    attempts: data.attempts.map(a => ({ key: a.key, count: a.count, resetAt: a.resetAt.toISOString() })),
-    keys: data.keys.map(k => ({
-      ...k,
-      createdAt: k.createdAt.toISOString(),
-      expiresAt: k.expiresAt?.toISOString() ?? null,
-      lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-    })),
-    limits: data.limits,
-    usage: data.usage,
-    owners: data.owners.map(o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() })),
-  }, null, 2) + '\n'
+/** The record kinds the file holds, each a list under its own name. */
+export type RecordKind = keyof EmbeddedData
+
+/** Each kind's record as it is written: dates as ISO-8601 text. */
+const ENCODERS: { [K in RecordKind]: (record: EmbeddedData[K][number]) => unknown } = {
+  users: u => ({ ...u, dateJoined: u.dateJoined.toISOString() }),
+  sessions: s => ({ ...s, createdAt: s.createdAt.toISOString(), expiresAt: s.expiresAt.toISOString() }),
+  attempts: a => ({ key: a.key, count: a.count, resetAt: a.resetAt.toISOString() }),
+  keys: k => ({
+    ...k,
+    createdAt: k.createdAt.toISOString(),
+    expiresAt: k.expiresAt?.toISOString() ?? null,
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  }),
+  limits: l => l,
+  usage: r => r,
+  owners: o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() }),
 }
 
-/** Parses and checks a data file's text; throws an Error saying what is wrong and where. */
-export function decodeStoreFile (text: string): EmbeddedData {
+/** The field (or fields, for usage rows) that names a record of each kind: the journal's key (./embedded-journal.ts). */
+const ID_OF: Record<RecordKind, (raw: Record<string, unknown>) => string> = {
+  users: r => String(r.id),
+  sessions: r => String(r.tokenHash),
+  attempts: r => String(r.key),
+  keys: r => String(r.keyId),
+  limits: r => String(r.userId),
+  usage: r => usageRowKey(r),
+  owners: r => String(r.resource),
+}
+
+/** A usage row's identity: its day, user, key, model and surface. */
+export function usageRowKey (r: { day?: unknown, userId?: unknown, keyId?: unknown, model?: unknown, surface?: unknown }): string {
+  return JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface])
+}
+
+export function encodeRecord<K extends RecordKind> (kind: K, record: EmbeddedData[K][number]): unknown {
+  return (ENCODERS[kind] as (record: EmbeddedData[K][number]) => unknown)(record)
+}
+
+/** The whole file; `generation` names the journal the snapshot folds in (./embedded-journal.ts). */
+export function encodeStoreFile (data: EmbeddedData, generation = 0): string {
+  const top: Record<string, unknown> = { format: FILE_FORMAT, version: FILE_VERSION, generation }
+  for (const kind of Object.keys(ENCODERS) as RecordKind[]) top[kind] = (data[kind] as Array<EmbeddedData[typeof kind][number]>).map(r => encodeRecord(kind, r))
+  return JSON.stringify(top, null, 2) + '\n'
+}
+
+/** One change of a journal: the record of `kind` named `id` as it now is, or null once removed. */
+export interface JournalEntry {
+  kind: RecordKind
+  id: string
+  value: unknown
+}
+
+/**
+ * Parses and checks a data file's text, with the journal's entries (in order) applied to its lists first;
+ * throws an Error saying what is wrong and where.
+ */
+export function decodeStoreFile (text: string, journal: readonly JournalEntry[] = []): EmbeddedData {
   let raw: unknown
   try {
     raw = JSON.parse(text)
@@ -59,6 +96,33 @@ export function decodeStoreFile (text: string): EmbeddedData {
   if (top.version !== FILE_VERSION) {
     throw new Error(`"version" is ${JSON.stringify(top.version)}; this Gatehouse reads version ${FILE_VERSION}`)
   }
+  if (journal.length > 0) applyJournal(top, journal)
+  return decodeLists(top)
+}
+
+/** The generation a data file's snapshot folds in (0 in files written before the journal). */
+export function storeFileGeneration (text: string): number {
+  const m = /"generation":\s*(\d+)/.exec(text.slice(0, 200))
+  return m === null ? 0 : Number(m[1])
+}
+
+function applyJournal (top: Record<string, unknown>, journal: readonly JournalEntry[]): void {
+  const lists = new Map<RecordKind, Map<string, unknown>>()
+  for (const { kind, id, value } of journal) {
+    if (!(kind in ENCODERS)) throw new Error(`the journal names no record kind "${kind}"`)
+    let byId = lists.get(kind)
+    if (byId === undefined) {
+      const given = top[kind] === undefined ? [] : arrayAt(top, kind)
+      byId = new Map(given.map((r, i) => [ID_OF[kind](objectAt(r, `${kind}[${i}]`)), r]))
+      lists.set(kind, byId)
+    }
+    if (value === null) byId.delete(id)
+    else byId.set(id, value)
+  }
+  for (const [kind, byId] of lists) top[kind] = [...byId.values()]
+}
+
+function decodeLists (top: Record<string, unknown>): EmbeddedData {
   const data: EmbeddedData = {
     users: arrayAt(top, 'users').map((v, i) => readUser(objectAt(v, `users[${i}]`), `users[${i}]`)),
     sessions: arrayAt(top, 'sessions').map((v, i) => readSession(objectAt(v, `sessions[${i}]`), `sessions[${i}]`)),
@@ -79,7 +143,7 @@ export function decodeStoreFile (text: string): EmbeddedData {
   assertUnique(data.keys.map(k => k.digest), 'keys', 'digest')
   assertUnique(data.limits.map(l => l.userId), 'limits', 'userId')
   assertUnique(data.owners.map(o => o.resource), 'owners', 'resource')
-  assertUnique(data.usage.map(r => JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface])), 'usage', 'day, userId, keyId, model and surface')
+  assertUnique(data.usage.map(usageRowKey), 'usage', 'day, userId, keyId, model and surface')
   return data
 }
 

@@ -1,15 +1,16 @@
-// The embedded store: everything in memory, optionally saved to one JSON file.
-// With a file, the data is loaded at start and every change is saved atomically; a change's promise
+// The embedded store: everything in memory, optionally saved to one JSON file and its journal.
+// With a file, the data is loaded at start and every change is saved (./embedded-journal.ts); a change's promise
 // resolves only once it is on disk, and changes made while a write runs share the next write.
 // One process per file: two processes on one file would overwrite each other's saves.
 import { mkdir, readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { ConfigurationError, fail } from '../errors.ts'
-import { createFileSaver } from './atomic-file-saver.ts'
 import { removeStaleTempFiles } from '../fs/atomic-write.ts'
-import type { FileSaver } from './atomic-file-saver.ts'
-import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
-import type { EmbeddedData } from './embedded-file-format.ts'
+import { decodeStoreFile, encodeRecord, encodeStoreFile, storeFileGeneration } from './embedded-file-format.ts'
+import type { EmbeddedData, RecordKind } from './embedded-file-format.ts'
+import { createJournalSaver, journalLine, readJournal } from './embedded-journal.ts'
+import type { JournalSaver } from './embedded-journal.ts'
+import { createChangeLog } from './embedded-changes.ts'
 import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
 import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
@@ -91,18 +92,20 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     throw new ConfigurationError('maxResponseChars', `createEmbeddedStore: maxResponseChars must be a positive integer (got ${String(options.maxResponseChars)})`)
   }
   const clock = options.now ?? (() => new Date())
-  const users = new Map<string, UserRecord>()
+  // The lists the file saves note what changed, so a save writes only that (./embedded-changes.ts).
+  const log = createChangeLog()
+  const users = log.tracked<UserRecord>('users')
   const userIdByKey = new Map<string, string>()
-  const sessions = new Map<string, SessionRecord>()
+  const sessions = log.tracked<SessionRecord>('sessions')
   /** userId -> device -> tokenHash */
   const sessionsByUser = new Map<string, Map<string, string>>()
-  const attempts = new Map<string, AttemptCount>()
-  const keys = new Map<string, KeyRecord>()
+  const attempts = log.tracked<AttemptCount>('attempts')
+  const keys = log.tracked<KeyRecord>('keys')
   const keyIdByDigest = new Map<string, string>()
-  const limits = new Map<string, UserLimits>()
-  const usage = new Map<string, UsageRecord>()
+  const limits = log.tracked<UserLimits>('limits')
+  const usage = log.tracked<UsageRecord>('usage')
   /** resource name -> its owner; saved with the file, dropped by the sweep once expired. */
-  const owners = new Map<string, OwnerRecord>()
+  const owners = log.tracked<OwnerRecord>('owners')
   // Counters and leases live in memory only: they guard a single process's traffic over minutes, a restart
   // ends every request holding a lease, and saving the file on every proxied call would cost more than the
   // call. A restart therefore starts every rate window (the day's token count included) afresh.
@@ -118,7 +121,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   let responseChars = 0
   let lastSweep = 0
   let closed = false
-  let saver: FileSaver | undefined
+  let saver: JournalSaver | undefined
 
   function addUser (u: UserRecord): void {
     users.set(u.id, u)
@@ -156,6 +159,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       return
     }
     for (const field of USAGE_COUNTS) row[field] += r[field]
+    log.changed('usage', id)
   }
 
   /** The live leases of `key` at `now`, expired ones dropped. */
@@ -217,6 +221,31 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     }
   }
 
+  /** The record of `kind` named `id` as the file holds it (attempts and limits carry their key), or undefined. */
+  function fileRecord (kind: RecordKind, id: string): unknown {
+    switch (kind) {
+      case 'attempts': { const a = attempts.get(id); return a === undefined ? undefined : { key: id, count: a.count, resetAt: a.resetAt } }
+      case 'limits': { const l = limits.get(id); return l === undefined ? undefined : { userId: id, limits: l } }
+      case 'users': return users.get(id)
+      case 'sessions': return sessions.get(id)
+      case 'keys': return keys.get(id)
+      case 'usage': return usage.get(id)
+      case 'owners': return owners.get(id)
+    }
+  }
+
+  /** The journal lines of the records changed since the last save. */
+  function changedLines (): string[] {
+    const lines: string[] = []
+    for (const [kind, ids] of log.drain()) {
+      for (const id of ids) {
+        const record = fileRecord(kind, id)
+        lines.push(journalLine({ kind, id, value: record === undefined ? null : encodeRecord(kind, record as never) }))
+      }
+    }
+    return lines
+  }
+
   /** Called synchronously after each in-memory change; resolves when the change is durable. */
   function commit (): Promise<void> {
     return saver === undefined ? Promise.resolve() : saver.save()
@@ -244,7 +273,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
 
   if (options.file !== undefined) {
     const file = resolve(options.file)
-    const data = await loadDataFile(file, options.logger)
+    const { data, generation } = await loadDataFile(file, options.logger)
     for (const u of data?.users ?? []) addUser(u)
     for (const s of data?.sessions ?? []) addSession(s)
     for (const a of data?.attempts ?? []) attempts.set(a.key, { count: a.count, resetAt: a.resetAt })
@@ -252,8 +281,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const l of data?.limits ?? []) limits.set(l.userId, l.limits)
     for (const r of data?.usage ?? []) addUsage(r)
     for (const o of data?.owners ?? []) owners.set(o.resource, o)
+    log.start()
     sweep()
-    saver = createFileSaver(file, () => encodeStoreFile(snapshot()), options.logger)
+    saver = createJournalSaver(file, generation, { snapshot: next => encodeStoreFile(snapshot(), next), changes: changedLines }, options.logger)
     // A new file is written now, so a path that cannot be written fails at start, not at the first sign-up.
     if (data === undefined) await saver.save()
   }
@@ -449,6 +479,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         if (k === undefined || (k.lastUsedAt !== null && k.lastUsedAt >= at)) return
         beginChange()
         k.lastUsedAt = new Date(at)
+        log.changed('keys', k.keyId)
         await commit()
       },
     },
@@ -644,12 +675,16 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     async close () {
       closed = true
       await saver?.flush()
+      await saver?.close()
     },
   }
 }
 
-/** The file's data, or undefined when there is no file yet. Anything else wrong stops start-up, file untouched. */
-async function loadDataFile (file: string, logger: Logger | undefined): Promise<EmbeddedData | undefined> {
+/**
+ * The file's data with its journal applied and its generation, or no data when there is no file yet. Anything else
+ * wrong stops start-up, file and journal untouched.
+ */
+async function loadDataFile (file: string, logger: Logger | undefined): Promise<{ data: EmbeddedData | undefined, generation: number }> {
   try {
     await mkdir(dirname(file), { recursive: true })
   } catch (err) {
@@ -665,15 +700,16 @@ async function loadDataFile (file: string, logger: Logger | undefined): Promise<
       throw new Error(`Cannot read the embedded store data file ${file}: ${(err as Error).message}`, { cause: err })
     }
     logger?.info({ file }, 'embedded store: no data file yet, starting empty')
-    return undefined
+    return { data: undefined, generation: 0 }
   }
+  const generation = storeFileGeneration(text)
   let data: EmbeddedData
   try {
-    data = decodeStoreFile(text)
+    data = decodeStoreFile(text, await readJournal(file, generation, logger))
   } catch (err) {
     throw new Error(`The embedded store data file ${file} is corrupt: ${(err as Error).message}. ` +
       'It was left untouched: repair it, or move it away to start empty.', { cause: err })
   }
   logger?.info({ file, users: data.users.length, sessions: data.sessions.length }, 'embedded store: data file loaded')
-  return data
+  return { data, generation }
 }

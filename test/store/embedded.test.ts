@@ -28,8 +28,33 @@ async function openAt (t: Test, options: EmbeddedStoreOptions): Promise<Store> {
   return store
 }
 
+const JOURNAL_ID: Record<string, (r: any) => string> = {
+  users: r => r.id,
+  sessions: r => r.tokenHash,
+  attempts: r => r.key,
+  keys: r => r.keyId,
+  limits: r => r.userId,
+  owners: r => r.resource,
+  usage: r => JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface]),
+}
+
+/** What a restart loads: the data file with the changes of its journal (of the same generation) applied in order. */
 async function readJson (file: string): Promise<any> {
-  return JSON.parse(await readFile(file, 'utf8'))
+  const top = JSON.parse(await readFile(file, 'utf8'))
+  const journal = await readFile(`${file}.journal`, 'utf8').catch(() => '')
+  const [head, ...lines] = journal.split('\n').filter(line => line !== '')
+  if (head === undefined || JSON.parse(head).generation !== top.generation) return top
+  for (const line of lines) {
+    const { k, id, v } = JSON.parse(line)
+    const list: any[] = top[k] ?? []
+    const at = list.findIndex(r => JOURNAL_ID[k](r) === id)
+    if (v === null) {
+      if (at >= 0) list.splice(at, 1)
+    } else if (at >= 0) list[at] = v
+    else list.push(v)
+    top[k] = list
+  }
+  return top
 }
 
 function escapeRegex (s: string): string {
@@ -257,7 +282,7 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [] })
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {
@@ -268,7 +293,7 @@ t.test('saves leave no temp files, and ones left by a killed process are removed
   t.ok(lines.some(l => l.msg?.includes('removed temp files')), 'the removal is logged')
   for (let i = 0; i < 20; i++) await store.users.insert(makeUser(`user${i}`))
   await Promise.all(Array.from({ length: 20 }, (_, i) => store.attempts.hit(`ip:${i}`, 60_000, new Date())))
-  t.same(await readdir(dir), ['auth-db.json'])
+  t.same(await readdir(dir), ['auth-db.json', 'auth-db.json.journal'])
 })
 
 t.test('a burst of 200 concurrent sign-ups shares a few writes, and all are on disk when they resolve', async t => {
@@ -307,7 +332,7 @@ t.test('a failed save rejects the change, and the next save writes the file agai
   const bob = makeUser('bob')
   await store.users.insert(bob)
   t.ok((await readJson(file)).users.some((u: { id: string }) => u.id === bob.id), 'the later change is on disk')
-  t.same(await readdir(join(dir, 'data')), ['auth-db.json'], 'no temp file left by the failed save')
+  t.same(await readdir(join(dir, 'data')), ['auth-db.json', 'auth-db.json.journal'], 'no temp file left by the failed save')
 })
 
 t.test('close waits for pending writes; changes after close are refused', async t => {
@@ -369,4 +394,79 @@ t.test('stored responses in memory are bounded by maxResponseChars: the oldest g
   t.ok(await store.responses.get('b', 'u', now))
   t.ok(await store.responses.get('c', 'u', now))
   t.match(await createEmbeddedStore({ maxResponseChars: 0 }).catch(e => e), { option: 'maxResponseChars', message: /must be a positive integer/ })
+})
+
+t.test('a save writes only what changed: a change after many others appends one journal line and leaves the data file as it was', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  await Promise.all(Array.from({ length: 500 }, (_, i) => store.users.insert(makeUser(`user${i}`))))
+  const before = await readFile(file, 'utf8')
+  const journalBefore = (await readFile(`${file}.journal`, 'utf8')).split('\n').length
+  const alice = makeUser('alice')
+  await store.users.insert(alice)
+  t.equal(await readFile(file, 'utf8'), before, 'the data file is not rewritten')
+  const lines = (await readFile(`${file}.journal`, 'utf8')).split('\n')
+  t.equal(lines.length, journalBefore + 1, 'one line more')
+  t.match(JSON.parse(lines.at(-2)!), { k: 'users', id: alice.id, v: { username: 'alice', dateJoined: alice.dateJoined.toISOString() } })
+  await store.users.update(alice.id, { email: 'a@example.com' })
+  t.same((await readJson(file)).users.find((u: { id: string }) => u.id === alice.id).email, 'a@example.com', 'an update is the record as it now is')
+})
+
+t.test('the journal is folded into a new data file once it outgrows it, and a restart loads either form', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  await store.users.insert(makeUser('alice'))
+  const generation = (await readJson(file)).generation
+  // About 1.3 MB of attempt windows in one write, then one more change: the journal passed the data file's size.
+  await Promise.all(Array.from({ length: 12_000 }, (_, i) => store.attempts.hit(`login:address-${i}`, 3_600_000, new Date())))
+  await store.users.insert(makeUser('bob'))
+  const after = JSON.parse(await readFile(file, 'utf8'))
+  t.equal(after.generation, generation + 1, 'a new generation')
+  t.equal(after.attempts.length, 12_000, 'the journal\'s changes are in the data file')
+  t.same((await readFile(`${file}.journal`, 'utf8')).trim(), JSON.stringify({ generation: generation + 1 }), 'the new journal starts empty')
+  await store.users.insert(makeUser('carol'))
+  await store.close()
+  const again = await openAt(t, { file })
+  t.ok(await again.users.findByUsernameKey('carol'), 'a change in the new journal')
+  t.ok(await again.users.findByUsernameKey('bob'), 'a change folded in')
+  t.equal((await again.attempts.get('login:address-11999', new Date())).count, 1)
+})
+
+t.test('a journal cut short by a crash loads all but its torn last line, with a warning', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  await store.users.insert(makeUser('alice'))
+  await store.users.insert(makeUser('bob'))
+  await store.close()
+  const journal = await readFile(`${file}.journal`, 'utf8')
+  await writeFile(`${file}.journal`, journal.slice(0, -20))
+  const { logger, lines } = recordingLogger()
+  const again = await openAt(t, { file, logger })
+  t.ok(await again.users.findByUsernameKey('alice'), 'the whole lines before it')
+  t.equal(await again.users.findByUsernameKey('bob'), null, 'the torn one is dropped')
+  t.ok(lines.some(l => l.msg?.includes('cut short by a crash')), 'and the drop is logged')
+})
+
+t.test('a journal of an older generation (a crash between a new data file and its journal) is skipped as folded in', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  await store.users.insert(makeUser('alice'))
+  await store.close()
+  const top = JSON.parse(await readFile(file, 'utf8'))
+  // The data file of the next generation was written with alice removed; the old journal still adds her.
+  await writeFile(file, JSON.stringify({ ...top, generation: top.generation + 1, users: [] }))
+  const again = await openAt(t, { file })
+  t.equal(await again.users.findByUsernameKey('alice'), null, 'the old journal is not replayed')
+})
+
+t.test('a journal line that is not a change stops start-up naming the line, and leaves both files untouched', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const store = await openAt(t, { file })
+  await store.users.insert(makeUser('alice'))
+  await store.close()
+  const lines = (await readFile(`${file}.journal`, 'utf8')).split('\n')
+  const broken = [lines[0], '{"nonsense": true}', ...lines.slice(1)].join('\n')
+  await writeFile(`${file}.journal`, broken)
+  await t.rejects(createEmbeddedStore({ file }), { message: /is corrupt: line 2 of the journal is not a change/ })
+  t.equal(await readFile(`${file}.journal`, 'utf8'), broken, 'the journal as it was')
 })
