@@ -1,4 +1,4 @@
-// The embedded store's saves (docs/configuration.md, "The embedded store's data file"): each change appends the
+// The embedded store's saves (README.md, "Storage"): each change appends the records it touched to a journal beside the
 // records it touched to a journal beside the data file (`<file>.journal`, one JSON line each, fsynced before the
 // change resolves), so a save costs what changed, not the whole data set; once the journal outgrows the data file
 // the snapshot is written whole (atomically) and a new journal begins. Saves that overlap coalesce into one write.
