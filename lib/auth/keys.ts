@@ -131,7 +131,7 @@ export function createKeys ({ store, minLevel, defaultDays, now, logger }: KeysD
     entry.touchedAt = Math.max(entry.touchedAt, record.lastUsedAt?.getTime() ?? -Infinity)
     const user = await users.findById(record.userId)
     if (user === null || user.disabled === true || !levelAtLeast(user.accessLevel, minLevel)) return entry
-    entry.caller = Object.freeze({ kind: 'key', userId: user.id, keyId: record.keyId, accessLevel: user.accessLevel, models: record.models === null ? null : Object.freeze([...record.models]), usdPerMonthMicros: record.usdPerMonthMicros ?? null })
+    entry.caller = Object.freeze({ kind: 'key', userId: user.id, keyId: record.keyId, accessLevel: user.accessLevel, models: record.models === null ? null : Object.freeze([...record.models]), ...(record.usdPerMonthMicros == null ? {} : { usdPerMonthMicros: record.usdPerMonthMicros }) })
     return entry
   }
 
