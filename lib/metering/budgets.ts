@@ -8,7 +8,13 @@ import type { RateLimits } from './limits-rule.ts'
 import { formatMicros } from './call-cost.ts'
 
 /** A budget as GEMINI_LIMITS and the key create body name it; `key_usd_per_month` is a key's own cap. */
-export type BudgetName = 'usd_per_day' | 'usd_per_month' | 'key_usd_per_month'
+export const BUDGET_NAMES = ['usd_per_day', 'usd_per_month', 'key_usd_per_month'] as const
+export type BudgetName = typeof BUDGET_NAMES[number]
+
+/** True for a RateLimitedError's limit that is a dollar budget. */
+export function isBudget (limit: string): limit is BudgetName {
+  return (BUDGET_NAMES as readonly string[]).includes(limit)
+}
 
 /** A model call's price at admission (lib/proxy/access/metering.ts prices it): what the dollar budgets reserve. */
 export interface CallPrice {

@@ -99,7 +99,7 @@ t.test('a call that ends in the next UTC day is charged its whole cost there; it
 t.test('a refused or failed call gives its dollar reservation back', async t => {
   const r = await rig(t, { member: { usdPerDayMicros: 1_000_000, rpm: 1 } })
   const call = await r.limiter.admit(USER, 10, price(900_000))
-  await t.rejects(r.limiter.admit(USER, 10, price(50_000)), { limit: 'requests', headers: { 'x-gatehouse-budget-remaining-usd': '0.100000' } })
+  await t.rejects(r.limiter.admit(USER, 10, price(50_000)), { code: 'RATE_LIMITED', limit: 'requests', headers: { 'x-gatehouse-budget-remaining-usd': '0.100000' } })
   await call.settle(undefined)
   r.clock.at += 60_000
   t.equal((await r.limiter.admit(USER, 0, price(0))).headers['x-gatehouse-budget-remaining-usd'], '1.000000', 'no usage: the whole reservation is released')

@@ -538,7 +538,7 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     t.equal((await second.admit(caller, 100, { ...price, reservedMicros: 0 })).headers['x-gatehouse-budget-remaining-usd'], '0.600000', 'replica two sees it')
     await call.settle({ inputTokens: 100, outputTokens: 100, thinkingTokens: 0, cachedTokens: 0 }, 1_000_000)
     await t.rejects(second.admit(caller, 100, price), { code: 'RATE_LIMITED', status: 429, limit: 'usd_per_day', message: /^Budget reached: usd_per_day of \$1\.000000, \$0\.000000 left; it resets at / }, 'replica two refuses what replica one spent')
-    await t.rejects(first.admit(caller, 100, price), { limit: 'usd_per_day' }, 'and so does replica one')
+    await t.rejects(first.admit(caller, 100, price), { code: 'RATE_LIMITED', limit: 'usd_per_day' }, 'and so does replica one')
 
     const racer = { userId: newId(), accessLevel: 'member' as const }
     const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? first : second).admit(racer, 100, { ...price, reservedMicros: 300_000 })))
