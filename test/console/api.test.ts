@@ -66,12 +66,12 @@ t.test('me: the limits in effect and what is left, from the rate limiter', async
   await limiter.admit({ userId, accessLevel: 'member' }, 0)
   await h0.store.counters.add(`rate:tpd:${userId}`, new Date(Math.floor(at / 86_400_000) * 86_400_000), 250, new Date(at + 86_400_000))
   const me = (await h.call('GET', '/api/me')).body
-  t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: null })
+  t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: null, usd_per_day: null, usd_per_month: null })
   t.match(me.standing.used, { rpm: 1, tokens_per_day: 250, concurrent: 0 })
   const plain = await startConsoleHarness()
   t.teardown(plain.close)
   await plain.member()
-  t.same((await plain.call('GET', '/api/me')).body.standing, { limits: { rpm: null, tpm: null, tokens_per_day: null, concurrent: null }, used: null }, 'without a limiter: the limits only')
+  t.same((await plain.call('GET', '/api/me')).body.standing, { limits: { rpm: null, tpm: null, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null }, used: null }, 'without a limiter: the limits only')
 })
 
 t.test('keys: created with the secret once, listed without it, revoked; below the key level refused', async t => {
