@@ -12,7 +12,7 @@ import type { RateLimiter, Admission } from '../../metering/rate-limiter.ts'
 import type { CallPrice } from '../../metering/budgets.ts'
 import type { UsageEntry, UsageLedger } from '../../metering/usage-ledger.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
-import type { PriceList } from '../../metering/call-cost.ts'
+import type { CallCost, PriceList } from '../../metering/call-cost.ts'
 import { callUsageOf } from '../../metering/call-cost.ts'
 import type { KeyCaller, ProxyCaller } from './caller.ts'
 
@@ -186,11 +186,20 @@ export function createMetering (options: MeteringOptions): Metering {
     return err
   }
 
-  /** A model call's reservation at the prices in force now (docs/prices.md, "Budgets"): input estimate, output reserved. */
+  /**
+   * A model call's reservation at the prices in force now (docs/prices.md, "Budgets"): input estimate, output
+   * reserved. Priced on first read, so a caller under no dollar budget costs no pricing.
+   */
   function priceOf (model: string, estimate: number, reserved: number): CallPrice {
     if (prices === undefined) return { model, reservedMicros: undefined }
-    const cost = prices.cost({ model, backend, at: now(), usage: { promptTokens: estimate, candidatesTokens: reserved } })
-    return cost.priced ? { model, reservedMicros: cost.micros } : { model, reservedMicros: undefined, unpriced: cost.message }
+    const at = now()
+    let cost: CallCost | undefined
+    const priced = (): CallCost => (cost ??= prices.cost({ model, backend, at, usage: { promptTokens: estimate, candidatesTokens: reserved } }))
+    return {
+      model,
+      get reservedMicros () { const c = priced(); return c.priced ? c.micros : undefined },
+      get unpriced () { const c = priced(); return c.priced ? undefined : c.message },
+    }
   }
 
   // `estimate` undefined: the request's own (requestTokens), worked out here so begin adds no async layer of its own.
