@@ -86,3 +86,18 @@ t.test('hostile input on the limits routes is a 400 and leaves the store unchang
   t.equal((await limitsCall(h, admin, 'GET', user.userId, undefined, { query: { admin_id: admin.userId, token: admin.token, user_id: 'x' } })).status, 400, 'unknown query keys')
   t.same(await h.store.limits.get(user.userId), { rpm: 7 })
 })
+
+t.test('PUT takes dollar budgets in dollars: stored in micro-dollars, shown in dollars; a bad amount is 400 naming it', async t => {
+  const h = await startAuthHarness({ limits: { member: { usdPerMonthMicros: 100_000_000 } } })
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser()
+  const put = await limitsCall(h, admin, 'PUT', user.userId, { usd_per_day: '2.50', usd_per_month: null })
+  t.equal(put.status, 200)
+  t.same(put.body.limits, { usd_per_day: 2.5, usd_per_month: null })
+  t.match(put.body.effective, { usd_per_day: 2.5, usd_per_month: null }, 'null lifts the level\'s budget')
+  t.same(await h.store.limits.get(user.userId), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null })
+  const bad = await limitsCall(h, admin, 'PUT', user.userId, { usd_per_day: '2.5000001' })
+  t.match(bad, { status: 400, body: { detail: /usd_per_day must be US dollars/ } })
+  t.same(await h.store.limits.get(user.userId), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null }, 'a refused PUT changes nothing')
+})
