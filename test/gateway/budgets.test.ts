@@ -59,6 +59,8 @@ t.test('openai SDK: a spent usd_per_day is a RateLimitError whose message names 
 
   const report = await usageReport(user, 4)
   t.match(report.totals, { cost_micros: 155_200 }, 'the usage report shows what the budget counted: two calls at $0.0776')
+  const metrics = await (await fetch(`${url}/metrics`)).text()
+  t.match(metrics, /^gatehouse_rate_limited_total\{limit="usd_per_day"\} 2$/m, 'each refusal counts in gatehouse_rate_limited_total under its budget')
 })
 
 t.test('@anthropic-ai/sdk and @google/genai: a spent budget is their rate-limit error, with the budget named', async t => {
