@@ -11,7 +11,7 @@ export type { ProxyObserver }
 export type AuthObserver = (event: AuthEvent) => void
 
 /** Which limit refused a call (the library's RATE_LIMITED refusals, LimitName). */
-export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent'
+export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent' | 'usd_per_day' | 'usd_per_month' | 'key_usd_per_month'
 
 /** What the proxy's metering reports: each finished call, each call refused by a limit. */
 export interface MeteringObserver {
@@ -53,7 +53,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
 const TOKEN_KINDS = [['input', 'inputTokens'], ['output', 'outputTokens'], ['thinking', 'thinkingTokens'], ['cached', 'cachedTokens']] as const
 const ACCESS_LABELS = new Set<string>([...ACCESS_LEVELS, 'operator'])
-const LIMITS = new Set<string>(['requests', 'tokens', 'tokens_per_day', 'concurrent'] satisfies LimitName[])
+const LIMITS = new Set<string>(['requests', 'tokens', 'tokens_per_day', 'concurrent', 'usd_per_day', 'usd_per_month', 'key_usd_per_month'] satisfies LimitName[])
 const CREDENTIAL_STATES = ['ready', 'cooling', 'set_aside'] as const
 /** Store observations handed to the histogram at once, at most (see storeDuration). */
 const STORE_BATCH = 256
@@ -194,7 +194,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
   })
   const rateLimited = new Counter({
     name: 'gatehouse_rate_limited_total',
-    help: 'Proxy calls refused by a rate limit, by limit (requests, tokens, tokens_per_day, concurrent)',
+    help: 'Proxy calls refused by a rate limit or a dollar budget, by limit (requests, tokens, tokens_per_day, concurrent, usd_per_day, usd_per_month, key_usd_per_month)',
     labelNames: ['limit'] as const,
     registers: [registry],
   })

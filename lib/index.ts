@@ -23,7 +23,9 @@ export type { ModelCatalog } from './proxy/models/catalog.ts'
 
 // Metering
 export { createRateLimiter, RateLimitedError } from './metering/rate-limiter.ts'
-export type { RateLimiter, RateLimiterOptions, Admission, LimitName, Standing } from './metering/rate-limiter.ts'
+export type { RateLimiter, RateLimiterOptions, Admission, LimitName, LimitedCaller, Standing } from './metering/rate-limiter.ts'
+export type { BudgetName, CallPrice } from './metering/budgets.ts'
+export { BUDGET_NAMES } from './metering/budgets.ts'
 export type { RateLimits, LimitsByLevel, LevelLimits, ResourceKind } from './metering/limits-rule.ts'
 export { createUsageLedger } from './metering/usage-ledger.ts'
 export type { UsageLedger, UsageLedgerOptions, UsageEntry, SetTimer } from './metering/usage-ledger.ts'

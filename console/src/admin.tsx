@@ -1,7 +1,7 @@
 // The admin's pages: users (add, search, paging, level, disable, lockout, sessions, password, keys, limits) and the
 // upstream's state.
 import { useEffect, useState } from 'preact/hooks'
-import { api, fmt, when } from './api.ts'
+import { api, fmt, usd, when } from './api.ts'
 import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
@@ -9,7 +9,9 @@ interface UserKey { key_id: string, name: string, prefix?: string, created_at?: 
 interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> } }
 
 const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
-const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once' }
+const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once', usd_per_day: 'Spend per UTC day (USD)', usd_per_month: 'Spend per UTC month (USD)' }
+/** A limit's amount as shown: the dollar budgets as money. */
+const amount = (name: string, n: number): string => name.startsWith('usd_') ? usd.format(n) : fmt.format(n)
 const PAGE = 25
 
 function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => Promise<void>, onClose: () => void }) {
@@ -76,10 +78,10 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         void change(() => sensitive(pw => api('PUT', `admin/users/${id}/limits`, { ...body, current_password: pw })), Object.keys(body).length === 0 ? 'Back on the level\'s limits.' : 'Limits saved.')
       }}>
         <h3>Limits for {u.username}</h3>
-        <p class="help">Empty: the level's limit. In effect now: {Object.entries(LIMITS).map(([k, v]) => `${v.charAt(0).toLowerCase() + v.slice(1)} ${detail.limits.effective[k] == null ? 'unlimited' : fmt.format(detail.limits.effective[k]!)}`).join('; ')}.</p>
+        <p class="help">Empty: the level's limit. In effect now: {Object.entries(LIMITS).map(([k, v]) => `${v.charAt(0).toLowerCase() + v.slice(1)} ${detail.limits.effective[k] == null ? 'unlimited' : amount(k, detail.limits.effective[k]!)}`).join('; ')}.</p>
         <div class="filters">
           {Object.entries(LIMITS).map(([k, v]) => (
-            <div key={k}><label for={`limit-${k}`}>{v}</label><input id={`limit-${k}`} type="number" min={0} step={1} inputMode="numeric" value={limits[k] ?? ''} onInput={(e) => setLimits({ ...limits, [k]: e.currentTarget.value })} /></div>
+            <div key={k}><label for={`limit-${k}`}>{v}</label><input id={`limit-${k}`} type="number" min={0} step={k.startsWith('usd_') ? 'any' : 1} inputMode={k.startsWith('usd_') ? 'decimal' : 'numeric'} value={limits[k] ?? ''} onInput={(e) => setLimits({ ...limits, [k]: e.currentTarget.value })} /></div>
           ))}
         </div>
         <button type="submit" disabled={act.busy}>Save limits</button>

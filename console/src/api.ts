@@ -30,6 +30,8 @@ export async function api<T = any> (method: string, path: string, body?: unknown
 export const needsPassword = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && /current password|current_password/.test(err.message) && !/is not the current password/.test(err.message)
 
 export const fmt = new Intl.NumberFormat('en')
+/** US dollars as the console shows spend and budgets: at least cents, at most micro-dollars. */
+export const usd = new Intl.NumberFormat('en', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 })
 export const when = (iso: string | null | undefined): string => iso == null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC')
 export const today = (): string => new Date().toISOString().slice(0, 10)
 export const daysAgo = (n: number): string => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10)

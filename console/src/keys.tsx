@@ -1,10 +1,10 @@
 // API keys: create (the secret shown once, from memory only, with a copy button and client snippets), list, revoke.
 import { useEffect, useState } from 'preact/hooks'
-import { api, when } from './api.ts'
+import { api, usd, when } from './api.ts'
 import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 import { gatewayRoot, snippets } from './snippets.ts'
 
-interface Key { key_id: string, name: string, prefix: string, created_at: string, expires_at: string | null, last_used_at: string | null, models: string[] | null }
+interface Key { key_id: string, name: string, prefix: string, created_at: string, expires_at: string | null, last_used_at: string | null, models: string[] | null, usd_per_month: number | null }
 interface Created extends Key { key: string }
 
 function NewKey ({ created, model, onClose }: { created: Created, model: string, onClose: () => void }) {
@@ -58,6 +58,7 @@ export function KeysPage () {
   const [name, setName] = useState('')
   const [days, setDays] = useState('90')
   const [models, setModels] = useState('')
+  const [budget, setBudget] = useState('')
   const [created, setCreated] = useState<Created | undefined>(undefined)
   const create = useAction()
   const list = useAction()
@@ -79,9 +80,11 @@ export function KeysPage () {
               if (days !== '') body.expires_in_days = Number(days)
               const patterns = models.split(',').map(m => m.trim()).filter(m => m !== '')
               if (patterns.length > 0) body.models = patterns
+              if (budget.trim() !== '') body.usd_per_month = budget.trim()
               const key = await sensitive(pw => api<Created>('POST', 'keys', { ...body, current_password: pw }))
               setCreated(key)
               setName('')
+              setBudget('')
               await load()
               return 'Key created.'
             })
@@ -102,6 +105,9 @@ export function KeysPage () {
             <input id="key-models" list="model-ids" value={models} onInput={(e) => setModels(e.currentTarget.value)} aria-describedby="key-models-help" />
             <datalist id="model-ids">{me.models.map(m => <option key={m} value={m} />)}</datalist>
             <p id="key-models-help" class="help">Comma-separated names or patterns such as gemini-2.5-flash*; empty: every model your level may use.</p>
+            <label for="key-budget">Monthly budget in US dollars (optional)</label>
+            <input id="key-budget" inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,6})?" value={budget} onInput={(e) => setBudget(e.currentTarget.value)} aria-describedby="key-budget-help" />
+            <p id="key-budget-help" class="help">What this key may spend per UTC month, such as 20 or 2.50; empty: only your own budgets hold.</p>
             <button type="submit" disabled={create.busy}>Create key</button>
             <Status error={create.error} done={create.done} />
           </form>
@@ -114,7 +120,7 @@ export function KeysPage () {
         : (
           <TableScroll label="Your API keys"><table>
             <caption>Your API keys</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Models</th><th scope="col">Action</th></tr></thead>
+            <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Models</th><th scope="col">Monthly budget</th><th scope="col">Action</th></tr></thead>
             <tbody>
               {keys.map(k => (
                 <tr key={k.key_id}>
@@ -124,6 +130,7 @@ export function KeysPage () {
                   <td>{k.expires_at === null ? 'never' : when(k.expires_at)}</td>
                   <td>{when(k.last_used_at)}</td>
                   <td>{k.models === null ? 'all allowed' : k.models.join(', ')}</td>
+                  <td>{k.usd_per_month === null ? 'none' : usd.format(k.usd_per_month)}</td>
                   <td><button type="button" class="danger" aria-label={`Revoke key ${k.name}`} onClick={() => { void list.run(async () => { await api('DELETE', `keys/${k.key_id}`); await load(); return `Key ${k.name} revoked.` }) }}>Revoke</button></td>
                 </tr>
               ))}

@@ -1,7 +1,7 @@
 // The console's page: sign-in, then pages chosen by the address's fragment (#/keys), so the server serves one page.
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, fmt, when } from './api.ts'
+import { api, fmt, usd, when } from './api.ts'
 import { AppContext, Status, isUnauthorized, useAction, useApp, usePasswordPrompt, TableScroll } from './shared.tsx'
 import type { Me } from './shared.tsx'
 import { KeysPage } from './keys.tsx'
@@ -37,7 +37,9 @@ function Login ({ onIn }: { onIn: () => Promise<void> }) {
   )
 }
 
-const LIMIT_NAMES: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once' }
+const LIMIT_NAMES: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once', usd_per_day: 'Spend per UTC day', usd_per_month: 'Spend per UTC month' }
+/** A limit's amount as shown: the dollar budgets (in dollars on the wire) as money. */
+const amount = (name: string, n: number): string => name.startsWith('usd_') ? usd.format(n) : fmt.format(n)
 
 function Home () {
   const { me } = useApp()
@@ -62,9 +64,9 @@ function Home () {
             return (
               <tr key={name}>
                 <th scope="row">{LIMIT_NAMES[name]}</th>
-                <td>{limit == null ? 'unlimited' : fmt.format(limit)}</td>
-                <td>{u === undefined ? '—' : fmt.format(u)}</td>
-                <td>{limit == null ? 'unlimited' : u === undefined ? '—' : fmt.format(Math.max(0, limit - u))}</td>
+                <td>{limit == null ? 'unlimited' : amount(name, limit)}</td>
+                <td>{u === undefined ? '—' : amount(name, u)}</td>
+                <td data-left={name}>{limit == null ? 'unlimited' : u === undefined ? '—' : amount(name, Math.max(0, limit - u))}</td>
               </tr>
             )
           })}

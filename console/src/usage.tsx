@@ -1,14 +1,16 @@
 // Usage per UTC day over a chosen range, aggregated by the server: a chart by model, key or user, the tables, CSV.
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { api, apiUrl, daysAgo, fmt, today } from './api.ts'
+import { api, apiUrl, daysAgo, fmt, today, usd } from './api.ts'
 import { Status, useAction, TableScroll } from './shared.tsx'
 import { UsageChart } from './chart.tsx'
 
-const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens' } as const
+const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens', cost_micros: 'Spend (USD)' } as const
 type Metric = keyof typeof METRICS
+/** A count as the page shows it: spend (micro-dollars on the wire) in dollars. */
+const shown = (metric: string, n: number): string => metric === 'cost_micros' ? usd.format(n / 1_000_000) : fmt.format(n)
 type Counts = Record<Metric, number>
 interface Group { id: string | null, label: string, totals: Counts, series: Record<Metric, number[]> }
-interface View { from: string, to: string, days: string[], totals: Counts, daily: Array<{ day: string } & Counts>, by: Record<string, Group[]>, top_users?: Array<{ id: string, label: string } & Counts> }
+interface View { from: string, to: string, days: string[], totals: Counts, daily: Array<{ day: string } & Counts>, by: Record<string, Group[]>, top_users?: Array<{ id: string, label: string } & Counts>, top_spenders?: Array<{ id: string, label: string } & Counts> }
 
 export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
   const [from, setFrom] = useState(daysAgo(29))
@@ -25,7 +27,8 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
     return ''
   })
   useEffect(() => { void load() }, [])
-  const groups = useMemo(() => (view?.by[by] ?? []).map(g => ({ label: g.label, values: g.series[metric] })), [view, by, metric])
+  // The chart's axis counts dollars for spend, as the tables do.
+  const groups = useMemo(() => (view?.by[by] ?? []).map(g => ({ label: g.label, values: metric === 'cost_micros' ? g.series[metric].map(n => n / 1_000_000) : g.series[metric] })), [view, by, metric])
   const active = view?.daily.filter(d => d.requests > 0) ?? []
   return (
     <>
@@ -49,7 +52,7 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
       {view !== undefined && (
         <>
           <dl class="facts totals">
-            {Object.entries(METRICS).map(([k, v]) => <><dt key={`t-${k}`}>{v}</dt><dd key={`v-${k}`} data-metric={k}>{fmt.format(view.totals[k as Metric])}</dd></>)}
+            {Object.entries(METRICS).map(([k, v]) => <><dt key={`t-${k}`}>{v}</dt><dd key={`v-${k}`} data-metric={k}>{shown(k, view.totals[k as Metric])}</dd></>)}
           </dl>
           <UsageChart days={view.days} groups={groups} title={`${METRICS[metric]} per day by ${by}`} />
           <h2>By {by}</h2>
@@ -57,7 +60,7 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
             <caption>Totals by {by}, {view.from} to {view.to}</caption>
             <thead><tr><th scope="col">{by}</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
             <tbody>
-              {(view.by[by] ?? []).map(g => <tr key={g.label}><th scope="row">{g.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(g.totals[k as Metric])}</td>)}</tr>)}
+              {(view.by[by] ?? []).map(g => <tr key={g.label}><th scope="row">{g.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{shown(k, g.totals[k as Metric])}</td>)}</tr>)}
             </tbody>
           </table></TableScroll>
           {view.top_users !== undefined && (
@@ -66,8 +69,22 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
               <TableScroll label="Users with the most tokens"><table>
                 <caption>Users with the most tokens, {view.from} to {view.to}</caption>
                 <thead><tr><th scope="col">User</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
-                <tbody>{view.top_users.map(u => <tr key={u.id}><th scope="row">{u.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(u[k as Metric])}</td>)}</tr>)}</tbody>
+                <tbody>{view.top_users.map(u => <tr key={u.id}><th scope="row">{u.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{shown(k, u[k as Metric])}</td>)}</tr>)}</tbody>
               </table></TableScroll>
+            </>
+          )}
+          {view.top_spenders !== undefined && (
+            <>
+              <h2>Top spenders</h2>
+              {view.top_spenders.length === 0
+                ? <p>No one spent anything with a known price in this range.</p>
+                : (
+                  <TableScroll label="Users who spent the most"><table>
+                    <caption>Users who spent the most, {view.from} to {view.to}</caption>
+                    <thead><tr><th scope="col">User</th><th scope="col">Spend (USD)</th><th scope="col">Requests</th></tr></thead>
+                    <tbody>{view.top_spenders.map(u => <tr key={u.id}><th scope="row">{u.label}</th><td data-spend={u.id}>{shown('cost_micros', u.cost_micros)}</td><td>{fmt.format(u.requests)}</td></tr>)}</tbody>
+                  </table></TableScroll>
+                  )}
             </>
           )}
           <h2>By day</h2>
@@ -77,7 +94,7 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
               <TableScroll label="Days with calls"><table>
                 <caption>Days with calls, {view.from} to {view.to} (UTC)</caption>
                 <thead><tr><th scope="col">Day</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
-                <tbody>{active.map(d => <tr key={d.day}><th scope="row">{d.day}</th>{Object.keys(METRICS).map(k => <td key={k}>{fmt.format(d[k as Metric])}</td>)}</tr>)}</tbody>
+                <tbody>{active.map(d => <tr key={d.day}><th scope="row">{d.day}</th>{Object.keys(METRICS).map(k => <td key={k}>{shown(k, d[k as Metric])}</td>)}</tr>)}</tbody>
               </table></TableScroll>
               )}
         </>

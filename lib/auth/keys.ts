@@ -8,6 +8,7 @@ import type { KeyCaller } from '../proxy/access/caller.ts'
 import { ACCESS_LEVELS } from '../store/types.ts'
 import { fail } from '../errors.ts'
 import { newUserId, tokenDigest } from './tokens.ts'
+import { parseDollars } from '../metering/prices.ts'
 
 /** The secret (anything else is no key, answered without a store lookup): KEY_PREFIX and 32 random bytes as 43 base64url characters. */
 const KEY_SECRET_PATTERN = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{43}$`)
@@ -22,7 +23,8 @@ export const KEY_TOUCH_MS = 60_000
 /** Most keys one user holds. */
 export const MAX_KEYS_PER_USER = 100
 
-export interface NewKeyInput { name: string, expires_in_days?: number, models?: string[] }
+/** `usd_per_month`: the key's own monthly cap in US dollars (a number or decimal string, lib/metering/budgets.ts). */
+export interface NewKeyInput { name: string, expires_in_days?: number, models?: string[], usd_per_month?: number | string }
 /** The body of POST /auth/keys: a key's fields, and the current password when the session is not recent. */
 export type KeyCreateInput = NewKeyInput & { current_password?: string }
 
@@ -35,6 +37,8 @@ export interface PublicKey {
   expires_at: string | null
   last_used_at: string | null
   models: string[] | null
+  /** The key's own monthly cap in US dollars; null: none. */
+  usd_per_month: number | null
 }
 
 export function publicKey (key: KeyRecord): PublicKey {
@@ -46,6 +50,7 @@ export function publicKey (key: KeyRecord): PublicKey {
     expires_at: key.expiresAt?.toISOString() ?? null,
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
     models: key.models,
+    usd_per_month: key.usdPerMonthMicros == null ? null : key.usdPerMonthMicros / 1_000_000,
   }
 }
 
@@ -126,7 +131,7 @@ export function createKeys ({ store, minLevel, defaultDays, now, logger }: KeysD
     entry.touchedAt = Math.max(entry.touchedAt, record.lastUsedAt?.getTime() ?? -Infinity)
     const user = await users.findById(record.userId)
     if (user === null || user.disabled === true || !levelAtLeast(user.accessLevel, minLevel)) return entry
-    entry.caller = Object.freeze({ kind: 'key', userId: user.id, keyId: record.keyId, accessLevel: user.accessLevel, models: record.models === null ? null : Object.freeze([...record.models]) })
+    entry.caller = Object.freeze({ kind: 'key', userId: user.id, keyId: record.keyId, accessLevel: user.accessLevel, models: record.models === null ? null : Object.freeze([...record.models]), ...(record.usdPerMonthMicros == null ? {} : { usdPerMonthMicros: record.usdPerMonthMicros }) })
     return entry
   }
 
@@ -163,6 +168,7 @@ export function createKeys ({ store, minLevel, defaultDays, now, logger }: KeysD
         createdAt,
         expiresAt: days === 0 ? null : new Date(createdAt.getTime() + days * 86_400_000),
         models: input.models ?? null,
+        ...(input.usd_per_month === undefined ? {} : { usdPerMonthMicros: parseDollars(input.usd_per_month) }),
       }
       await keys.create(record)
       const { last_used_at: _neverUsed, ...shown } = publicKey({ ...record, lastUsedAt: null })

@@ -3,8 +3,8 @@
 // every replica within its overridesCacheMs.
 import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
 import type { LimitStore, UserStore } from '../store/types.ts'
-import type { LimitsByLevel, RateLimits } from '../metering/limits-rule.ts'
-import { effectiveLimits, limitsToWire, parseLimitsBody } from '../metering/limits-rule.ts'
+import type { LimitsByLevel } from '../metering/limits-rule.ts'
+import { effectiveLimits, limitsToWire, parseLimitsBody, UNLIMITED } from '../metering/limits-rule.ts'
 import { fail } from '../errors.ts'
 
 export interface LimitRouteDeps {
@@ -19,8 +19,6 @@ export interface LimitRouteDeps {
   adminWrite: (req: HandlerRequest) => Promise<{ target: { user_id: string }, body: unknown }>
   ok: (body: unknown, status?: number) => HandlerResponse
 }
-
-const UNLIMITED: Required<RateLimits> = { rpm: null, tpm: null, tokensPerDay: null, concurrent: null }
 
 export interface UserLimitsView {
   user_id: string

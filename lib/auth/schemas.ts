@@ -7,6 +7,7 @@ import type { AccessLevel } from '../store/types.ts'
 import { fail } from '../errors.ts'
 import type { KeyCreateInput } from './keys.ts'
 import { MODEL_PATTERN } from '../proxy/access/model-policy.ts'
+import { parseDollars } from '../metering/prices.ts'
 
 import { KEY_EXPIRES_DAYS_MAX, PASSWORD_MIN, PASSWORD_MAX, USERNAME_CHARS, USERNAME_MAX, USERNAME_MIN } from '../option-rules.ts'
 export { KEY_EXPIRES_DAYS_MAX }
@@ -125,6 +126,9 @@ export const keyCreateBody = lazySchema(Joi => Joi.object<KeyCreateInput>({
   models: Joi.array().strict().min(1).max(KEY_MODELS_MAX).unique().items(
     Joi.string().pattern(MODEL_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be 1-128 letters, digits, ".", "_", "-" or "*"' }),
   ),
+  // Dollars as GEMINI_LIMITS writes them (lib/metering/limits-rule.ts): a number or a decimal string.
+  usd_per_month: Joi.any().custom((value, helpers) => parseDollars(value) !== undefined ? value : helpers.error('any.invalid'))
+    .messages({ 'any.invalid': '{{#label}} must be US dollars, 0 or more, as a number or a decimal string of at most 6 decimals (5, 2.5 or "2.50")' }),
 }).label('body').required())
 /** An admin's new password for a user (the console's reset). */
 export const passwordResetBody = lazySchema(Joi => Joi.object<{ password: string }>({ password: password().required() }))

@@ -3,14 +3,14 @@
 import type { UsageRecord } from '../store/types.ts'
 import { formatMicros } from '../metering/call-cost.ts'
 
-/** The counts the console charts, as they are named on the wire. */
-export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens'] as const
+/** The counts the console charts, as they are named on the wire; cost_micros is the spend (docs/prices.md). */
+export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cost_micros'] as const
 export type UsageMetric = typeof USAGE_METRICS[number]
 type Counts = Record<UsageMetric, number>
 type Series = Record<UsageMetric, number[]>
 
-const FIELD: Record<UsageMetric, 'requests' | 'inputTokens' | 'outputTokens' | 'thinkingTokens'> = {
-  requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', thinking_tokens: 'thinkingTokens',
+const FIELD: Record<UsageMetric, 'requests' | 'inputTokens' | 'outputTokens' | 'thinkingTokens' | 'costMicros'> = {
+  requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', thinking_tokens: 'thinkingTokens', cost_micros: 'costMicros',
 }
 /** Series beyond this many per breakdown are summed into one "(others)", so a chart stays readable and the answer short. */
 export const TOP_SERIES = 8
@@ -29,9 +29,11 @@ export interface UsageView {
   daily: Array<{ day: string } & Counts>
   by: Partial<Record<Dimension, Group[]>>
   top_users?: Array<{ id: string, label: string } & Counts>
+  /** The users who spent most (cost_micros), those who spent nothing left out; the admin's view only. */
+  top_spenders?: Array<{ id: string, label: string } & Counts>
 }
 
-const zero = (): Counts => ({ requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0 })
+const zero = (): Counts => ({ requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0, cost_micros: 0 })
 const tokens = (c: Counts): number => c.input_tokens + c.output_tokens + c.thinking_tokens
 
 /** Every UTC day from `from` to `to`, both included. */
@@ -107,18 +109,24 @@ export function usageView (range: { from: string, to: string }, rows: UsageRecor
     }
     view.top_users = [...users].sort(([, a], [, b]) => tokens(b) - tokens(a) || b.requests - a.requests).slice(0, TOP_USERS)
       .map(([id, c]) => ({ id, label: label('user', id), ...c }))
+    view.top_spenders = [...users].filter(([, c]) => c.cost_micros > 0).sort(([, a], [, b]) => b.cost_micros - a.cost_micros || tokens(b) - tokens(a)).slice(0, TOP_USERS)
+      .map(([id, c]) => ({ id, label: label('user', id), ...c }))
   }
   return view
 }
 
-/** The ids of each dimension whose names a view shows: those of its largest groups and top users. */
+/** The ids of each dimension whose names a view shows: those of its largest groups, top users and top spenders. */
 export function shownIds (rows: UsageRecord[], dimension: Dimension): Array<string | null> {
   const totals = new Map<string | null, number>()
+  const spent = new Map<string | null, number>()
   for (const row of rows) {
     const id = idOf[dimension](row)
     totals.set(id, (totals.get(id) ?? 0) + row.inputTokens + row.outputTokens + row.thinkingTokens + row.requests)
+    spent.set(id, (spent.get(id) ?? 0) + row.costMicros)
   }
-  return [...totals].sort(([, a], [, b]) => b - a).slice(0, Math.max(TOP_SERIES, TOP_USERS)).map(([id]) => id)
+  const top = (of: Map<string | null, number>): Array<string | null> => [...of].sort(([, a], [, b]) => b - a).slice(0, Math.max(TOP_SERIES, TOP_USERS)).map(([id]) => id)
+  // The top spenders are named too, though they may not be the top users by tokens.
+  return [...new Set([...top(totals), ...top(spent)])]
 }
 
 const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'cost_usd', 'unpriced_requests'] as const

@@ -5,6 +5,7 @@
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { ConfigurationError, fail } from '../errors.ts'
+import { parseDollars } from './prices.ts'
 
 /** Limits of one access level or one user's override; absent or null = unlimited. */
 export interface RateLimits {
@@ -16,7 +17,17 @@ export interface RateLimits {
   tokensPerDay?: number | null
   /** Calls in flight at once. */
   concurrent?: number | null
+  /** Micro-dollars (1e-6 USD) of model calls per UTC day, at the price list's prices (docs/prices.md, "Budgets"). */
+  usdPerDayMicros?: number | null
+  /** Micro-dollars of model calls per UTC calendar month. */
+  usdPerMonthMicros?: number | null
 }
+
+/** Every limit lifted: the base of a view that shows each field, null where unlimited. */
+export const UNLIMITED: Readonly<Required<RateLimits>> = Object.freeze({ rpm: null, tpm: null, tokensPerDay: null, concurrent: null, usdPerDayMicros: null, usdPerMonthMicros: null })
+
+/** The limits counted in micro-dollars: written in dollars on the wire (usd_per_day), in micro-dollars in code. */
+const DOLLAR_LIMITS: ReadonlySet<keyof RateLimits> = new Set(['usdPerDayMicros', 'usdPerMonthMicros'])
 
 /** The kinds of upstream resource an access level may be allowed (`allow`): files (and uploads), cached contents, batches (and every long-running operation: predictLongRunning). */
 export const RESOURCE_KINDS = ['batches', 'caches', 'files'] as const
@@ -47,7 +58,7 @@ function readAllow (value: unknown, where: string): readonly ResourceKind[] | Pr
 }
 
 /** Wire name → code name of each limit. */
-const FIELDS = { rpm: 'rpm', tpm: 'tpm', tokens_per_day: 'tokensPerDay', concurrent: 'concurrent' } as const satisfies Record<string, keyof RateLimits>
+const FIELDS = { rpm: 'rpm', tpm: 'tpm', tokens_per_day: 'tokensPerDay', concurrent: 'concurrent', usd_per_day: 'usdPerDayMicros', usd_per_month: 'usdPerMonthMicros' } as const satisfies Record<string, keyof RateLimits>
 type WireField = keyof typeof FIELDS
 const WIRE_NAMES = Object.keys(FIELDS) as WireField[]
 const CODE_NAMES = Object.values(FIELDS)
@@ -65,14 +76,24 @@ function isPlainObject (value: unknown): value is Record<string, unknown> {
 function readLimits (value: unknown, names: readonly string[], toCode: (name: string) => keyof RateLimits, where: string): RateLimits | Problem {
   if (!isPlainObject(value)) return { field: where, message: `${where} must be an object with some of ${names.join(', ')}` }
   const out: RateLimits = {}
+  const wire = names === WIRE_NAMES
   for (const name of Object.keys(value)) {
     const field = where === '' ? name : `${where}.${name}`
     if (!names.includes(name)) return { field: where === '' ? name : field, message: `${shown(field)} is not a limit (use ${names.join(', ')})` }
     const v = value[name]
-    if (v !== null && !(Number.isSafeInteger(v) && (v as number) >= 0)) {
-      return { field, message: `${field} must be a whole number, 0 or more, or null for unlimited` }
+    const code = toCode(name)
+    if (v === null) {
+      out[code] = null
+    } else if (wire && DOLLAR_LIMITS.has(code)) {
+      const micros = parseDollars(v)
+      if (micros === undefined) return { field, message: `${field} must be US dollars, 0 or more, as a number or a decimal string of at most 6 decimals (5, 2.5 or "2.50"), or null for unlimited` }
+      out[code] = micros
+    } else if (Number.isSafeInteger(v) && (v as number) >= 0) {
+      out[code] = v as number
+    } else {
+      const unit = DOLLAR_LIMITS.has(code) ? ' of micro-dollars' : ''
+      return { field, message: `${field} must be a whole number${unit}, 0 or more, or null for unlimited` }
     }
-    out[toCode(name)] = v as number | null
   }
   return out
 }
@@ -100,7 +121,7 @@ const fromWire = (name: string): keyof RateLimits => FIELDS[name as WireField]
 const asIs = (name: string): keyof RateLimits => name as keyof RateLimits
 
 /**
- * The option `limits` (createAuthService, createRateLimiter's byLevel): `{ member: { rpm: 60, tokensPerDay: null } }`.
+ * The option `limits` (createAuthService, createRateLimiter's byLevel): `{ member: { rpm: 60, tokensPerDay: null, usdPerDayMicros: 5_000_000 } }`.
  * Throws ConfigurationError naming the option and the field at fault.
  */
 export function resolveLimitsOption (value: unknown, option = 'limits'): LimitsByLevel {
@@ -111,7 +132,7 @@ export function resolveLimitsOption (value: unknown, option = 'limits'): LimitsB
 }
 
 /**
- * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent", "allow"}`.
+ * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow"}`.
  * Throws ConfigurationError (option `limits`) naming the field at fault, under `name` (a host passes its setting's).
  */
 export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
@@ -119,26 +140,28 @@ export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent", "allow"}})`)
+    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow"}})`)
   }
   const table = readTable(parsed, WIRE_NAMES, fromWire, name)
   if ('message' in table) throw new ConfigurationError('limits', `${name}: ${table.message}`)
   return table
 }
 
-/** The admin override body: some of rpm, tpm, tokens_per_day, concurrent; null lifts a limit. 400 INVALID_INPUT with `param` otherwise. */
+/** The admin override body: some of rpm, tpm, tokens_per_day, concurrent, usd_per_day, usd_per_month (dollars); null lifts a limit. 400 INVALID_INPUT with `param` otherwise. */
 export function parseLimitsBody (body: unknown): RateLimits {
   const limits = readLimits(body, WIRE_NAMES, fromWire, '')
   if ('message' in limits) throw fail('INVALID_INPUT', limits.field === '' ? `The body ${limits.message.slice(1)}` : limits.message, { param: limits.field === '' ? null : limits.field })
   return limits
 }
 
-/** Limits in their wire form (snake_case), for answers. */
-export function limitsToWire (limits: RateLimits): Record<string, number | null> {
+/** Limits in their wire form (snake_case, dollar limits in dollars), for answers. */
+export function limitsToWire (limits: Partial<Record<keyof RateLimits, number | null>>): Record<string, number | null> {
   const out: Record<string, number | null> = {}
   for (const name of WIRE_NAMES) {
-    const v = limits[FIELDS[name]]
-    if (v !== undefined) out[name] = v
+    const code = FIELDS[name]
+    const v = limits[code]
+    // A whole number of micro-dollars over 1e6 prints as its exact decimal: 2_500_000 is 2.5.
+    if (v !== undefined) out[name] = v !== null && DOLLAR_LIMITS.has(code) ? v / 1_000_000 : v
   }
   return out
 }

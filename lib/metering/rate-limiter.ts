@@ -1,24 +1,31 @@
 // Per-user rate limits that hold across replicas: every count lives in the store (store.counters, store.leases),
 // so two processes on one store refuse the same user at the same threshold. The limits are the caller's access
-// level's (option byLevel, GEMINI_LIMITS) with the user's override (store.limits) laid over them field by field.
+// level's (option byLevel, GEMINI_LIMITS) with the user's override (store.limits) laid over them field by field;
+// the dollar budgets among them, and a key's own monthly cap, are lib/metering/budgets.ts's.
 import { randomUUID } from 'node:crypto'
 import type { CounterOp, CounterStore, LeaseStore, LimitStore } from '../store/types.ts'
 import { ConfigurationError, GatehouseError } from '../errors.ts'
 import type { KeyCaller } from '../proxy/access/caller.ts'
-import { effectiveLimits, resolveLimitsOption } from './limits-rule.ts'
+import { effectiveLimits, resolveLimitsOption, UNLIMITED } from './limits-rule.ts'
 import type { LimitsByLevel, RateLimits } from './limits-rule.ts'
 import type { TokenUsage } from './token-usage.ts'
+import { budgetHeaders, budgetMessage, budgetsAt, reserveOps, settleOps, spentBudget, unpricedRefusal } from './budgets.ts'
+import type { BudgetName, CallPrice } from './budgets.ts'
 
 
 /** Which limit refused a call: the label of gatehouse_rate_limited_total. */
-export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent'
+export type LimitName = 'requests' | 'tokens' | 'tokens_per_day' | 'concurrent' | BudgetName
+
+/** Who is admitted: the user and level whose limits apply, and the key with its own monthly cap, if any. */
+export type LimitedCaller = Pick<KeyCaller, 'userId' | 'accessLevel'> & Partial<Pick<KeyCaller, 'keyId' | 'usdPerMonthMicros'>>
 
 export interface Admission {
   /** The x-ratelimit-* headers (OpenAI's names) for the response; an unlimited dimension has none. */
   headers: Record<string, string>
   /** Trues the reservation up to the call's tokens (from the upstream's usage; undefined: none were spent, the whole
-   *  reservation is released) and frees its concurrency slot. Idempotent; called on completion, error and client abort. */
-  settle (usage: TokenUsage | undefined): Promise<void>
+   *  reservation is released) and its dollar reservation up to `costMicros` (the usage row's cost; absent: 0), and
+   *  frees its concurrency slot. Idempotent; called on completion, error and client abort. */
+  settle (usage: TokenUsage | undefined, costMicros?: number): Promise<void>
 }
 
 export interface RateLimiter {
@@ -26,8 +33,10 @@ export interface RateLimiter {
    * Admits a key caller's call, reserving `tokens` (its input estimate plus the output it may ask for) in the token
    * windows, or throws RateLimitedError (RATE_LIMITED, 429, Retry-After seconds, which limit). A call is admitted
    * while each window is under its limit, so calls in flight together overrun a limit by at most one reservation.
+   * `price`: a model call's reservation in micro-dollars, reserved in the dollar budgets the same way; absent, the
+   * call costs nothing (a request on no model). Under a dollar budget a model without a price is MODEL_UNPRICED.
    */
-  admit (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>, tokens: number): Promise<Admission>
+  admit (caller: LimitedCaller, tokens: number, price?: CallPrice): Promise<Admission>
   /** Read-only: the user's limits in effect and what the current windows hold, counting nothing (the console's "what is left"). */
   standing? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Standing>
 }
@@ -35,7 +44,7 @@ export interface RateLimiter {
 /** A user's limits in effect (null: unlimited) and what they have used of each in its current window. */
 export interface Standing {
   limits: Required<RateLimits>
-  used: { rpm: number, tpm: number, tokensPerDay: number, concurrent: number }
+  used: { rpm: number, tpm: number, tokensPerDay: number, concurrent: number, usdPerDayMicros: number, usdPerMonthMicros: number }
 }
 
 /** RATE_LIMITED with the limit that refused and the headers to send with the 429. */
@@ -185,23 +194,30 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       const user = userOf(caller.userId, caller.accessLevel, at)
       const { limits, keys } = user instanceof Promise ? await user : user
       const minute = at - (at % MINUTE)
-      const [rpm, tpm, tokensPerDay] = await store.counters.batch([
+      // Both dollar windows are read whatever is set, so "what is left" shows spend under no budget too.
+      const [day, month] = budgetsAt({ usdPerDayMicros: 0, usdPerMonthMicros: 0 }, caller.userId, undefined, at)
+      const [rpm, tpm, tokensPerDay, usdPerDayMicros, usdPerMonthMicros] = await store.counters.batch([
         { key: keys.rpm, windowStart: new Date(minute) },
         { key: keys.tpm, windowStart: new Date(minute) },
         { key: keys.day, windowStart: new Date(at - (at % DAY)) },
+        ...reserveOps([day, month], 0),
       ])
       const concurrent = await store.leases.count(keys.leases, new Date(at))
       return {
-        limits: { rpm: limits.rpm ?? null, tpm: limits.tpm ?? null, tokensPerDay: limits.tokensPerDay ?? null, concurrent: limits.concurrent ?? null },
-        used: { rpm, tpm, tokensPerDay, concurrent },
+        limits: { ...UNLIMITED, ...limits },
+        used: { rpm, tpm, tokensPerDay, concurrent, usdPerDayMicros, usdPerMonthMicros },
       }
     },
 
-    async admit (caller, tokens) {
+    async admit (caller, tokens, price) {
       const { userId } = caller
       const at = now().getTime()
       const user = userOf(userId, caller.accessLevel, at)
       const { limits, keys } = user instanceof Promise ? await user : user
+      const budgets = budgetsAt(limits, userId, caller.keyId === undefined ? undefined : { keyId: caller.keyId, usdPerMonthMicros: caller.usdPerMonthMicros }, at)
+      // Nothing is counted for a call no budget could charge: the metering layer counts it as a request it refused.
+      if (budgets.length > 0 && price !== undefined && price.reservedMicros === undefined) throw unpricedRefusal(price, budgets)
+      const reservedMicros = budgets.length === 0 ? 0 : Math.max(0, price?.reservedMicros ?? 0)
       const minute = at - (at % MINUTE)
       const day = at - (at % DAY)
       const minuteLeft = minute + MINUTE - at
@@ -218,7 +234,10 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       if (limits.rpm != null) ops.push({ key: keys.rpm, windowStart: minuteStart as Date, amount: 1, expiresAt: minuteEnd })
       if (limits.tpm != null) ops.push(reserved > 0 ? { key: keys.tpm, windowStart: minuteStart as Date, amount: reserved, expiresAt: minuteEnd } : { key: keys.tpm, windowStart: minuteStart as Date })
       if (limits.tokensPerDay != null) ops.push(reserved > 0 ? { key: keys.day, windowStart: new Date(day), amount: reserved, expiresAt: new Date(day + DAY + 3_600_000) } : { key: keys.day, windowStart: new Date(day) })
+      const budgetsFrom = ops.length
+      if (budgets.length > 0) ops.push(...reserveOps(budgets, reservedMicros))
       const totals: number[] = ops.length === 0 ? [] : await store.counters.batch(ops)
+      const budgetTotals = totals.slice(budgetsFrom)
       let next = 0
 
       // Every header first: a refusal on one limit still tells the client where it stands on the other.
@@ -237,6 +256,9 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
         headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - (requestsOver ? tokenTotal - reserved : tokenTotal)))
         headers['x-ratelimit-reset-tokens'] = reset
       }
+      const spent = spentBudget(budgets, budgetTotals, reservedMicros)
+      const refusedBefore = requestsOver || (limits.tpm != null && tokenTotal - reserved >= limits.tpm) || (limits.tokensPerDay != null && totals[next] - reserved >= limits.tokensPerDay)
+      Object.assign(headers, budgetHeaders(budgets, budgetTotals, reservedMicros, refusedBefore || spent !== undefined))
       if (requestsOver) {
         await undoAdds(store.counters, ops)
         refuse('requests', `Rate limit reached: ${limits.rpm as number} requests per minute`, minuteLeft, headers)
@@ -252,6 +274,10 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
           refuse('tokens_per_day', `Rate limit reached: ${perDay} tokens per day (UTC)`, day + DAY - at, headers)
         }
       }
+      if (spent !== undefined) {
+        await undoAdds(store.counters, ops)
+        refuse(spent.budget.name, budgetMessage(spent.budget, spent.left), spent.budget.resetAt.getTime() - at, headers)
+      }
       const concurrent = limits.concurrent
       const leaseId = concurrent != null ? leasePrefix + (leaseSeq++).toString(36) : ''
       if (concurrent != null) {
@@ -266,7 +292,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       let settled: Promise<void> | undefined
       return {
         headers,
-        settle (usage) {
+        settle (usage, costMicros) {
           if (settled !== undefined) return settled
           // Plain promises rather than an async closure: this runs once per call on the hot path.
           try {
@@ -276,7 +302,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
               tasks.push(store.leases.release(keys.leases, leaseId))
             }
             const tokens = usage === undefined ? 0 : tokensOf(usage)
-            if (limits.tpm != null || limits.tokensPerDay != null) {
+            if (limits.tpm != null || limits.tokensPerDay != null || budgets.length > 0) {
               // The reservation is trued up to the usage (released, or the excess added) in the window it was made in;
               // a call that ends in a later window is charged there, the earlier one kept as it was. One store call.
               const t = now().getTime()
@@ -287,6 +313,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
               const dayCharge = d === day ? tokens - reserved : tokens
               if (limits.tpm != null && tpmCharge !== 0) charges.push({ key: keys.tpm, windowStart: m === minute ? minuteStart as Date : new Date(m), amount: tpmCharge, expiresAt: m === minute && minuteEnd !== undefined ? minuteEnd : new Date(m + 2 * MINUTE) })
               if (limits.tokensPerDay != null && dayCharge !== 0) charges.push({ key: keys.day, windowStart: new Date(d), amount: dayCharge, expiresAt: new Date(d + DAY + 3_600_000) })
+              if (budgets.length > 0) charges.push(...settleOps(budgets, reservedMicros, usage === undefined ? 0 : Math.max(0, costMicros ?? 0), t))
               if (charges.length > 0) tasks.push(store.counters.batch(charges))
             }
             settled = tasks.length === 0 ? SETTLED : (tasks.length === 1 ? tasks[0] : Promise.all(tasks)).then(nothing)

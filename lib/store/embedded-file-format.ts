@@ -184,6 +184,13 @@ function readAttempt (o: Record<string, unknown>, where: string): StoredAttempt 
   return { key: stringAt(o, 'key', where), count, resetAt: dateAt(o, 'resetAt', where) }
 }
 
+/** A key's monthly cap, absent in files written before key budgets existed. */
+function readKeyCap (cap: unknown, where: string): Pick<KeyRecord, 'usdPerMonthMicros'> {
+  if (cap === undefined || cap === null) return {}
+  if (typeof cap !== 'number' || !Number.isSafeInteger(cap) || cap < 0) throw new Error(`${where}.usdPerMonthMicros is not a non-negative whole number`)
+  return { usdPerMonthMicros: cap }
+}
+
 function readKey (o: Record<string, unknown>, where: string): KeyRecord {
   const models = o.models
   if (models !== null && (!Array.isArray(models) || models.some(m => typeof m !== 'string'))) throw new Error(`${where}.models is not null or an array of strings`)
@@ -197,6 +204,7 @@ function readKey (o: Record<string, unknown>, where: string): KeyRecord {
     expiresAt: o.expiresAt === null ? null : dateAt(o, 'expiresAt', where),
     lastUsedAt: o.lastUsedAt === null ? null : dateAt(o, 'lastUsedAt', where),
     models: models === null ? null : [...models as string[]],
+    ...readKeyCap(o.usdPerMonthMicros, where),
   }
 }
 

@@ -112,6 +112,7 @@ function fromKeyDoc (d: KeyDoc): KeyRecord {
     expiresAt: d.expiresAt ?? null,
     lastUsedAt: d.lastUsedAt ?? null,
     models: d.models ?? null,
+    ...(typeof d.usdPerMonthMicros === 'number' ? { usdPerMonthMicros: d.usdPerMonthMicros } : {}),
   }
 }
 

@@ -4,7 +4,7 @@ import { RESPONSE_RECORD_MAX_CHARS } from './types.ts'
 import type { CounterOp, NewKeyRecord, OwnerRecord, ResponseRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
-const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent'] as const
+const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent', 'usdPerDayMicros', 'usdPerMonthMicros'] as const
 const USAGE_COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests'] as const
 /** Counts added after rows were first stored: absent in an older row or file, they count 0. */
 const LATER_COUNTS: ReadonlySet<string> = new Set(['costMicros', 'unpricedRequests'])
@@ -35,7 +35,9 @@ export function checkedKey (k: NewKeyRecord): NewKeyRecord {
   if (k.models !== null && (!Array.isArray(k.models) || k.models.some(m => typeof m !== 'string'))) {
     throw new TypeError('models must be null or an array of strings')
   }
+  const cap = k.usdPerMonthMicros
   return {
+    ...(cap === undefined || cap === null ? {} : { usdPerMonthMicros: count(cap, 'usdPerMonthMicros') }),
     keyId: text(k.keyId, 'keyId'),
     userId: text(k.userId, 'userId'),
     name: text(k.name, 'name'),

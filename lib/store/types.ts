@@ -94,6 +94,8 @@ export interface KeyRecord {
   lastUsedAt: Date | null
   /** Model-name patterns that narrow the owner's policy; null: no narrowing. */
   models: string[] | null
+  /** The key's own cap on model calls per UTC calendar month, in micro-dollars; absent or null: none. */
+  usdPerMonthMicros?: number | null
 }
 
 /** What create takes: a key is never used before it exists. */
@@ -130,6 +132,10 @@ export interface UserLimits {
   tokensPerDay?: number | null
   /** Requests in flight at once. */
   concurrent?: number | null
+  /** Micro-dollars of model calls per UTC day. */
+  usdPerDayMicros?: number | null
+  /** Micro-dollars of model calls per UTC calendar month. */
+  usdPerMonthMicros?: number | null
 }
 
 export interface LimitStore {

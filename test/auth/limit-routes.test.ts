@@ -22,7 +22,7 @@ t.test('GET shows no override and the level limits in effect, every field named 
   const reply = await limitsCall(h, admin, 'GET', user.userId)
   t.equal(reply.status, 200)
   t.equal(reply.headers['cache-control'], 'no-store')
-  t.same(reply.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: null } })
+  t.same(reply.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null } })
 })
 
 t.test('PUT sets an override: a number replaces the level value, null lifts it, absent keeps it', async t => {
@@ -32,14 +32,14 @@ t.test('PUT sets an override: a number replaces the level value, null lifts it, 
   const user = await h.newUser()
   const put = await limitsCall(h, admin, 'PUT', user.userId, { rpm: 5, tpm: null, tokens_per_day: 20000 })
   t.equal(put.status, 200)
-  const expected = { user_id: user.userId, limits: { rpm: 5, tpm: null, tokens_per_day: 20000 }, effective: { rpm: 5, tpm: null, tokens_per_day: 20000, concurrent: null } }
+  const expected = { user_id: user.userId, limits: { rpm: 5, tpm: null, tokens_per_day: 20000 }, effective: { rpm: 5, tpm: null, tokens_per_day: 20000, concurrent: null, usd_per_day: null, usd_per_month: null } }
   t.same(put.body, expected)
   t.same(await h.store.limits.get(user.userId), { rpm: 5, tpm: null, tokensPerDay: 20000 })
   t.same((await limitsCall(h, admin, 'GET', user.userId)).body, expected)
   t.equal((await limitsCall(h, admin, 'PUT', user.userId, { concurrent: 1 })).status, 200)
   t.same(await h.store.limits.get(user.userId), { concurrent: 1 }, 'a PUT replaces the whole override')
   const cleared = await limitsCall(h, admin, 'PUT', user.userId, {})
-  t.same(cleared.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: null } }, 'an empty body removes the override')
+  t.same(cleared.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null } }, 'an empty body removes the override')
   t.equal(await h.store.limits.get(user.userId), null)
 })
 
@@ -47,7 +47,7 @@ t.test('without GEMINI_LIMITS every level is unlimited', async t => {
   const h = await startAuthHarness()
   t.teardown(h.close)
   const admin = await h.admin()
-  t.same((await limitsCall(h, admin, 'GET', admin.userId)).body.effective, { rpm: null, tpm: null, tokens_per_day: null, concurrent: null })
+  t.same((await limitsCall(h, admin, 'GET', admin.userId)).body.effective, { rpm: null, tpm: null, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null })
 })
 
 t.test('only a hush admin may read or set limits; an unknown user is 404', async t => {
@@ -85,4 +85,19 @@ t.test('hostile input on the limits routes is a 400 and leaves the store unchang
   for (const target of ['nothex', 'f'.repeat(25), '$where']) t.equal((await limitsCall(h, admin, 'PUT', target, { rpm: 1 })).status, 400, target)
   t.equal((await limitsCall(h, admin, 'GET', user.userId, undefined, { query: { admin_id: admin.userId, token: admin.token, user_id: 'x' } })).status, 400, 'unknown query keys')
   t.same(await h.store.limits.get(user.userId), { rpm: 7 })
+})
+
+t.test('PUT takes dollar budgets in dollars: stored in micro-dollars, shown in dollars; a bad amount is 400 naming it', async t => {
+  const h = await startAuthHarness({ limits: { member: { usdPerMonthMicros: 100_000_000 } } })
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser()
+  const put = await limitsCall(h, admin, 'PUT', user.userId, { usd_per_day: '2.50', usd_per_month: null })
+  t.equal(put.status, 200)
+  t.same(put.body.limits, { usd_per_day: 2.5, usd_per_month: null })
+  t.match(put.body.effective, { usd_per_day: 2.5, usd_per_month: null }, 'null lifts the level\'s budget')
+  t.same(await h.store.limits.get(user.userId), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null })
+  const bad = await limitsCall(h, admin, 'PUT', user.userId, { usd_per_day: '2.5000001' })
+  t.match(bad, { status: 400, body: { detail: /usd_per_day must be US dollars/ } })
+  t.same(await h.store.limits.get(user.userId), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null }, 'a refused PUT changes nothing')
 })

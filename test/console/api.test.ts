@@ -66,12 +66,12 @@ t.test('me: the limits in effect and what is left, from the rate limiter', async
   await limiter.admit({ userId, accessLevel: 'member' }, 0)
   await h0.store.counters.add(`rate:tpd:${userId}`, new Date(Math.floor(at / 86_400_000) * 86_400_000), 250, new Date(at + 86_400_000))
   const me = (await h.call('GET', '/api/me')).body
-  t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: null })
+  t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: null, usd_per_day: null, usd_per_month: null })
   t.match(me.standing.used, { rpm: 1, tokens_per_day: 250, concurrent: 0 })
   const plain = await startConsoleHarness()
   t.teardown(plain.close)
   await plain.member()
-  t.same((await plain.call('GET', '/api/me')).body.standing, { limits: { rpm: null, tpm: null, tokens_per_day: null, concurrent: null }, used: null }, 'without a limiter: the limits only')
+  t.same((await plain.call('GET', '/api/me')).body.standing, { limits: { rpm: null, tpm: null, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null }, used: null }, 'without a limiter: the limits only')
 })
 
 t.test('keys: created with the secret once, listed without it, revoked; below the key level refused', async t => {
@@ -108,7 +108,8 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const own = await h.call('GET', `/api/usage?from=${day(-2)}&to=${day()}`)
   t.equal(own.status, 200)
   t.same(own.body.days, [day(-2), day(-1), day()])
-  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6 })
+  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6, cost_micros: 1_234_567 }, 'the spend beside the tokens')
+  t.same(own.body.by.key.find((g: any) => g.label === '=cmd|calc').totals.cost_micros, 1_234_567, 'spend by key')
   t.same(own.body.daily.map((d: any) => d.requests), [0, 3, 1])
   t.same(own.body.by.model.map((g: any) => g.label), ['gemini-2.5-pro', 'gemini-2.5-flash'])
   t.same(own.body.by.key.map((g: any) => g.label).sort(), ['(no key)', '=cmd|calc'])
@@ -133,6 +134,7 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   t.equal(all.body.by.model.length, TOP_SERIES + 1, 'the largest models, then the rest as one')
   t.match(all.body.by.model.at(-1).label, /others/)
   t.same(all.body.top_users.map((u: any) => u.label).sort(), ['(operator password)', username].sort())
+  t.same(all.body.top_spenders.map((u: any) => [u.label, u.cost_micros]), [[username, 1_234_567]], 'the admin sees who spent most; users who spent nothing are not listed')
   const one = await h.call('GET', `/api/admin/usage?user_id=${userId}&from=${day(-2)}`)
   t.equal(one.body.totals.requests, 4)
   const allCsv = await h.call('GET', `/api/admin/usage.csv?from=${day(-2)}`)

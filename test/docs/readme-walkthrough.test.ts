@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { startGateway, NODE } from '../support/gateway.ts'
-import { startFakeUpstream } from '../support/fake-upstream.ts'
+import { geminiResponse, startFakeUpstream } from '../support/fake-upstream.ts'
 import { readRepoFile, ROOT } from './markdown.ts'
 
 const run = promisify(execFile)
@@ -16,11 +16,11 @@ const SECTION = '## Giving your team access'
 const README_URL = 'http://127.0.0.1:8888'
 
 /** The section's fenced code blocks, in order: { lang, code }. */
-function sectionBlocks (): Array<{ lang: string, code: string }> {
+function sectionBlocks (heading = SECTION): Array<{ lang: string, code: string }> {
   const readme = readRepoFile('README.md')
-  const start = readme.indexOf(`\n${SECTION}\n`)
-  if (start < 0) throw new Error(`README.md has no section "${SECTION}"`)
-  const end = readme.indexOf('\n## ', start + SECTION.length + 2)
+  const start = readme.indexOf(`\n${heading}\n`)
+  if (start < 0) throw new Error(`README.md has no section "${heading}"`)
+  const end = readme.indexOf('\n## ', start + heading.length + 2)
   const section = readme.slice(start, end < 0 ? undefined : end)
   return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map(m => ({ lang: m[1], code: m[2] }))
 }
@@ -81,7 +81,7 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
 
   const admin = { token: vars.admin_token, 'user-agent': 'ops' }
   const limits: any = await (await fetch(`${gw.url}/v1/api/admin/user/${vars.id}/limits?admin_id=${vars.admin_id}`, { headers: admin })).json()
-  t.same(limits.effective, { rpm: 10, tpm: 200000, tokens_per_day: 500000, concurrent: 4 }, 'the override replaces what it names and keeps the level\'s other limits')
+  t.same(limits.effective, { rpm: 10, tpm: 200000, tokens_per_day: 500000, concurrent: 4, usd_per_day: null, usd_per_month: null }, 'the override replaces what it names and keeps the level\'s other limits')
 
   const revoked = await fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
@@ -130,4 +130,27 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
   const over = await call('gemini-3.5-flash')
   t.equal(over.status, 429, 'over the admin\'s rpm override the proxy answers 429')
   t.ok(over.headers.has('retry-after'), 'with Retry-After')
+
+  // README "Budgets in dollars", continuing the walk-through: the rpm override above cleared, a minute on, and the
+  // model's long answer of 30,000 tokens ($0.27 at gemini-3.5-flash's $9 per 1M output).
+  t.equal((await fetch(`${gw.url}/v1/api/admin/user/${vars.id}/limits?admin_id=${vars.admin_id}`, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' })).status, 200)
+  ahead += 65_000
+  fake.setDefault('generateContent', { body: geminiResponse({ text: 'Release notes.', finishReason: 'STOP', usage: { promptTokenCount: 20, candidatesTokenCount: 30_000, totalTokenCount: 30_020 } }) })
+  const budgetBlocks = sectionBlocks('## Budgets in dollars')
+  t.same(budgetBlocks.map(b => b.lang), ['sh'], 'the budget section holds one shell block')
+  const budgetScript = [
+    'set -eo pipefail',
+    'curl () { command curl -w \'%{stderr}@@status %{http_code} %{method} %{url_effective}\\n\' "$@"; }',
+    `G=${gw.url}; B=$G/v1/api; ID=${vars.id}; TOKEN=${vars.token}`,
+    budgetBlocks[0].code,
+  ].join('\n')
+  const budget = await run('bash', ['-c', budgetScript], { cwd: dir, timeout: 30_000 })
+  t.same([...budget.stderr.matchAll(/^@@status (\d+) (\S+) (\S+)$/gm)].map(m => `${m[1]} ${m[2]} ${new URL(m[3]).pathname}`), [
+    '201 POST /v1/api/auth/keys',
+    '200 POST /v1/chat/completions',
+    '429 POST /v1/chat/completions',
+  ], 'the capped key is made, its first call answered, the next refused')
+  t.match(budget.stdout, /x-gatehouse-budget: key_usd_per_month\r?\n/i, 'the answer names the budget')
+  t.match(budget.stdout, /x-gatehouse-budget-remaining-usd: 0\.17\d{4}\r?\n/i, 'and what is left of it, this call\'s reservation held')
+  t.match(budget.stdout, /"message":"Budget reached: this key's usd_per_month of \$0\.250000, \$0\.000000 left; it resets at \d{4}-\d{2}-01T00:00:00\.000Z","type":"rate_limit_error"/, 'the refusal as the README shows it')
 })

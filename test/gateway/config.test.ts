@@ -286,7 +286,7 @@ t.test('GEMINI_LIMITS is JSON from access level to limits (snake_case), unset by
   t.same(loadConfig({ GEMINI_LIMITS: '{"member": {"rpm": 60, "tokens_per_day": 1000000, "concurrent": null}}' }).geminiLimits,
     { member: { rpm: 60, tokensPerDay: 1000000, concurrent: null } })
   t.notOk('geminiLimits' in loadConfig({}))
-  t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tokensPerDay": 5}}' }), { variable: 'GEMINI_LIMITS', message: 'Invalid configuration: GEMINI_LIMITS is refused: "GEMINI_LIMITS.member.tokensPerDay" is not a limit (use rpm, tpm, tokens_per_day, concurrent)' })
+  t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tokensPerDay": 5}}' }), { variable: 'GEMINI_LIMITS', message: 'Invalid configuration: GEMINI_LIMITS is refused: "GEMINI_LIMITS.member.tokensPerDay" is not a limit (use rpm, tpm, tokens_per_day, concurrent, usd_per_day, usd_per_month)' })
   t.throws(() => loadConfig({ GEMINI_LIMITS: '{"member": {"tpm": 0.5}}' }), { message: /GEMINI_LIMITS\.member\.tpm must be a whole number, 0 or more, or null/ })
 })
 

@@ -20,7 +20,7 @@ t.test('GEMINI_LIMITS: a bad value is refused with a ConfigurationError naming t
     ['{"member": {"tpm": 1.5}}', /limits\.member\.tpm/],
     ['{"member": {"tokens_per_day": "9"}}', /limits\.member\.tokens_per_day/],
     ['{"member": {"concurrent": 1e300}}', /limits\.member\.concurrent/],
-    ['{"member": {"tokensPerDay": 5}}', /"limits\.member\.tokensPerDay" is not a limit \(use rpm, tpm, tokens_per_day, concurrent\)/],
+    ['{"member": {"tokensPerDay": 5}}', /"limits\.member\.tokensPerDay" is not a limit \(use rpm, tpm, tokens_per_day, concurrent, usd_per_day, usd_per_month\)/],
   ]
   for (const [text, message] of refused) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
 })
@@ -69,4 +69,21 @@ t.test('effective limits: the override replaces level values field by field', as
   t.same(effectiveLimits({ rpm: 1, tpm: 2 }, { tpm: null, concurrent: 3 }), { rpm: 1, tpm: null, concurrent: 3 })
   t.same(effectiveLimits(undefined, null), {})
   t.same(limitsToWire({ tokensPerDay: null, rpm: 4 }), { rpm: 4, tokens_per_day: null })
+})
+
+t.test('usd_per_day and usd_per_month are written in dollars and held in micro-dollars; a bad one is refused naming the field', async t => {
+  t.same(parseLimitsJson('{"member": {"usd_per_day": 5, "usd_per_month": "120.50"}, "dev": {"usd_per_day": 0.000001, "usd_per_month": null}}'),
+    { member: { usdPerDayMicros: 5_000_000, usdPerMonthMicros: 120_500_000 }, dev: { usdPerDayMicros: 1, usdPerMonthMicros: null } })
+  for (const [text, message] of [
+    ['{"member": {"usd_per_day": -1}}', /limits\.member\.usd_per_day must be US dollars, 0 or more/],
+    ['{"member": {"usd_per_month": "1.0000001"}}', /limits\.member\.usd_per_month must be US dollars.*at most 6 decimals/],
+    ['{"member": {"usd_per_day": "five"}}', /limits\.member\.usd_per_day/],
+    ['{"member": {"usd_per_day": true}}', /limits\.member\.usd_per_day/],
+  ] as Array<[string, RegExp]>) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
+  t.same(resolveLimitsOption({ member: { usdPerDayMicros: 2_500_000 } }), { member: { usdPerDayMicros: 2_500_000 } }, 'the option takes micro-dollars')
+  t.throws(() => resolveLimitsOption({ member: { usdPerDayMicros: 2.5 } }), { option: 'limits', message: /limits\.member\.usdPerDayMicros must be a whole number of micro-dollars/ })
+  t.same(parseLimitsBody({ usd_per_day: '2.50', usd_per_month: null }), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null }, 'the override body takes dollars')
+  t.throws(() => parseLimitsBody({ usd_per_month: '1e3' }), { code: 'INVALID_INPUT', param: 'usd_per_month', message: /^usd_per_month must be US dollars/ })
+  t.same(limitsToWire({ usdPerDayMicros: 2_500_000, usdPerMonthMicros: null, rpm: 3 }), { rpm: 3, usd_per_day: 2.5, usd_per_month: null }, 'answers show dollars')
+  t.same(effectiveLimits({ usdPerDayMicros: 1, rpm: 2 }, { usdPerDayMicros: null }), { usdPerDayMicros: null, rpm: 2 }, 'an override lifts a budget as it does a limit')
 })

@@ -4,10 +4,12 @@ import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import { createHash } from 'node:crypto'
 import type { AccessLevel, NewKeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserRecord } from '../../lib/index.ts'
-import { GatehouseError, RESPONSE_RECORD_MAX_CHARS } from '../../lib/index.ts'
+import { createRateLimiter, GatehouseError, RESPONSE_RECORD_MAX_CHARS } from '../../lib/index.ts'
 
 /** Opens a new, empty store and arranges for it to be closed when `t` ends. */
 export type OpenStore = (t: Test) => Promise<Store>
+/** Opens a second instance on the data of `of` (another replica); an adapter of one process answers `of` itself. */
+export type OpenReplica = (t: Test, of: Store) => Promise<Store>
 
 const HOUR = 60 * 60 * 1000
 let joined = Date.parse('2026-01-01T00:00:00.000Z')
@@ -81,7 +83,7 @@ function isTaken (err: unknown): boolean {
   return err instanceof GatehouseError && err.code === 'USERNAME_TAKEN' && err.status === 400
 }
 
-export function storeConformance (t: Test, open: OpenStore): void {
+export function storeConformance (t: Test, open: OpenStore, openReplica: OpenReplica = async (_t, of) => of): void {
   t.test('a user reads back exactly as inserted, by id and by username key', async t => {
     const store = await open(t)
     const alice = makeUser('Alice', { email: 'alice@example.com', accessLevel: 'member' })
@@ -503,6 +505,44 @@ export function storeConformance (t: Test, open: OpenStore): void {
     const totals = await Promise.all(Array.from({ length: 30 }, () => store.counters.add('tpm:u2', minute, 7, expires)))
     t.same(totals.sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => (i + 1) * 7), 'each add sees its own total')
     t.equal(await store.counters.get('tpm:u2', minute), 210)
+  })
+
+  t.test('dollar budgets are stored in micro-dollars: a user override\'s usd fields and a key\'s monthly cap read back, bad ones are refused', async t => {
+    const store = await open(t)
+    const userId = newId()
+    await store.limits.set(userId, { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null })
+    t.same(await store.limits.get(userId), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null })
+    await t.rejects(store.limits.set(userId, { usdPerDayMicros: 2.5 }), TypeError)
+    const capped = makeKey(userId, { usdPerMonthMicros: 40_000_000 })
+    await store.keys.create(capped)
+    t.equal((await store.keys.findByDigest(capped.digest))?.usdPerMonthMicros, 40_000_000, 'the cap reads back by digest')
+    t.equal((await store.keys.listByUser(userId))[0].usdPerMonthMicros, 40_000_000, 'and in the listing')
+    const plain = makeKey(userId)
+    await store.keys.create(plain)
+    t.equal((await store.keys.get(plain.keyId))?.usdPerMonthMicros, undefined, 'a key without a cap has none')
+    await t.rejects(store.keys.create(makeKey(userId, { usdPerMonthMicros: -1 })), TypeError)
+    await t.rejects(store.keys.create(makeKey(userId, { usdPerMonthMicros: { $gt: 0 } as unknown as number })), TypeError)
+  })
+
+  t.test('a budget is refused across two replicas sharing one store', async t => {
+    const one = await open(t)
+    const two = await openReplica(t, one)
+    // One fixed instant for every call: the windows never turn over mid-test, whatever the date.
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const limiter = (store: Store): ReturnType<typeof createRateLimiter> => createRateLimiter({ store, byLevel: { member: { usdPerDayMicros: 1_000_000 } }, now: () => at, repeat: () => () => {} })
+    const [first, second] = [limiter(one), limiter(two)]
+    const caller = { userId: newId(), accessLevel: 'member' as const }
+    const price = { model: 'gemini-4-argon', reservedMicros: 400_000 }
+    const call = await first.admit(caller, 100, price)
+    t.equal(call.headers['x-gatehouse-budget-remaining-usd'], '0.600000', 'replica one holds the reservation')
+    t.equal((await second.admit(caller, 100, { ...price, reservedMicros: 0 })).headers['x-gatehouse-budget-remaining-usd'], '0.600000', 'replica two sees it')
+    await call.settle({ inputTokens: 100, outputTokens: 100, thinkingTokens: 0, cachedTokens: 0 }, 1_000_000)
+    await t.rejects(second.admit(caller, 100, price), { code: 'RATE_LIMITED', status: 429, limit: 'usd_per_day', message: /^Budget reached: usd_per_day of \$1\.000000, \$0\.000000 left; it resets at / }, 'replica two refuses what replica one spent')
+    await t.rejects(first.admit(caller, 100, price), { code: 'RATE_LIMITED', limit: 'usd_per_day' }, 'and so does replica one')
+
+    const racer = { userId: newId(), accessLevel: 'member' as const }
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? first : second).admit(racer, 100, { ...price, reservedMicros: 300_000 })))
+    t.equal(outcomes.filter(o => o.status === 'fulfilled').length, 4, 'of parallel calls on both replicas exactly those that found the day under $1 are let in: an overrun of one reservation at most')
   })
 
   t.test('acquire past the limit is refused; release frees a slot', async t => {

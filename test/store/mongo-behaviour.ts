@@ -21,8 +21,10 @@ export function mongoStoreSuite (t: Test, url: string): void {
   const admin = new MongoClient(url)
   t.teardown(() => admin.close())
 
+  const databaseOf = new WeakMap<Store, string>()
   async function open (t: Test, dbName = newDbName()): Promise<Store> {
     const store = await createMongoStore({ url, dbName })
+    databaseOf.set(store, dbName)
     t.teardown(async () => {
       await store.close()
       await admin.db(dbName).dropDatabase()
@@ -30,7 +32,12 @@ export function mongoStoreSuite (t: Test, url: string): void {
     return store
   }
 
-  storeConformance(t, t => open(t))
+  storeConformance(t, t => open(t), async (t, of) => {
+    // A second client on the same database: another replica; its teardown closes only its own client.
+    const store = await createMongoStore({ url, dbName: databaseOf.get(of) as string })
+    t.teardown(() => store.close())
+    return store
+  })
 
   t.test('every query has an index; usernames are unique by key; sessions and attempt windows have TTLs', async t => {
     const dbName = newDbName()

@@ -6,7 +6,15 @@ import type { AccessLevel } from '../../store/types.ts'
 export const DEFAULT_PROXY_MIN_ACCESS_LEVEL: AccessLevel = 'member'
 
 /** A request let in with a user's API key. */
-export interface KeyCaller { kind: 'key', userId: string, keyId: string, accessLevel: AccessLevel, models: readonly string[] | null }
+export interface KeyCaller {
+  kind: 'key'
+  userId: string
+  keyId: string
+  accessLevel: AccessLevel
+  models: readonly string[] | null
+  /** The key's own monthly cap in micro-dollars (its usd_per_month); absent or null: none. */
+  usdPerMonthMicros?: number | null
+}
 
 /** Who a proxy request runs as: the operator password (no limits, every model) or a user's key. */
 export type ProxyCaller = { kind: 'operator' } | KeyCaller

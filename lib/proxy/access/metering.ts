@@ -9,11 +9,12 @@ import type { HandlerRequest, Surface } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { AccessLevel } from '../../store/types.ts'
 import type { RateLimiter, Admission } from '../../metering/rate-limiter.ts'
+import type { CallPrice } from '../../metering/budgets.ts'
 import type { UsageEntry, UsageLedger } from '../../metering/usage-ledger.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
-import type { PriceList } from '../../metering/call-cost.ts'
+import type { CallCost, PriceList } from '../../metering/call-cost.ts'
 import { callUsageOf } from '../../metering/call-cost.ts'
-import type { ProxyCaller } from './caller.ts'
+import type { KeyCaller, ProxyCaller } from './caller.ts'
 
 export interface MeteringOptions {
   limiter?: RateLimiter
@@ -160,15 +161,44 @@ export function createMetering (options: MeteringOptions): Metering {
         // A request on no model (unreported undefined) is charged nothing; a refused or failed call only what it reported
         // or sent; one the client left, its input too (the upstream had it).
         const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported)
-        // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
-        admission?.settle(used).catch(() => {})
         if (unreported === undefined) {
+          // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
+          admission?.settle(used).catch(() => {})
           usage?.record({ at: now(), userId, keyId, model, surface, status })
           return
         }
-        const entry: UsageEntry = { at: now(), userId, keyId, model, surface, status, ...(used === undefined ? {} : { usage: used }), ...costFields(prices, backend, model, began, last, used) }
+        const cost = costFields(prices, backend, model, began, last, used)
+        // The dollar budgets are charged what the usage row records (lib/metering/budgets.ts).
+        admission?.settle(used, cost.costMicros).catch(() => {})
+        const entry: UsageEntry = { at: now(), userId, keyId, model, surface, status, ...(used === undefined ? {} : { usage: used }), ...cost }
         report(entry, level)
       },
+    }
+  }
+
+  /** A limiter's refusal, recorded (with its status) before it is thrown. */
+  function refused (err: unknown, caller: KeyCaller, model: string, surface: Surface, unreported: Unreported | undefined): unknown {
+    if (isGatehouseError(err)) {
+      const entry = { at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status }
+      if (unreported === undefined) usage?.record(entry)
+      else report(entry, caller.accessLevel)
+    }
+    return err
+  }
+
+  /**
+   * A model call's reservation at the prices in force now (docs/prices.md, "Budgets"): input estimate, output
+   * reserved. Priced on first read, so a caller under no dollar budget costs no pricing.
+   */
+  function priceOf (model: string, estimate: number, reserved: number): CallPrice {
+    if (prices === undefined) return { model, reservedMicros: undefined }
+    const at = now()
+    let cost: CallCost | undefined
+    const priced = (): CallCost => (cost ??= prices.cost({ model, backend, at, usage: { promptTokens: estimate, candidatesTokens: reserved } }))
+    return {
+      model,
+      get reservedMicros () { const c = priced(); return c.priced ? c.micros : undefined },
+      get unpriced () { const c = priced(); return c.priced ? undefined : c.message },
     }
   }
 
@@ -178,13 +208,18 @@ export function createMetering (options: MeteringOptions): Metering {
     let admission: Admission | undefined
     if (caller.kind === 'key' && limiter !== undefined) {
       try {
-        admission = await limiter.admit(caller, estimate + reserved)
+        admission = await limiter.admit(caller, estimate + reserved, unreported === undefined ? undefined : priceOf(model, estimate, reserved))
       } catch (err) {
-        if (isGatehouseError(err)) {
-          const entry = { at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status }
-          if (unreported === undefined) usage?.record(entry)
-          else report(entry, caller.accessLevel)
+        if (!isGatehouseError(err) || err.code !== 'MODEL_UNPRICED') throw refused(err, caller, model, surface, unreported)
+        // Refused before anything was counted: counted now as a request (no tokens, no dollars) and ended by the
+        // route's error mapper as a failed call is, so it is counted and recorded once.
+        let counted: Admission
+        try {
+          counted = await limiter.admit(caller, 0)
+        } catch (over) {
+          throw refused(over, caller, model, surface, unreported)
         }
+        calls.set(req, call(caller, surface, model, counted, 0, unreported))
         throw err
       }
     }

@@ -1,7 +1,7 @@
 // The Responses surface's one error mapper (docs/responses.md, "Errors"): `{"error":{"message","type","param","code"}}`
 // with the status and `type` the official OpenAI SDKs turn into their error classes, and the `code`s Codex acts on:
 // rate_limit_exceeded (its message says "Please try again in N s", which Codex reads for its back-off),
-// insufficient_quota (not retried: a spent daily allowance, the gateway's or the upstream's QUOTA_EXHAUSTED),
+// insufficient_quota (not retried: a spent daily allowance or dollar budget, the gateway's or the upstream's QUOTA_EXHAUSTED),
 // context_length_exceeded (Gemini's "input token count exceeds the maximum"), model_not_found. Other catalogue
 // errors carry their catalogue code in lower case. A stream that already began fails with the same code and message
 // inside response.failed (response-from-gemini.ts).
@@ -9,6 +9,7 @@ import type { HandlerResponse } from '../../http/contract.ts'
 import { foreignError, isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS, WWW_AUTHENTICATE } from '../access/client-auth.ts'
 import { RateLimitedError } from '../../metering/rate-limiter.ts'
+import { isBudget } from '../../metering/budgets.ts'
 import { errorReasons } from '../upstream/errors.ts'
 
 const CONTEXT_TOO_LONG = /input token count.*exceeds the maximum|exceeds the maximum number of tokens|context (?:length|window)/i
@@ -48,7 +49,8 @@ export function responsesError (err: unknown): ResponsesError {
       code = 'invalid_api_key'
     }
     if (err.code === 'MODEL_NOT_FOUND' || err.code === 'UPSTREAM_NOT_FOUND') code = 'model_not_found'
-    const dailyLimit = err instanceof RateLimitedError && err.limit === 'tokens_per_day'
+    // A spent day of tokens or a spent dollar budget waits for its window: retrying sooner cannot help.
+    const dailyLimit = err instanceof RateLimitedError && (err.limit === 'tokens_per_day' || isBudget(err.limit))
     if (dailyLimit || (err.code === 'UPSTREAM_RATE_LIMITED' && errorReasons(err.upstreamBody).includes('QUOTA_EXHAUSTED'))) {
       code = 'insufficient_quota'
     } else if (err.code === 'RATE_LIMITED' || err.code === 'UPSTREAM_RATE_LIMITED') {
