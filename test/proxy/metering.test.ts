@@ -137,7 +137,7 @@ t.test('every key response carries the rate headers: success, upstream error, st
 })
 
 t.test('a call reserves its input estimate plus the output it asks for; settle trues the reservation up to the upstream usage, streams included', async t => {
-  const r = await rig(t, limits({ tpm: 20_000 }))
+  const r = await rig(t, limits({ tpm: 200_000 }))
   r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: USAGE }) })
   r.fake.setDefault('streamGenerateContent', streamReply([
     geminiResponse({ text: 'a', usage: { promptTokenCount: 40, candidatesTokenCount: 1 } }),
@@ -146,36 +146,36 @@ t.test('a call reserves its input estimate plus the output it asks for; settle t
   const estimate = (body: string): number => Math.ceil(Buffer.byteLength(body) / 4)
   const firstBody = chatBody({ max_tokens: 100 })
   const first = await r.chat(firstBody)
-  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - estimate(firstBody) - 100), 'max_tokens and the input estimate reserved at admission')
+  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), String(200_000 - estimate(firstBody) - 100), 'max_tokens and the input estimate reserved at admission')
   await first.arrayBuffer()
   await r.settledCount(1)
   t.same(r.settled[0], CHARGED, 'input, output, thinking and cached tokens from usageMetadata')
   const secondBody = chatBody({ stream: true, max_completion_tokens: 200 })
   const second = await r.chat(secondBody)
-  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - 80 - estimate(secondBody) - 200), 'the first reservation was trued up to 80 (cached tokens are part of the input); max_completion_tokens reserved')
+  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(200_000 - 80 - estimate(secondBody) - 200), 'the first reservation was trued up to 80 (cached tokens are part of the input); max_completion_tokens reserved')
   await second.text()
   await r.settledCount(2)
   t.same(r.settled[1], CHARGED, 'a stream is charged the last usage the upstream reported')
   const third = await r.native('streamGenerateContent')
-  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - 160 - estimate(nativeBody) - DEFAULT_OUTPUT_RESERVATION), 'no maxOutputTokens: the model\'s output limit, capped, reserved')
+  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(200_000 - 160 - estimate(nativeBody) - createModelCatalog(['gemini-2.5-pro']).get('gemini-2.5-pro')!.outputTokenLimit), 'no maxOutputTokens: the model\'s output limit reserved')
   await third.text()
   await r.recorded(3)
   t.same(r.entries.map(e => [e.model, e.usage]), [['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED]], 'recorded under the base name with the usage')
   t.same(r.calls.map(c => c[1]), ['member', 'member', 'member'], 'reported once per call with the access level')
 })
 
-t.test('the output reserved is what the call asks for, else the model\'s output limit capped, never above that limit', async t => {
+t.test('the output reserved is what the call asks for, never above the model\'s output limit, else that limit', async t => {
   const catalog = createModelCatalog(['gemini-2.5-pro', 'gemini-1.0-pro'])
   const pro = catalog.get('gemini-2.5-pro')!.outputTokenLimit
-  t.ok(pro > DEFAULT_OUTPUT_RESERVATION, 'the test needs a model whose limit is above the cap')
   t.equal(outputReservation(catalog, 'gemini-2.5-pro', 300), 300)
-  t.equal(outputReservation(catalog, 'gemini-2.5-pro', undefined), DEFAULT_OUTPUT_RESERVATION, 'no maximum: the cap')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', undefined), pro, 'no maximum: the model\'s own limit')
   t.equal(outputReservation(catalog, 'gemini-2.5-pro', 10 ** 9), pro, 'never above the model\'s limit')
-  t.equal(outputReservation(catalog, 'gemini-2.5-pro', -5), DEFAULT_OUTPUT_RESERVATION, 'a maximum that is none is ignored')
-  t.equal(outputReservation(catalog, 'gemini-2.5-pro', '300'), DEFAULT_OUTPUT_RESERVATION)
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', -5), pro, 'a maximum that is none is ignored')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', '300'), pro)
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', 300, 3), 900, 'times the answers asked for')
   const small = catalog.get('gemini-1.0-pro')!.outputTokenLimit
-  t.equal(outputReservation(catalog, 'gemini-1.0-pro', undefined), Math.min(small, DEFAULT_OUTPUT_RESERVATION), 'a smaller limit than the cap is the reservation')
-  t.equal(outputReservation(catalog, 'gemini-9-unknown', undefined), DEFAULT_OUTPUT_RESERVATION, 'a model the catalog does not know: the cap')
+  t.equal(outputReservation(catalog, 'gemini-1.0-pro', undefined), small)
+  t.equal(outputReservation(catalog, 'gemini-9-unknown', undefined), DEFAULT_OUTPUT_RESERVATION, 'a model the catalog does not know: the default')
   t.equal(outputReservation(catalog, 'gemini-9-unknown', 50_000), 50_000)
 })
 

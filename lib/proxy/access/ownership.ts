@@ -15,11 +15,12 @@ import type { Logger } from '../../logger.ts'
 import { parseJson } from '../../http/json-body.ts'
 import { allowedResources } from '../../metering/limits-rule.ts'
 import type { LimitsByLevel, ResourceKind } from '../../metering/limits-rule.ts'
-import type { OwnerStore } from '../../store/types.ts'
+import type { OwnerRecord, OwnerStore } from '../../store/types.ts'
 import type { ForwardResponse } from '../upstream/backend.ts'
 import type { KeyCaller, ProxyCaller } from './caller.ts'
 import { outputFilesIn, referencesIn, resourceTarget } from './resource-paths.ts'
 import type { ResourceTarget } from './resource-paths.ts'
+import { cacheInputTokens, fileInputTokens, referencedInputTokens } from './reservation.ts'
 
 /** createProxy's default maxCacheTtlSeconds (GEMINI_MAX_CACHE_TTL_SECONDS): an hour, the upstream's own default TTL. */
 export const DEFAULT_MAX_CACHE_TTL_SECONDS = 3600
@@ -71,6 +72,8 @@ export interface Admitted {
   body: AsyncIterable<Uint8Array> | undefined
   /** The size of the body as read and checked here (a key's JSON body); undefined for one that streams on unread. */
   readBytes?: number
+  /** The input tokens the files and caches the body names bring in (checkReferences), for the call's reservation. */
+  referencedTokens?: number
   headers: Record<string, string>
   /**
    * Records what was created, forgets what was deleted, keeps only the caller's own in a list; the answer to send.
@@ -82,12 +85,18 @@ export interface Admitted {
 export interface Ownership {
   /** Checks a pass-through request before anything is sent (403, 404, 400, 429), reading a JSON body a key sends. */
   admit (caller: ProxyCaller, method: string, path: string, query: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<Admitted>
-  /** Refuses (404) a generate, stream or countTokens body that names a cache or file the caller does not own. */
-  checkReferences (caller: ProxyCaller, body: unknown): Promise<void>
-  /** Refuses (404) a resource the gateway keeps owners of by name (`interactions/{id}`) that a key's user does not own; the operator may use all. */
-  checkOwned (caller: ProxyCaller, resource: string): Promise<void>
-  /** Records (and logs) that `caller` created an interaction (`interactions/{id}`). */
-  createdInteraction (caller: ProxyCaller, resource: string): Promise<void>
+  /**
+   * Refuses (404) a generate, stream or countTokens body that names a cache or file the caller does not own; answers
+   * the input tokens those it names bring in (their records' inputTokens, each time named; 0 for the operator).
+   */
+  checkReferences (caller: ProxyCaller, body: unknown): Promise<number>
+  /**
+   * Refuses (404) a resource the gateway keeps owners of by name (`interactions/{id}`) that a key's user does not own;
+   * the operator may use all. Answers the input tokens naming it brings in (its record's inputTokens, else 0).
+   */
+  checkOwned (caller: ProxyCaller, resource: string): Promise<number>
+  /** Records (and logs) that `caller` created an interaction (`interactions/{id}`); `inputTokens`: its history's length once known. */
+  createdInteraction (caller: ProxyCaller, resource: string, inputTokens?: number): Promise<void>
   /** Forgets (and logs) a resource deleted upstream. */
   deleted (caller: ProxyCaller, resource: string): Promise<void>
 }
@@ -120,6 +129,13 @@ function durationSeconds (value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined
   const m = /^(\d{1,12})(?:\.(\d{1,9}))?s$/.exec(value)
   return m === null ? undefined : Number(m[1]) + (m[2] === undefined ? 0 : Number(`0.${m[2]}`))
+}
+
+/** What naming the one resource a create answers brings into a call: a file's size ÷ 4, a cache's totalTokenCount. */
+function createdInputTokens (kind: ResourceKind, made: 'file' | 'files' | 'named' | 'upload', body: unknown): number | undefined {
+  if (!isObject(body) || made === 'files' || kind === 'batches') return undefined
+  if (kind === 'caches') return cacheInputTokens(body)
+  return fileInputTokens((isObject(body.file) ? body.file : body).sizeBytes)
 }
 
 /** The JSON answer's names of what was created. */
@@ -204,12 +220,12 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     return new Date(Math.max(until, at) + RECORD_LIFE_MS.caches)
   }
 
-  async function record (caller: ProxyCaller, resource: string, expiresAt: Date): Promise<void> {
+  async function record (caller: ProxyCaller, resource: string, expiresAt: Date, inputTokens?: number): Promise<void> {
     logged('created', caller, resource)
     if (owners === undefined) return
     try {
       // The operator's resources need no record; one left from an earlier resource of that name is stale.
-      if (caller.kind === 'key') await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt })
+      if (caller.kind === 'key') await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt, ...(inputTokens === undefined ? {} : { inputTokens }) })
       else await owners.delete(resource)
     } catch (err) {
       // The resource exists upstream all the same: without its record it is the operator's, never anyone else's.
@@ -217,14 +233,16 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     }
   }
 
-  async function checkReferences (caller: ProxyCaller, body: unknown): Promise<void> {
-    if (caller.kind !== 'key') return
-    const names = [...new Set(referencesIn(body, fileHosts).map(ref => ref.name))]
-    if (names.length === 0) return
+  async function checkReferences (caller: ProxyCaller, body: unknown): Promise<number> {
+    if (caller.kind !== 'key') return 0
+    const named = referencesIn(body, fileHosts).map(ref => ref.name)
+    const names = [...new Set(named)]
+    if (names.length === 0) return 0
     // One store read for the whole body, however many requests a batch holds.
-    const mine = new Set((owners === undefined ? [] : await owners.getMany(names, now())).filter(o => o.userId === caller.userId).map(o => o.resource))
+    const mine = new Map((owners === undefined ? [] : await owners.getMany(names, now())).filter(o => o.userId === caller.userId).map(o => [o.resource, o]))
     const foreign = names.find(name => !mine.has(name))
     if (foreign !== undefined) throw notFound(foreign)
+    return referencedInputTokens(named.map(name => mine.get(name) as OwnerRecord))
   }
 
   /** The items of a list page that are the caller's. */
@@ -284,7 +302,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
         return same
       }
       // A resumable upload's last request answers the file made.
-      for (const name of createdNames('upload', parsed)) await record(caller, name, recordExpiry('files', parsed, undefined))
+      for (const name of createdNames('upload', parsed)) await record(caller, name, recordExpiry('files', parsed, undefined), createdInputTokens('files', 'upload', parsed))
       if (answer.headers['x-goog-upload-status'] === 'final') await owners?.delete(target.name).catch(() => {})
       return same
     }
@@ -293,7 +311,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       const uploadId = uploadUrl === undefined ? null : new URL(uploadUrl, 'http://upstream').searchParams.get('upload_id')
       if (uploadId !== null && uploadId !== '') await record(caller, `uploads/${uploadId}`, recordExpiry('uploads', undefined, undefined))
     }
-    for (const name of createdNames(target.made === 'upload' ? 'upload' : target.made, parsed)) await record(caller, name, recordExpiry(target.kind, parsed, askedExpiry))
+    const made = target.made === 'upload' ? 'upload' : target.made
+    for (const name of createdNames(made, parsed)) await record(caller, name, recordExpiry(target.kind, parsed, askedExpiry), createdInputTokens(target.kind, made, parsed))
     return same
   }
 
@@ -301,11 +320,20 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     checkReferences,
 
     async checkOwned (caller, resource) {
-      if (caller.kind === 'key' && !await owns(caller.userId, resource)) throw notFound(resource)
+      if (caller.kind !== 'key') return 0
+      const held = owners === undefined ? null : await owners.get(resource, now())
+      if (held?.userId !== caller.userId) throw notFound(resource)
+      return held.inputTokens ?? 0
     },
 
-    async createdInteraction (caller, resource) {
-      await record(caller, resource, new Date(now().getTime() + RECORD_LIFE_MS.interactions))
+    async createdInteraction (caller, resource, inputTokens) {
+      // A stream's interaction is recorded at its first event, and its history's length kept once it completed.
+      const held = caller.kind === 'key' && inputTokens !== undefined ? await owners?.get(resource, now()) : undefined
+      if (held != null && caller.kind === 'key' && held.userId === caller.userId) {
+        await owners!.put({ ...held, inputTokens }).catch((err: unknown) => logger?.error({ err, resource }, 'upstream resource owner not updated'))
+        return
+      }
+      await record(caller, resource, new Date(now().getTime() + RECORD_LIFE_MS.interactions), inputTokens)
     },
 
     async deleted (caller, resource) {
@@ -336,12 +364,12 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       const text = bytes.toString('utf8')
       const parsed = text.trim() === '' ? {} : parseJson(text)
       if (!isObject(parsed)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
-      await checkReferences(caller, parsed)
+      const referencedTokens = await checkReferences(caller, parsed)
       const cacheCreate = target.op === 'create' && target.kind === 'caches'
       const cachePatch = target.op === 'item' && target.kind === 'caches' && method === 'PATCH'
       const askedExpiry = cacheCreate || cachePatch ? cacheExpiry(parsed, cacheCreate) : undefined
       const sent = Buffer.from(JSON.stringify(parsed))
-      return pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry, bytes.length)
+      return { ...pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry, bytes.length), referencedTokens }
     },
   }
 }

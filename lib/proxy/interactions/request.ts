@@ -38,6 +38,8 @@ export interface CreateRequest {
   /** Whether the upstream keeps the interaction (store, default true): only a stored one has an owner to record. */
   stored: boolean
   maxOutputTokens?: unknown
+  /** generation_config.candidate_count: the answers asked for (the output reservation times it). */
+  outputCount?: unknown
 }
 
 /**
@@ -62,5 +64,6 @@ export function createRequest (body: unknown, caller: ProxyCaller): CreateReques
     stream: body.stream === true,
     stored: body.store !== false,
     maxOutputTokens: config?.max_output_tokens,
+    outputCount: config?.candidate_count,
   }
 }
