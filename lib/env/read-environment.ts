@@ -40,7 +40,7 @@ export interface EnvironmentConfig {
   readonly authAdminPasswordFile?: string
   /** Session lifetime in seconds. Default unset: the library's 3600 (AUTH_SESSION_TTL_SECONDS). */
   readonly authSessionTtlSeconds?: number
-  /** A session younger than this may change password, email or username, or create an API key, without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
+  /** A session younger than this may change password, email or username, create an API key, or make an admin write or delete, without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
   readonly authReauthSeconds?: number
   /** Session tokens accepted in the query string; header forms always are. Default unset: the library's true (AUTH_QUERY_TOKENS). */
   readonly authQueryTokens?: boolean
