@@ -227,18 +227,43 @@ t.test('an abandoned stream is charged at least what was forwarded (characters Ã
     geminiResponse({ thought: 't'.repeat(100), text: 'a'.repeat(300) }),
     geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
   ], { chunkDelayMs: 30_000 }))
-  const controller = new AbortController()
-  const res = await r.chat(chatBody({ stream: true }), KEY, controller.signal)
-  const reader = res.body!.getReader()
-  let text = ''
-  while (!text.includes('aaaa')) text += new TextDecoder().decode((await reader.read()).value)
-  controller.abort()
-  await r.settledCount(1)
-  const charged = r.settled[0]!
-  t.equal(charged.outputTokens + charged.thinkingTokens, 100, '400 characters forwarded: 100 tokens')
+  const charged = await abandoned(r, chatBody({ stream: true, max_tokens: 50 }), 'aaaa')
+  t.equal(charged.outputTokens + charged.thinkingTokens, 100, '400 characters forwarded: 100 tokens, more than the 50 reserved')
   t.ok(charged.inputTokens > 0, 'and the input the upstream had, estimated')
   await r.recorded(1)
   t.equal(r.entries[0]!.status, 499)
+})
+
+/** Opens a chat stream, reads until `until` went by, leaves it; the charge settled. */
+async function abandoned (r: Rig, body: string, until: string): Promise<TokenUsage> {
+  const controller = new AbortController()
+  const res = await r.chat(body, KEY, controller.signal)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes(until)) text += new TextDecoder().decode((await reader.read()).value)
+  controller.abort()
+  await r.settledCount(1)
+  return r.settled[0]!
+}
+
+t.test('an abandoned stream whose last usage reports no answer tokens is charged the output it reserved: thoughts spent before it are paid', async t => {
+  const r = await rig(t, limits({ tpm: 100000 }))
+  r.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ text: 'a', usage: { promptTokenCount: 40, totalTokenCount: 40 } }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ], { chunkDelayMs: 30_000 }))
+  const charged = await abandoned(r, chatBody({ stream: true, max_tokens: 500 }), '"a"')
+  t.same(charged, { inputTokens: 40, outputTokens: 500, thinkingTokens: 0, cachedTokens: 0 }, 'the reported input, and the 500 reserved as output')
+})
+
+t.test("an abandoned stream counts a function call's arguments as output forwarded", async t => {
+  const r = await rig(t, limits({ tpm: 100000 }))
+  r.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ functionCalls: [{ name: 'lookup', args: { query: 'q'.repeat(3990) }, thoughtSignature: 'sig' }], usage: { promptTokenCount: 40, candidatesTokenCount: 1 } }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ], { chunkDelayMs: 30_000 }))
+  const charged = await abandoned(r, chatBody({ stream: true, max_tokens: 50 }), 'lookup')
+  t.ok(charged.outputTokens >= 1000, `about 4,000 characters of arguments sent: at least 1,000 tokens (${charged.outputTokens}), where usage said 1`)
 })
 
 t.test('a concurrency slot is freed on completion and on error', async t => {

@@ -91,9 +91,12 @@ export function requestTokens (req: HandlerRequest): number {
 /**
  * What an ended call is charged (docs/model-proxy.md, "Limits and usage"): the usage the upstream reported, its
  * output at least the text forwarded ÷ 4; without any report, the input estimate (or nothing) and the forwarded text.
+ * `abandonedOutput`: the output reserved, when the client left (499): it is the floor while the last usage seen
+ * reports no answer tokens, since the upstream may have spent them (thoughts, a function call) before that report.
  */
-function charged (reported: TokenUsage | undefined, forwardedChars: number, estimate: number, unreported: Unreported): TokenUsage | undefined {
-  const floor = Math.ceil(forwardedChars / CHARS_PER_TOKEN)
+function charged (reported: TokenUsage | undefined, forwardedChars: number, estimate: number, unreported: Unreported, abandonedOutput: number): TokenUsage | undefined {
+  const sent = Math.ceil(forwardedChars / CHARS_PER_TOKEN)
+  const floor = (reported?.outputTokens ?? 0) === 0 ? Math.max(sent, abandonedOutput) : sent
   if (reported === undefined) {
     const input = unreported === 'estimate' ? estimate : 0
     return input === 0 && floor === 0 ? undefined : { inputTokens: input, outputTokens: floor, thinkingTokens: 0, cachedTokens: 0 }
@@ -146,7 +149,7 @@ export function createMetering (options: MeteringOptions): Metering {
     }
   }
 
-  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined): MeteredCall {
+  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined, reservedOutput: number): MeteredCall {
     const userId = caller.kind === 'operator' ? 'operator' : caller.userId
     const keyId = caller.kind === 'operator' ? null : caller.keyId
     const level = caller.kind === 'operator' ? 'operator' : caller.accessLevel
@@ -163,7 +166,8 @@ export function createMetering (options: MeteringOptions): Metering {
         ended = true
         // A request on no model (unreported undefined) is charged nothing; a refused or failed call only what it reported
         // or sent; one the client left, its input too (the upstream had it).
-        const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported)
+        const abandoned = status === CLIENT_CLOSED ? reservedOutput : 0
+        const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported, abandoned)
         // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
         admission?.settle(used).catch(() => {})
         if (unreported === undefined) {
@@ -192,7 +196,7 @@ export function createMetering (options: MeteringOptions): Metering {
         throw err
       }
     }
-    const metered = call(caller, surface, model, admission, estimate, unreported)
+    const metered = call(caller, surface, model, admission, estimate, unreported, reserved)
     calls.set(req, metered)
     return metered
   }
