@@ -141,3 +141,18 @@ t.test('File Search stores and files:register URIs are references a key may not 
   for (const [path, body] of refused) t.equal((await call(url, alice.key, 'POST', path, body)).status, 404, JSON.stringify(body))
   t.equal(upstreamCalls(fake), before, 'nothing sent upstream')
 })
+
+t.test('the 1,000-resource cap counts a create whose answer did not parse: the resource may exist upstream all the same', async t => {
+  const { url, fake, store, bob } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const owned = async (): Promise<number> => await store.owners.countByUser(bob.userId, new Date(), 'interactions/')
+  fake.keyReplies.set('upstream-key', { text: `x(${JSON.stringify({ name: 'cachedContents/made' })})` })
+  t.equal((await createCache(url, bob.key)).status, 502)
+  fake.keyReplies.set('upstream-key', { body: { unexpected: 'shape' } })
+  t.equal((await createCache(url, bob.key)).status, 200, 'a JSON answer naming nothing passes')
+  fake.keyReplies.clear()
+  t.equal(await owned(), 2, 'both count against the cap, though neither named a resource')
+  t.equal((await createCache(url, bob.key)).status, 200)
+  t.equal(await owned(), 3, 'a create that names its resource counts once, as its own record')
+  // Nothing lists or names the counting records: they are no resource.
+  t.same((await call(url, bob.key, 'GET', '/v1beta/cachedContents')).body.cachedContents.length, 1)
+})

@@ -10,6 +10,7 @@
 //    not counted
 // The operator password sees and may do everything; a resource without a record (made before the upgrade, or by the
 // operator) is the operator's. Creations and deletions are logged with the user and key id.
+import { randomUUID } from 'node:crypto'
 import { fail } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { parseJson } from '../../http/json-body.ts'
@@ -29,6 +30,8 @@ export const DEFAULT_MAX_CACHE_TTL_SECONDS = 3600
 export const MAX_OWNED_PER_USER = 1000
 /** The names of interactions' owner records. */
 const INTERACTIONS_PREFIX = 'interactions/'
+/** The names of records that count a create whose answer named nothing (countUnnamed); no resource has one. */
+const UNNAMED_PREFIX = 'unnamed-create/'
 
 const HOUR_MS = 3600_000
 /**
@@ -252,7 +255,29 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     return items.filter(i => isObject(i) && typeof i.name === 'string' && mine.has(i.name))
   }
 
+  /**
+   * A key's create the upstream accepted (2xx) but whose answer names nothing the gateway could record (it did not
+   * parse, or is not shaped as Google answers): the resource may exist all the same, so a record of no resource
+   * counts it against the user's MAX_OWNED_PER_USER for as long as the resource could live.
+   */
+  async function countUnnamed (caller: ProxyCaller, kind: ResourceKind, askedExpiry: Date | undefined): Promise<void> {
+    if (caller.kind !== 'key' || owners === undefined) return
+    const resource = `${UNNAMED_PREFIX}${randomUUID()}`
+    await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt: recordExpiry(kind, undefined, askedExpiry) })
+      .catch((err: unknown) => logger?.error({ err, resource }, 'unnamed upstream resource not counted'))
+  }
+
   async function settleAnswer (caller: ProxyCaller, method: string, target: ResourceTarget, answer: ForwardResponse, askedExpiry: Date | undefined, nextPage: ((pageToken: string) => Promise<ForwardResponse>) | undefined): Promise<ForwardResponse> {
+    if (target.op !== 'create' || answer.status < 200 || answer.status >= 300) return await settleChecked(caller, method, target, answer, askedExpiry, nextPage)
+    let named = false
+    try {
+      return await settleChecked(caller, method, target, answer, askedExpiry, nextPage, () => { named = true })
+    } finally {
+      if (!named) await countUnnamed(caller, target.kind, askedExpiry)
+    }
+  }
+
+  async function settleChecked (caller: ProxyCaller, method: string, target: ResourceTarget, answer: ForwardResponse, askedExpiry: Date | undefined, nextPage: ((pageToken: string) => Promise<ForwardResponse>) | undefined, recorded?: () => void): Promise<ForwardResponse> {
     const ok = answer.status >= 200 && answer.status < 300
     if (!ok || target.op === 'model' || target.op === 'other') return answer
     if (target.op === 'item') {
@@ -309,10 +334,16 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     if (target.made === 'upload') {
       const uploadUrl = answer.headers['x-goog-upload-url']
       const uploadId = uploadUrl === undefined ? null : new URL(uploadUrl, 'http://upstream').searchParams.get('upload_id')
-      if (uploadId !== null && uploadId !== '') await record(caller, `uploads/${uploadId}`, recordExpiry('uploads', undefined, undefined))
+      if (uploadId !== null && uploadId !== '') {
+        await record(caller, `uploads/${uploadId}`, recordExpiry('uploads', undefined, undefined))
+        recorded?.()
+      }
     }
     const made = target.made === 'upload' ? 'upload' : target.made
-    for (const name of createdNames(made, parsed)) await record(caller, name, recordExpiry(target.kind, parsed, askedExpiry), createdInputTokens(target.kind, made, parsed))
+    for (const name of createdNames(made, parsed)) {
+      await record(caller, name, recordExpiry(target.kind, parsed, askedExpiry), createdInputTokens(target.kind, made, parsed))
+      recorded?.()
+    }
     return same
   }
 
