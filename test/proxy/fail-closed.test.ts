@@ -156,3 +156,16 @@ t.test('the 1,000-resource cap counts a create whose answer did not parse: the r
   // Nothing lists or names the counting records: they are no resource.
   t.same((await call(url, bob.key, 'GET', '/v1beta/cachedContents')).body.cachedContents.length, 1)
 })
+
+t.test('a per-user upload byte quota: uploads past GEMINI_UPLOAD_BYTES_PER_DAY are a 429 before anything is sent, per user', async t => {
+  const { url, fake, alice, bob } = await setup(t, { GEMINI_UPLOAD_BYTES_PER_DAY: '1000' })
+  await upload(url, alice.key, 'a'.repeat(600))
+  const before = upstreamCalls(fake)
+  const refused = await fetch(`${url}/upload/v1beta/files`, { method: 'POST', headers: { 'x-goog-api-key': alice.key, 'x-goog-upload-protocol': 'raw', 'content-type': 'text/plain' }, body: 'b'.repeat(600) })
+  t.equal(refused.status, 429)
+  t.match(await refused.json(), { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: /may upload 1000 bytes a day/ } })
+  t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After: the end of the UTC day')
+  t.equal(upstreamCalls(fake), before, 'nothing went upstream')
+  t.match(await upload(url, bob.key, 'c'.repeat(600)), /^files\//, "another user's day is their own")
+  t.match(await upload(url, alice.key, 'd'.repeat(200)), /^files\//, 'what fits still passes (an upload start\'s metadata counts too)')
+})

@@ -22,6 +22,7 @@ import type { KeyCaller, ProxyCaller } from './caller.ts'
 import { outputFilesIn, referencesIn, resourceTarget } from './resource-paths.ts'
 import type { ResourceTarget } from './resource-paths.ts'
 import { cacheInputTokens, fileInputTokens, referencedInputTokens } from './reservation.ts'
+import type { UploadQuota } from './upload-quota.ts'
 
 /** createProxy's default maxCacheTtlSeconds (GEMINI_MAX_CACHE_TTL_SECONDS): an hour, the upstream's own default TTL. */
 export const DEFAULT_MAX_CACHE_TTL_SECONDS = 3600
@@ -66,6 +67,8 @@ export interface OwnershipOptions {
   maxCacheTtlSeconds: number
   /** Upstream hosts besides googleapis.com whose URIs name files (a custom GEMINI_API_ENDPOINT's), lower case. */
   fileHosts?: readonly string[]
+  /** Counts the bytes keys upload (lib/proxy/access/upload-quota.ts); none: uploads are not counted. */
+  uploads?: UploadQuota
   now: () => Date
   logger?: Logger
 }
@@ -86,8 +89,11 @@ export interface Admitted {
 }
 
 export interface Ownership {
-  /** Checks a pass-through request before anything is sent (403, 404, 400, 429), reading a JSON body a key sends. */
-  admit (caller: ProxyCaller, method: string, path: string, query: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<Admitted>
+  /**
+   * Checks a pass-through request before anything is sent (403, 404, 400, 429), reading a JSON body a key sends;
+   * `declaredBytes` is its Content-Length, which a key's upload must fit in the day's upload quota.
+   */
+  admit (caller: ProxyCaller, method: string, path: string, query: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined, declaredBytes?: number): Promise<Admitted>
   /**
    * Refuses (404) a generate, stream or countTokens body that names a cache or file the caller does not own; answers
    * the input tokens those it names bring in (their records' inputTokens, each time named; 0 for the operator).
@@ -174,7 +180,7 @@ function listPage (parsed: unknown, field: string): { items: unknown[], nextPage
 }
 
 export function createOwnership (options: OwnershipOptions): Ownership {
-  const { owners, byLevel, maxCacheTtlSeconds, now, logger, fileHosts = [] } = options
+  const { owners, byLevel, maxCacheTtlSeconds, now, logger, fileHosts = [], uploads } = options
 
   function logged (event: 'created' | 'deleted', caller: ProxyCaller, resource: string): void {
     const who = caller.kind === 'key' ? { userId: caller.userId, keyId: caller.keyId } : { userId: 'operator', keyId: null }
@@ -372,11 +378,11 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       await owners?.delete(resource).catch((err: unknown) => logger?.error({ err, resource }, 'upstream resource owner not removed'))
     },
 
-    async admit (caller, method, path, query, body) {
+    async admit (caller, method, path, query, given, declaredBytes) {
       const target = resourceTarget(method, path, query.upload_id)
       const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date, readBytes?: number): Admitted =>
         ({ body: sent, headers, readBytes, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
-      if (caller.kind !== 'key') return pass(body)
+      if (caller.kind !== 'key') return pass(given)
       if (target.op === 'other') {
         throw fail('RESOURCE_NOT_ALLOWED', `${target.what} is not available to keys: only models, files, cachedContents, batches and operations pass through for them`)
       }
@@ -387,8 +393,10 @@ export function createOwnership (options: OwnershipOptions): Ownership {
         throw fail('TOO_MANY_RESOURCES', `This user owns ${MAX_OWNED_PER_USER} upstream resources, as many as allowed; delete some first`)
       }
       if (target.op === 'create' && owners === undefined) throw fail('RESOURCE_NOT_ALLOWED', 'This proxy keeps no owner records (createProxy resources.owners), so keys cannot create upstream resources')
-      const readsBody = (method === 'POST' || method === 'PATCH' || method === 'PUT') && !path.startsWith('/upload/')
-      if (!readsBody) return pass(body)
+      const writes = method === 'POST' || method === 'PATCH' || method === 'PUT'
+      // Upload bytes are counted against the user's day (lib/proxy/access/upload-quota.ts) as they stream on, unread.
+      const body = writes && path.startsWith('/upload/') && uploads !== undefined ? await uploads.meter(caller, declaredBytes, given) : given
+      if (!writes || path.startsWith('/upload/')) return pass(body)
       // A key's JSON body is read whole (the route bounds its size) and checked as parsed; what goes upstream is the
       // value checked, serialised again, so no spelling the upstream might read otherwise (a repeated key) passes.
       const bytes = await readAll(body, Number.MAX_SAFE_INTEGER)

@@ -106,6 +106,12 @@ function byteStream (body: unknown): AsyncIterable<Uint8Array> | undefined {
   return (async function * oneChunk () { yield bytes })()
 }
 
+/** The request's Content-Length when it gives a whole number (the upload quota's up-front check). */
+function declaredLength (req: HandlerRequest): number | undefined {
+  const length = Number(req.headers['content-length'])
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined
+}
+
 /** Creating a cache (`POST .../cachedContents`, any case) names its model in the body, not the path. */
 const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/i
 
@@ -178,7 +184,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const { path, mount } = forwardedPath(req.path)
   const query = forwardedQuery(req.method, path, req.query)
   // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
-  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body))
+  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body), declaredLength(req))
   const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body, owned.readBytes, owned.referencedTokens)
   const request = {
     method: req.method,
