@@ -52,7 +52,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     limiter,
     usage,
     // Owners of upstream resources live in the store, so every replica holds members to their own.
-    resources: { ...options.proxy.resources, owners: store.owners },
+    resources: { ...options.proxy.resources, owners: store.owners, counters: store.counters },
     onCall: metrics.metering.onCall,
     upstream,
     responses: { ...options.proxy.responses, store: store.responses },

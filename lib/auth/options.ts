@@ -48,7 +48,7 @@ export interface AuthServiceOptions {
   basePath?: string
   /** Session lifetime in seconds, from login. Default 3600. */
   sessionTtlSeconds?: number
-  /** A session younger than this (seconds) may change password, email or username, or create an API key, without `current_password`; 0: never. Default 600. */
+  /** A session younger than this (seconds) may change password, email or username, create an API key, or make an admin write or delete, without `current_password`; 0: never. Default 600. */
   reauthSeconds?: number
   /** Accept session tokens in the query string (the seed's form); the token header and Authorization: Bearer always work. Default true. */
   queryTokens?: boolean

@@ -77,15 +77,21 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
   }
 
   /**
-   * The start of every admin write on one user (its account fields, level, status, limits): the admin prelude, then
-   * the one rule of recent authentication (confirmOwner, as the console and the self-update ask it: a recent login
-   * or `current_password` in the body), so a leaked admin token alone changes nobody. The body comes back without it.
+   * The one rule of recent authentication for an admin's write (confirmOwner, as the console and the self-update ask
+   * it: a recent login or `current_password` in the body), so a leaked admin token alone changes nobody; on the
+   * admin's own account it is the self-update's rule. The body comes back without it; a DELETE may send none.
    */
+  async function confirmedBody (req: HandlerRequest, session: SessionRecord): Promise<Record<string, unknown>> {
+    const given = jsonBody(req)
+    const [body, currentPassword] = given === undefined && req.method === 'DELETE' ? [{}, undefined] : withoutCurrentPassword(given)
+    await accounts.confirmOwner(session, currentPassword, req.remoteAddress)
+    return body
+  }
+
+  /** The start of every admin write on one user (account fields, level, status, limits, sessions, lockout): the admin prelude, then confirmedBody. */
   async function adminWrite (req: HandlerRequest): Promise<{ target: { user_id: string }, session: SessionRecord, body: Record<string, unknown> }> {
     const { target, session } = await adminOnUser(req)
-    const [body, currentPassword] = withoutCurrentPassword(jsonBody(req))
-    await accounts.confirmOwner(session, currentPassword, req.remoteAddress)
-    return { target, session, body }
+    return { target, session, body: await confirmedBody(req, session) }
   }
 
   const routes: Route[] = [
@@ -208,16 +214,17 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
     }),
 
     route('DELETE', '/admin/user/{user_id}/sessions', async (req) => {
-      const { target } = await adminOnUser(req)
-      const input = parse(endSessionsBody, jsonBody(req)) ?? {}
+      const { target, session, body } = await adminWrite(req)
+      const input = parse(endSessionsBody, body) ?? {}
       if (await users.findById(target.user_id) === null) throw fail('USER_NOT_FOUND')
-      const ended = await sessions.endOthers(target.user_id)
+      // An admin ending their own sessions keeps the one they are using, as the console does.
+      const ended = await sessions.endOthers(target.user_id, target.user_id === session.userId ? session.tokenHash : undefined)
       if (input.revoke_keys === true) return ok({ message: 'Sessions ended', ended, revoked_keys: await keys.revokeAll(target.user_id) })
       return ok({ message: 'Sessions ended', ended })
     }),
 
     route('DELETE', '/admin/user/{user_id}/lockout', async (req) => {
-      const { target } = await adminOnUser(req)
+      const { target } = await adminWrite(req)
       await accounts.clearLockout(target.user_id)
       return ok({ message: 'Lockout cleared' })
     }),
@@ -260,7 +267,8 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
       const device = deviceOf(req)
       const query = parse(adminQuery, req.query)
       const params = parse(keyParams, req.params)
-      await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      const session = await requireHush(query.admin_id, tokenOf(req, query.token), device)
+      await confirmedBody(req, session)
       await keys.delete(params.key_id)
       return ok({ message: 'API key deleted' })
     }),

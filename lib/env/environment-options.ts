@@ -62,7 +62,7 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
     modelDiscovery: config.modelDiscoveryHours === 0 ? false : { intervalMs: Math.max(1, Math.round(config.modelDiscoveryHours * 3600_000)) },
     password: config.proxyPassword,
-    resources: { byLevel: config.geminiLimits, maxCacheTtlSeconds: config.geminiMaxCacheTtlSeconds },
+    resources: { byLevel: config.geminiLimits, maxCacheTtlSeconds: config.geminiMaxCacheTtlSeconds, uploadBytesPerDay: config.geminiUploadBytesPerDay },
     modelAccess: config.geminiModelAccess,
     modelAliases: config.geminiModelAliases,
     minAccessLevel: config.proxyMinAccessLevel,

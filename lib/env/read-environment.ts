@@ -40,7 +40,7 @@ export interface EnvironmentConfig {
   readonly authAdminPasswordFile?: string
   /** Session lifetime in seconds. Default unset: the library's 3600 (AUTH_SESSION_TTL_SECONDS). */
   readonly authSessionTtlSeconds?: number
-  /** A session younger than this may change password, email or username, or create an API key, without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
+  /** A session younger than this may change password, email or username, create an API key, or make an admin write or delete, without current_password; 0: never. Default unset: the library's 600 (AUTH_REAUTH_SECONDS). */
   readonly authReauthSeconds?: number
   /** Session tokens accepted in the query string; header forms always are. Default unset: the library's true (AUTH_QUERY_TOKENS). */
   readonly authQueryTokens?: boolean
@@ -106,6 +106,8 @@ export interface EnvironmentConfig {
   readonly geminiLimits?: LimitsByLevel
   /** Longest cache TTL a key may ask for, in seconds. Default unset: the library's 3600 (GEMINI_MAX_CACHE_TTL_SECONDS). */
   readonly geminiMaxCacheTtlSeconds?: number
+  /** Bytes a user's keys may upload per UTC day. Default unset: the library's 10 GiB (GEMINI_UPLOAD_BYTES_PER_DAY). */
+  readonly geminiUploadBytesPerDay?: number
   /** Chat image URLs may point at private, loopback and link-local addresses. Default unset: the library's false (IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS). */
   readonly imageFetchAllowPrivateNetworks?: boolean
   /** Ports chat image URLs may use. Default unset: the library's, 80 and 443 (IMAGE_FETCH_ALLOWED_PORTS, comma-separated). */
@@ -161,6 +163,7 @@ const SCHEMA: Record<string, EnvRule> = {
   AUTH_REAUTH_SECONDS: seconds(0),
   AUTH_QUERY_TOKENS: bool,
   GEMINI_MAX_CACHE_TTL_SECONDS: seconds(1),
+  GEMINI_UPLOAD_BYTES_PER_DAY: number({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER }),
   CONSOLE_ENABLED: bool,
   CONSOLE_ALLOW_HTTP: bool,
   CONSOLE_PATH: pattern(/^(?:\/[A-Za-z0-9._~-]+)+\/?$/, 'path such as /console'),
@@ -376,6 +379,7 @@ export function readEnvironment (env: Record<string, string | undefined>): Envir
     geminiModels: models === undefined ? undefined : Object.freeze(models.split(',').map(s => s.trim()).filter(s => s !== '')),
     geminiLimits,
     geminiMaxCacheTtlSeconds: v.GEMINI_MAX_CACHE_TTL_SECONDS,
+    geminiUploadBytesPerDay: v.GEMINI_UPLOAD_BYTES_PER_DAY,
     responsesSecret: responsesSecretOf(v.PROXY_RESPONSES_SECRET, proxyPassword, v.AUTH_ADMIN_PASSWORD),
     responsesTtlDays: v.PROXY_RESPONSES_TTL_DAYS,
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
@@ -438,6 +442,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   limits: ['GEMINI_LIMITS'],
   'resources.byLevel': ['GEMINI_LIMITS'],
   'resources.maxCacheTtlSeconds': ['GEMINI_MAX_CACHE_TTL_SECONDS'],
+  'resources.uploadBytesPerDay': ['GEMINI_UPLOAD_BYTES_PER_DAY'],
   'imageFetch.allowPrivateNetworks': ['IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS'],
   'imageFetch.allowedPorts': ['IMAGE_FETCH_ALLOWED_PORTS'],
   url: ['MONGODB_URL'],

@@ -166,10 +166,22 @@ export function limitsToWire (limits: Partial<Record<keyof RateLimits, number | 
   return out
 }
 
-/** The level's limits with the user's override laid over them field by field (absent keeps the level's). */
+/**
+ * The calls in flight at once a level listed in the table allows when its entry sets no `concurrent` (null lifts it):
+ * a key is never unlimited in parallel by omission, so parallel calls cannot outrun their reservations unbounded.
+ */
+export const DEFAULT_CONCURRENT = 8
+
+/**
+ * The level's limits with the user's override laid over them field by field (absent keeps the level's); a listed
+ * level without `concurrent` has DEFAULT_CONCURRENT.
+ */
 export function effectiveLimits (level: Readonly<LevelLimits> | undefined, override: Readonly<RateLimits> | null): RateLimits {
   const out: RateLimits = {}
-  if (level !== undefined) for (const name of CODE_NAMES) if (level[name] !== undefined) out[name] = level[name]
+  if (level !== undefined) {
+    for (const name of CODE_NAMES) if (level[name] !== undefined) out[name] = level[name]
+    if (level.concurrent === undefined) out.concurrent = DEFAULT_CONCURRENT
+  }
   if (override !== null) for (const name of CODE_NAMES) if (override[name] !== undefined) out[name] = override[name]
   return out
 }

@@ -16,9 +16,10 @@ import type { ModelAccess } from './access/model-policy.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { createMetering } from './access/metering.ts'
 import { createOwnership, DEFAULT_MAX_CACHE_TTL_SECONDS } from './access/ownership.ts'
+import { createUploadQuota, DEFAULT_UPLOAD_BYTES_PER_DAY } from './access/upload-quota.ts'
 import { resolveLimitsOption } from '../metering/limits-rule.ts'
 import type { LimitsByLevel } from '../metering/limits-rule.ts'
-import type { OwnerStore } from '../store/types.ts'
+import type { CounterStore, OwnerStore } from '../store/types.ts'
 import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { UsageEntry, UsageLedger } from '../metering/usage-ledger.ts'
 import { createPriceList } from '../metering/call-cost.ts'
@@ -52,6 +53,10 @@ export interface ProxyResourceOptions {
   byLevel?: LimitsByLevel
   /** Longest TTL a key may give a cache, in seconds; a create or TTL change asking more is a 400 (GEMINI_MAX_CACHE_TTL_SECONDS). Default 3600. */
   maxCacheTtlSeconds?: number
+  /** Where the bytes each user's keys upload per UTC day are counted (a Store's `counters`). Default none: uploads are not counted. */
+  counters?: CounterStore
+  /** Bytes a user's keys may upload (/upload/v1beta) per UTC day; past it a 429 UPLOAD_QUOTA_EXCEEDED (GEMINI_UPLOAD_BYTES_PER_DAY). Default 10 GiB. */
+  uploadBytesPerDay?: number
 }
 
 export interface ProxyOptions {
@@ -214,6 +219,10 @@ function checkProxyOptions (options: ProxyOptions): void {
       refuse('resources.owners', 'an OwnerStore (a Store\'s owners)', isObject(r.owners) ? Object.keys(r.owners) : r.owners)
     }
     if (r.maxCacheTtlSeconds !== undefined) positiveInteger(r.maxCacheTtlSeconds as number, 'resources.maxCacheTtlSeconds')
+    if (r.counters !== undefined && (!isObject(r.counters) || ['add', 'get'].some(m => typeof (r.counters as unknown as Record<string, unknown>)[m] !== 'function'))) {
+      refuse('resources.counters', 'a CounterStore (a Store\'s counters)', isObject(r.counters) ? Object.keys(r.counters) : r.counters)
+    }
+    if (r.uploadBytesPerDay !== undefined) positiveInteger(r.uploadBytesPerDay as number, 'resources.uploadBytesPerDay')
   }
   if (options.usage !== undefined && (!isObject(options.usage) || typeof options.usage.record !== 'function')) refuse('usage', 'a UsageLedger (createUsageLedger)', isObject(options.usage) ? Object.keys(options.usage) : options.usage)
   if (options.passwordAttempts !== undefined && options.passwordAttempts !== false && !isObject(options.passwordAttempts)) refuse('passwordAttempts', 'an object or false', options.passwordAttempts)
@@ -310,6 +319,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
       maxCacheTtlSeconds: options.resources?.maxCacheTtlSeconds ?? DEFAULT_MAX_CACHE_TTL_SECONDS,
       // A custom endpoint hands out file URIs on its own host: they name the gateway's files as Google's do.
       fileHosts: [options.upstream?.geminiApiEndpoint, options.upstream?.vertexEndpoint].flatMap(url => typeof url === 'string' && URL.canParse(url) ? [new URL(url).hostname] : []),
+      uploads: createUploadQuota({ counters: options.resources?.counters, bytesPerDay: options.resources?.uploadBytesPerDay ?? DEFAULT_UPLOAD_BYTES_PER_DAY, now: options.now ?? (() => new Date()) }),
       now: options.now ?? (() => new Date()),
       logger: options.logger,
     }),

@@ -226,7 +226,7 @@ function readUsage (o: Record<string, unknown>, where: string): UsageRecord {
 
 function readOwner (o: Record<string, unknown>, where: string): OwnerRecord {
   try {
-    return checkedOwner({ resource: stringAt(o, 'resource', where), userId: stringAt(o, 'userId', where), keyId: stringAt(o, 'keyId', where), createdAt: dateAt(o, 'createdAt', where), expiresAt: dateAt(o, 'expiresAt', where) })
+    return checkedOwner({ resource: stringAt(o, 'resource', where), userId: stringAt(o, 'userId', where), keyId: stringAt(o, 'keyId', where), createdAt: dateAt(o, 'createdAt', where), expiresAt: dateAt(o, 'expiresAt', where), ...(o.inputTokens === undefined ? {} : { inputTokens: o.inputTokens as number }) })
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
   }

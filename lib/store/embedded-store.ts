@@ -23,12 +23,16 @@ export interface EmbeddedStoreOptions {
   logger?: Logger
   /** Clock used to drop sessions and attempt windows long past their end (see retention.ts). Default: the system clock. */
   now?: () => Date
-  /** Most characters the stored Responses answers may total in memory; past it the oldest are dropped. Default 67108864 (64 Mi). */
+  /** Most characters the stored Responses answers may total in memory; past it the largest owner's oldest are dropped. Default 67108864 (64 Mi). */
   maxResponseChars?: number
+  /** Most characters one owner's stored Responses answers may total; past it that owner's oldest are dropped, no one else's. Default 8388608 (8 Mi). */
+  maxResponseCharsPerOwner?: number
 }
 
 const SWEEP_INTERVAL_MS = 60_000
 const DEFAULT_MAX_RESPONSE_CHARS = 64 * 1024 * 1024
+/** Two of the largest records (RESPONSE_RECORD_MAX_CHARS): a tenant's conversations cannot crowd out the others'. */
+const DEFAULT_MAX_RESPONSE_CHARS_PER_OWNER = 8 * 1024 * 1024
 const HEX_ID = /^[0-9a-f]{24}$/i
 
 function copyUser (u: UserRecord): UserRecord {
@@ -88,8 +92,11 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     throw new ConfigurationError('file', `createEmbeddedStore: file must be a non-empty path (got ${JSON.stringify(options.file)})`)
   }
   if (options.now !== undefined && typeof options.now !== 'function') throw new ConfigurationError('now', 'createEmbeddedStore: now must be a function returning a Date')
-  if (options.maxResponseChars !== undefined && (!Number.isSafeInteger(options.maxResponseChars) || options.maxResponseChars < 1)) {
-    throw new ConfigurationError('maxResponseChars', `createEmbeddedStore: maxResponseChars must be a positive integer (got ${String(options.maxResponseChars)})`)
+  for (const name of ['maxResponseChars', 'maxResponseCharsPerOwner'] as const) {
+    const value = options[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
+      throw new ConfigurationError(name, `createEmbeddedStore: ${name} must be a positive integer (got ${String(value)})`)
+    }
   }
   const clock = options.now ?? (() => new Date())
   // The lists the file saves note what changed, so a save writes only that (./embedded-changes.ts).
@@ -114,10 +121,13 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   /** key -> leaseId -> expiry ms */
   const leases = new Map<string, Map<string, number>>()
   // Stored responses too live in memory only (docs/responses.md, "Stored responses"): conversation bodies are large
-  // and the file is written whole on every change; Codex, the main client, stores nothing. Their total is bounded:
-  // past it the oldest go first (a Map keeps insertion order, and a replaced record moves to the end).
+  // and the file is written whole on every change; Codex, the main client, stores nothing. Each owner's total is
+  // bounded, past it that owner's oldest go first; so is the whole, past it the largest owner's oldest go (a Set
+  // keeps insertion order, and a replaced record moves to the end), so no tenant's records push out another's.
   const responses = new Map<string, ResponseRecord>()
   const responsesMaxChars = options.maxResponseChars ?? DEFAULT_MAX_RESPONSE_CHARS
+  const responsesMaxPerOwner = options.maxResponseCharsPerOwner ?? DEFAULT_MAX_RESPONSE_CHARS_PER_OWNER
+  const responsesByOwner = new Map<string, { chars: number, ids: Set<string> }>()
   let responseChars = 0
   let lastSweep = 0
   let closed = false
@@ -186,7 +196,29 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     if (r === undefined) return false
     responses.delete(id)
     responseChars -= r.data.length
+    const owned = responsesByOwner.get(r.ownerId)
+    if (owned !== undefined) {
+      owned.ids.delete(id)
+      owned.chars -= r.data.length
+      if (owned.ids.size === 0) responsesByOwner.delete(r.ownerId)
+    }
     return true
+  }
+
+  function keepResponse (r: ResponseRecord): void {
+    responses.set(r.id, r)
+    responseChars += r.data.length
+    let owned = responsesByOwner.get(r.ownerId)
+    if (owned === undefined) responsesByOwner.set(r.ownerId, owned = { chars: 0, ids: new Set() })
+    owned.ids.add(r.id)
+    owned.chars += r.data.length
+    while (owned.chars > responsesMaxPerOwner && owned.ids.size > 0) dropResponse(owned.ids.values().next().value as string)
+    while (responseChars > responsesMaxChars) {
+      let largest: { chars: number, ids: Set<string> } | undefined
+      for (const o of responsesByOwner.values()) if (largest === undefined || o.chars > largest.chars) largest = o
+      if (largest === undefined) break
+      dropResponse(largest.ids.values().next().value as string)
+    }
   }
 
   /** Drops records long past their end, at most once a minute; the next save carries the removals. */
@@ -577,12 +609,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         const held = responses.get(r.id)
         if (held !== undefined && held.ownerId !== r.ownerId) throw new Error(`A response with id ${r.id} is held by another owner`)
         dropResponse(r.id)
-        responses.set(r.id, r)
-        responseChars += r.data.length
-        for (const id of responses.keys()) {
-          if (responseChars <= responsesMaxChars) break
-          dropResponse(id)
-        }
+        keepResponse(r)
       },
 
       async get (id, ownerId, now) {

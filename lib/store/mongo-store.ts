@@ -123,7 +123,7 @@ function fromUsageDoc (d: UsageDoc): UsageRecord {
 }
 
 function fromOwnerDoc (d: OwnerDoc): OwnerRecord {
-  return { resource: d._id, userId: d.userId, keyId: d.keyId, createdAt: d.createdAt, expiresAt: d.expiresAt }
+  return { resource: d._id, userId: d.userId, keyId: d.keyId, createdAt: d.createdAt, expiresAt: d.expiresAt, ...(d.inputTokens === undefined ? {} : { inputTokens: d.inputTokens }) }
 }
 
 function counterId (key: string, windowStart: Date): string {

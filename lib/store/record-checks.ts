@@ -123,6 +123,7 @@ export function checkedOwner (r: OwnerRecord): OwnerRecord {
   if (r === null || typeof r !== 'object') throw new TypeError('an owner record must be an object')
   const out: OwnerRecord = { resource: text(r.resource, 'resource'), userId: text(r.userId, 'userId'), keyId: text(r.keyId, 'keyId'), createdAt: new Date(date(r.createdAt, 'createdAt')), expiresAt: new Date(date(r.expiresAt, 'expiresAt')) }
   if (out.resource === '' || out.userId === '' || out.keyId === '') throw new TypeError('resource, userId and keyId must not be empty')
+  if (r.inputTokens !== undefined) out.inputTokens = count(r.inputTokens, 'inputTokens')
   return out
 }
 

@@ -247,6 +247,8 @@ export interface OwnerRecord {
   createdAt: Date
   /** When the record may go: the resource's own expiry (ownership.ts says how long each kind lives). */
   expiresAt: Date
+  /** The input tokens a request naming the resource brings in (a file's size ÷ 4, a cache's totalTokenCount); absent: unknown. */
+  inputTokens?: number
 }
 
 export interface OwnerStore {

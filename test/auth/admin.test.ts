@@ -549,7 +549,43 @@ t.test('a disable that another replica\'s change makes the last enabled hush use
   t.equal(await base.users.countByAccessLevel('hush'), 1)
 })
 
-const REAUTH = 'Changing a password, email or username, an access level, status or limits, or creating an API key, needs a fresh login or the current password (current_password)'
+const REAUTH = 'Changing a password, email or username, an access level, status or limits, creating an API key, or as an admin deleting one or ending sessions or a lockout, needs a fresh login or the current password (current_password)'
+
+t.test('the JSON admin deletes (a key, a user\'s sessions, a lockout) need a recent sign-in or the admin\'s current password, as the admin writes do', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  const admin = await h.admin()
+  const user = await h.newUser({ username: 'target' })
+  t.equal((await setLevel(h, admin, user.userId, 'member')).status, 200, 'members make keys')
+  const key = await h.call('POST', '/auth/keys', { query: { user_id: user.userId }, headers: { 'user-agent': user.device, token: user.token }, json: { name: 'script' } })
+  t.equal(key.status, 201)
+  h.advance(600)
+  const deleteKey = (json?: unknown): Promise<Reply> =>
+    h.call('DELETE', `/admin/keys/${key.body.key_id as string}`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device }, json })
+  const deletes: Array<[string, () => Promise<Reply>]> = [
+    ['DELETE /admin/keys/{key_id}', () => deleteKey()],
+    ['DELETE /admin/user/{user_id}/sessions', () => adminCall(h, admin, 'DELETE', `${user.userId}/sessions`, { revoke_keys: true })],
+    ['DELETE /admin/user/{user_id}/lockout', () => adminCall(h, admin, 'DELETE', `${user.userId}/lockout`)],
+    // The admin's own account: the self-update's rule.
+    ['DELETE /admin/user/{own id}/sessions', () => adminCall(h, admin, 'DELETE', `${admin.userId}/sessions`)],
+  ]
+  for (const [what, send] of deletes) {
+    const res = await send()
+    t.same([res.status, res.body], [401, { detail: REAUTH }], what)
+  }
+  t.equal((await h.call('GET', `/admin/user/${user.userId}/keys`, { query: { admin_id: admin.userId, token: admin.token }, headers: { 'user-agent': admin.device } })).body.length, 1, 'the key is still there')
+  t.equal((await h.call('GET', '/auth/sessions', { query: { user_id: user.userId }, headers: { 'user-agent': user.device, token: user.token } })).status, 200, 'the user\'s session is still live')
+  const wrong = await deleteKey({ current_password: 'not-the-password' })
+  t.same([wrong.status, wrong.body], [401, { detail: 'current_password is not the current password' }])
+  t.equal((await deleteKey({ current_password: ADMIN_PASSWORD })).status, 200, 'the current password proves the admin is present')
+  t.equal((await adminCall(h, admin, 'DELETE', `${user.userId}/lockout`, { current_password: ADMIN_PASSWORD })).status, 200)
+  const fresh = await h.admin()
+  t.equal((await adminCall(h, fresh, 'DELETE', `${user.userId}/sessions`)).status, 200, 'a new sign-in is a recent one')
+  t.equal((await h.call('GET', '/auth/sessions', { query: { user_id: user.userId }, headers: { 'user-agent': user.device, token: user.token } })).status, 401, 'the user\'s sessions ended')
+  const own = await adminCall(h, fresh, 'DELETE', `${fresh.userId}/sessions`)
+  t.equal(own.status, 200)
+  t.equal((await adminCall(h, fresh, 'GET', user.userId)).status, 200, 'an admin ending their own sessions keeps the one in use')
+})
 
 t.test('the JSON admin writes (account fields, access level, status, limits) need a recent sign-in or the admin\'s current password, as the console does: a leaked admin token alone changes nobody', async t => {
   const h = await startAuthHarness()

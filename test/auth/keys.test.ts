@@ -377,7 +377,7 @@ t.test('a key deleted while a lookup of it is under way stops at once on that re
   t.equal(await h.service.resolveKey(key), undefined, 'the next one is refused, not served from a cached answer')
 })
 
-const REAUTH = 'Changing a password, email or username, an access level, status or limits, or creating an API key, needs a fresh login or the current password (current_password)'
+const REAUTH = 'Changing a password, email or username, an access level, status or limits, creating an API key, or as an admin deleting one or ending sessions or a lockout, needs a fresh login or the current password (current_password)'
 
 t.test('creating a key needs a recent login or current_password, as a sensitive self-update does', async t => {
   const { h, user } = await setup()

@@ -14,7 +14,7 @@ const limitsCall = (h: AuthHarness, admin: TestUser, method: 'GET' | 'PUT', targ
     raw: extra.raw,
   })
 
-t.test('GET shows no override and the level limits in effect, every field named (null: unlimited)', async t => {
+t.test('GET shows no override and the level limits in effect, every field named (null: unlimited; a listed level calls at most 8 at once by default)', async t => {
   const h = await startAuthHarness({ limits: BY_LEVEL })
   t.teardown(h.close)
   const admin = await h.admin()
@@ -22,7 +22,7 @@ t.test('GET shows no override and the level limits in effect, every field named 
   const reply = await limitsCall(h, admin, 'GET', user.userId)
   t.equal(reply.status, 200)
   t.equal(reply.headers['cache-control'], 'no-store')
-  t.same(reply.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null } })
+  t.same(reply.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: 8, usd_per_day: null, usd_per_month: null } })
 })
 
 t.test('PUT sets an override: a number replaces the level value, null lifts it, absent keeps it', async t => {
@@ -32,14 +32,14 @@ t.test('PUT sets an override: a number replaces the level value, null lifts it, 
   const user = await h.newUser()
   const put = await limitsCall(h, admin, 'PUT', user.userId, { rpm: 5, tpm: null, tokens_per_day: 20000 })
   t.equal(put.status, 200)
-  const expected = { user_id: user.userId, limits: { rpm: 5, tpm: null, tokens_per_day: 20000 }, effective: { rpm: 5, tpm: null, tokens_per_day: 20000, concurrent: null, usd_per_day: null, usd_per_month: null } }
+  const expected = { user_id: user.userId, limits: { rpm: 5, tpm: null, tokens_per_day: 20000 }, effective: { rpm: 5, tpm: null, tokens_per_day: 20000, concurrent: 8, usd_per_day: null, usd_per_month: null } }
   t.same(put.body, expected)
   t.same(await h.store.limits.get(user.userId), { rpm: 5, tpm: null, tokensPerDay: 20000 })
   t.same((await limitsCall(h, admin, 'GET', user.userId)).body, expected)
   t.equal((await limitsCall(h, admin, 'PUT', user.userId, { concurrent: 1 })).status, 200)
   t.same(await h.store.limits.get(user.userId), { concurrent: 1 }, 'a PUT replaces the whole override')
   const cleared = await limitsCall(h, admin, 'PUT', user.userId, {})
-  t.same(cleared.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null } }, 'an empty body removes the override')
+  t.same(cleared.body, { user_id: user.userId, limits: null, effective: { rpm: 10, tpm: 1000, tokens_per_day: null, concurrent: 8, usd_per_day: null, usd_per_month: null } }, 'an empty body removes the override')
   t.equal(await h.store.limits.get(user.userId), null)
 })
 

@@ -125,7 +125,7 @@ t.test('changing only the email or username ends no session', async t => {
   t.equal((await h.validate(u.userId, phone.body.access_token, 'phone/1.0')).status, 200)
 })
 
-const REAUTH = 'Changing a password, email or username, an access level, status or limits, or creating an API key, needs a fresh login or the current password (current_password)'
+const REAUTH = 'Changing a password, email or username, an access level, status or limits, creating an API key, or as an admin deleting one or ending sessions or a lockout, needs a fresh login or the current password (current_password)'
 
 t.test('a stolen session token cannot change the password, email or username without a recent login', async t => {
   const h = await startAuthHarness()

@@ -66,8 +66,9 @@ t.test('me: the limits in effect and what is left, from the rate limiter', async
   await limiter.admit({ userId, accessLevel: 'member' }, 0)
   await h0.store.counters.add(`rate:tpd:${userId}`, new Date(Math.floor(at / 86_400_000) * 86_400_000), 250, new Date(at + 86_400_000))
   const me = (await h.call('GET', '/api/me')).body
-  t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: null, usd_per_day: null, usd_per_month: null })
-  t.match(me.standing.used, { rpm: 1, tokens_per_day: 250, concurrent: 0 })
+  // A listed level without concurrent allows 8 calls at once (lib/metering/limits-rule.ts DEFAULT_CONCURRENT); the call admitted above holds one.
+  t.same(me.standing.limits, { rpm: 10, tpm: null, tokens_per_day: 1000, concurrent: 8, usd_per_day: null, usd_per_month: null })
+  t.match(me.standing.used, { rpm: 1, tokens_per_day: 250, concurrent: 1 })
   const plain = await startConsoleHarness()
   t.teardown(plain.close)
   await plain.member()

@@ -1,6 +1,6 @@
 // GEMINI_LIMITS, the option `limits` and the admin override body: one rule, three forms.
 import t from 'tap'
-import { allowedResources, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
+import { DEFAULT_CONCURRENT, allowedResources, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
 import { ConfigurationError } from '../../lib/index.ts'
 
 t.test('GEMINI_LIMITS: access levels to snake_case limits, null or absent for unlimited', async t => {
@@ -33,7 +33,7 @@ t.test('allow: the upstream resource kinds a level may use; files and caches by 
   t.same(allowedResources(table, 'default'), ['files', 'caches'], 'a level left out: files and caches')
   t.same(allowedResources(parseLimitsJson('{"hush": {"rpm": 1}}'), 'hush'), ['files', 'caches'], 'a level without allow: the same')
   t.same(resolveLimitsOption({ dev: { allow: ['batches'] } }), { dev: { allow: ['batches'] } }, 'the option takes it too')
-  t.same(effectiveLimits(table.member, null), { rpm: 60 }, 'allow is no rate limit')
+  t.same(effectiveLimits(table.member, null), { rpm: 60, concurrent: DEFAULT_CONCURRENT }, 'allow is no rate limit')
   for (const [text, message] of [
     ['{"member": {"allow": "files"}}', /limits\.member\.allow must be a list of batches, caches, files/],
     ['{"member": {"allow": ["uploads"]}}', /limits\.member\.allow must be a list/],
@@ -63,6 +63,14 @@ t.test('the override body: 400 INVALID_INPUT with the field as param', async t =
   ]
   for (const [body, param, message] of refused) t.throws(() => parseLimitsBody(body), { code: 'INVALID_INPUT', status: 400, param, message }, JSON.stringify(body).slice(0, 40))
   t.throws(() => parseLimitsBody(JSON.parse('{"__proto__": {"rpm": 1}}')), { code: 'INVALID_INPUT' })
+})
+
+t.test('a default concurrent per level: a listed level that sets no concurrent allows DEFAULT_CONCURRENT calls at once; null or an override lifts it', async t => {
+  t.equal(DEFAULT_CONCURRENT, 8)
+  t.same(effectiveLimits({ tokensPerDay: 3000 }, null), { tokensPerDay: 3000, concurrent: 8 })
+  t.same(effectiveLimits({ concurrent: null }, null), { concurrent: null }, 'null: unlimited, as written')
+  t.same(effectiveLimits({ tpm: 5 }, { concurrent: 20 }), { tpm: 5, concurrent: 20 }, 'a user\'s override replaces it')
+  t.same(effectiveLimits(undefined, null), {}, 'a level the table does not list stays unlimited')
 })
 
 t.test('effective limits: the override replaces level values field by field', async t => {

@@ -141,3 +141,31 @@ t.test('File Search stores and files:register URIs are references a key may not 
   for (const [path, body] of refused) t.equal((await call(url, alice.key, 'POST', path, body)).status, 404, JSON.stringify(body))
   t.equal(upstreamCalls(fake), before, 'nothing sent upstream')
 })
+
+t.test('the 1,000-resource cap counts a create whose answer did not parse: the resource may exist upstream all the same', async t => {
+  const { url, fake, store, bob } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const owned = async (): Promise<number> => await store.owners.countByUser(bob.userId, new Date(), 'interactions/')
+  fake.keyReplies.set('upstream-key', { text: `x(${JSON.stringify({ name: 'cachedContents/made' })})` })
+  t.equal((await createCache(url, bob.key)).status, 502)
+  fake.keyReplies.set('upstream-key', { body: { unexpected: 'shape' } })
+  t.equal((await createCache(url, bob.key)).status, 200, 'a JSON answer naming nothing passes')
+  fake.keyReplies.clear()
+  t.equal(await owned(), 2, 'both count against the cap, though neither named a resource')
+  t.equal((await createCache(url, bob.key)).status, 200)
+  t.equal(await owned(), 3, 'a create that names its resource counts once, as its own record')
+  // Nothing lists or names the counting records: they are no resource.
+  t.same((await call(url, bob.key, 'GET', '/v1beta/cachedContents')).body.cachedContents.length, 1)
+})
+
+t.test('a per-user upload byte quota: uploads past GEMINI_UPLOAD_BYTES_PER_DAY are a 429 before anything is sent, per user', async t => {
+  const { url, fake, alice, bob } = await setup(t, { GEMINI_UPLOAD_BYTES_PER_DAY: '1000' })
+  await upload(url, alice.key, 'a'.repeat(600))
+  const before = upstreamCalls(fake)
+  const refused = await fetch(`${url}/upload/v1beta/files`, { method: 'POST', headers: { 'x-goog-api-key': alice.key, 'x-goog-upload-protocol': 'raw', 'content-type': 'text/plain' }, body: 'b'.repeat(600) })
+  t.equal(refused.status, 429)
+  t.match(await refused.json(), { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: /may upload 1000 bytes a day/ } })
+  t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After: the end of the UTC day')
+  t.equal(upstreamCalls(fake), before, 'nothing went upstream')
+  t.match(await upload(url, bob.key, 'c'.repeat(600)), /^files\//, "another user's day is their own")
+  t.match(await upload(url, alice.key, 'd'.repeat(200)), /^files\//, 'what fits still passes (an upload start\'s metadata counts too)')
+})

@@ -79,6 +79,40 @@ t.test('a key may not create background or agent interactions, nor one naming no
   t.equal(fake.calls('interactions').length, 0)
 })
 
+t.test('both JSON spellings are canonicalised before any check: previousInteractionId naming another member\'s interaction is a 404, both spellings a 400, the upstream sees snake_case', async t => {
+  const { url, fake, alice } = await setup(t)
+  const bob = await keyUser(url, 'bob_interacts')
+  const hers = await create(url, alice.key, { model: 'gemini-4-argon', input: 'mine' })
+  t.equal(hers.status, 200)
+  const before = fake.calls('interactions').length
+  const foreign = await create(url, bob.key, { model: 'gemini-4-argon', input: 'and then', previousInteractionId: hers.body.id })
+  t.equal(foreign.status, 404, 'the camelCase spelling is checked as the snake_case one is')
+  t.match(foreign.body, { error: { code: 404, status: 'NOT_FOUND' } })
+  const both = await create(url, alice.key, { model: 'gemini-4-argon', input: 'x', previous_interaction_id: hers.body.id, previousInteractionId: 'v1_other' })
+  t.equal(both.status, 400)
+  t.match(both.body, { error: { message: /previous_interaction_id twice/ } })
+  t.equal((await create(url, bob.key, { model: 'gemini-4-argon', input: 'hi', generationConfig: { maxOutputTokens: 5 }, generation_config: {} })).status, 400, 'generation_config in both spellings')
+  t.equal(fake.calls('interactions').length, before, 'nothing went upstream')
+  t.equal((await create(url, alice.key, { model: 'gemini-4-argon', input: 'and then', previousInteractionId: hers.body.id, generationConfig: { maxOutputTokens: 5 } })).status, 200)
+  t.same([fake.last('interactions')!.body.previous_interaction_id, fake.last('interactions')!.body.previousInteractionId], [hers.body.id, undefined])
+  t.same(fake.last('interactions')!.body.generation_config, { max_output_tokens: 5 })
+})
+
+t.test('string booleans are refused: background "true", stream or store as text is a 400 before the upstream', async t => {
+  const { url, fake, alice } = await setup(t)
+  for (const body of [
+    { model: 'gemini-4-argon', input: 'hi', background: 'true' },
+    { model: 'gemini-4-argon', input: 'hi', background: 1 },
+    { model: 'gemini-4-argon', input: 'hi', stream: 'true' },
+    { model: 'gemini-4-argon', input: 'hi', store: 'false' },
+  ]) {
+    const refused = await create(url, alice.key, body)
+    t.equal(refused.status, 400, JSON.stringify(body))
+    t.match(refused.body, { error: { code: 400, status: 'INVALID_ARGUMENT', message: /must be true or false/ } })
+  }
+  t.equal(fake.calls('interactions').length, 0)
+})
+
 t.test('an abandoned stream is charged the usage it reported so far, recorded as the client closing', async t => {
   const { url, fake, alice } = await setup(t)
   fake.reply('interactions', {

@@ -137,7 +137,7 @@ t.test('every key response carries the rate headers: success, upstream error, st
 })
 
 t.test('a call reserves its input estimate plus the output it asks for; settle trues the reservation up to the upstream usage, streams included', async t => {
-  const r = await rig(t, limits({ tpm: 20_000 }))
+  const r = await rig(t, limits({ tpm: 200_000 }))
   r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: USAGE }) })
   r.fake.setDefault('streamGenerateContent', streamReply([
     geminiResponse({ text: 'a', usage: { promptTokenCount: 40, candidatesTokenCount: 1 } }),
@@ -146,36 +146,36 @@ t.test('a call reserves its input estimate plus the output it asks for; settle t
   const estimate = (body: string): number => Math.ceil(Buffer.byteLength(body) / 4)
   const firstBody = chatBody({ max_tokens: 100 })
   const first = await r.chat(firstBody)
-  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - estimate(firstBody) - 100), 'max_tokens and the input estimate reserved at admission')
+  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), String(200_000 - estimate(firstBody) - 100), 'max_tokens and the input estimate reserved at admission')
   await first.arrayBuffer()
   await r.settledCount(1)
   t.same(r.settled[0], CHARGED, 'input, output, thinking and cached tokens from usageMetadata')
   const secondBody = chatBody({ stream: true, max_completion_tokens: 200 })
   const second = await r.chat(secondBody)
-  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - 80 - estimate(secondBody) - 200), 'the first reservation was trued up to 80 (cached tokens are part of the input); max_completion_tokens reserved')
+  t.equal(second.headers.get('x-ratelimit-remaining-tokens'), String(200_000 - 80 - estimate(secondBody) - 200), 'the first reservation was trued up to 80 (cached tokens are part of the input); max_completion_tokens reserved')
   await second.text()
   await r.settledCount(2)
   t.same(r.settled[1], CHARGED, 'a stream is charged the last usage the upstream reported')
   const third = await r.native('streamGenerateContent')
-  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(20_000 - 160 - estimate(nativeBody) - DEFAULT_OUTPUT_RESERVATION), 'no maxOutputTokens: the model\'s output limit, capped, reserved')
+  t.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(200_000 - 160 - estimate(nativeBody) - createModelCatalog(['gemini-2.5-pro']).get('gemini-2.5-pro')!.outputTokenLimit), 'no maxOutputTokens: the model\'s output limit reserved')
   await third.text()
   await r.recorded(3)
   t.same(r.entries.map(e => [e.model, e.usage]), [['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED], ['gemini-2.5-pro', CHARGED]], 'recorded under the base name with the usage')
   t.same(r.calls.map(c => c[1]), ['member', 'member', 'member'], 'reported once per call with the access level')
 })
 
-t.test('the output reserved is what the call asks for, else the model\'s output limit capped, never above that limit', async t => {
+t.test('the output reserved is what the call asks for, never above the model\'s output limit, else that limit', async t => {
   const catalog = createModelCatalog(['gemini-2.5-pro', 'gemini-1.0-pro'])
   const pro = catalog.get('gemini-2.5-pro')!.outputTokenLimit
-  t.ok(pro > DEFAULT_OUTPUT_RESERVATION, 'the test needs a model whose limit is above the cap')
   t.equal(outputReservation(catalog, 'gemini-2.5-pro', 300), 300)
-  t.equal(outputReservation(catalog, 'gemini-2.5-pro', undefined), DEFAULT_OUTPUT_RESERVATION, 'no maximum: the cap')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', undefined), pro, 'no maximum: the model\'s own limit')
   t.equal(outputReservation(catalog, 'gemini-2.5-pro', 10 ** 9), pro, 'never above the model\'s limit')
-  t.equal(outputReservation(catalog, 'gemini-2.5-pro', -5), DEFAULT_OUTPUT_RESERVATION, 'a maximum that is none is ignored')
-  t.equal(outputReservation(catalog, 'gemini-2.5-pro', '300'), DEFAULT_OUTPUT_RESERVATION)
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', -5), pro, 'a maximum that is none is ignored')
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', '300'), pro)
+  t.equal(outputReservation(catalog, 'gemini-2.5-pro', 300, 3), 900, 'times the answers asked for')
   const small = catalog.get('gemini-1.0-pro')!.outputTokenLimit
-  t.equal(outputReservation(catalog, 'gemini-1.0-pro', undefined), Math.min(small, DEFAULT_OUTPUT_RESERVATION), 'a smaller limit than the cap is the reservation')
-  t.equal(outputReservation(catalog, 'gemini-9-unknown', undefined), DEFAULT_OUTPUT_RESERVATION, 'a model the catalog does not know: the cap')
+  t.equal(outputReservation(catalog, 'gemini-1.0-pro', undefined), small)
+  t.equal(outputReservation(catalog, 'gemini-9-unknown', undefined), DEFAULT_OUTPUT_RESERVATION, 'a model the catalog does not know: the default')
   t.equal(outputReservation(catalog, 'gemini-9-unknown', 50_000), 50_000)
 })
 
@@ -227,18 +227,43 @@ t.test('an abandoned stream is charged at least what was forwarded (characters Ã
     geminiResponse({ thought: 't'.repeat(100), text: 'a'.repeat(300) }),
     geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
   ], { chunkDelayMs: 30_000 }))
-  const controller = new AbortController()
-  const res = await r.chat(chatBody({ stream: true }), KEY, controller.signal)
-  const reader = res.body!.getReader()
-  let text = ''
-  while (!text.includes('aaaa')) text += new TextDecoder().decode((await reader.read()).value)
-  controller.abort()
-  await r.settledCount(1)
-  const charged = r.settled[0]!
-  t.equal(charged.outputTokens + charged.thinkingTokens, 100, '400 characters forwarded: 100 tokens')
+  const charged = await abandoned(r, chatBody({ stream: true, max_tokens: 50 }), 'aaaa')
+  t.equal(charged.outputTokens + charged.thinkingTokens, 100, '400 characters forwarded: 100 tokens, more than the 50 reserved')
   t.ok(charged.inputTokens > 0, 'and the input the upstream had, estimated')
   await r.recorded(1)
   t.equal(r.entries[0]!.status, 499)
+})
+
+/** Opens a chat stream, reads until `until` went by, leaves it; the charge settled. */
+async function abandoned (r: Rig, body: string, until: string): Promise<TokenUsage> {
+  const controller = new AbortController()
+  const res = await r.chat(body, KEY, controller.signal)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes(until)) text += new TextDecoder().decode((await reader.read()).value)
+  controller.abort()
+  await r.settledCount(1)
+  return r.settled[0]!
+}
+
+t.test('an abandoned stream whose last usage reports no answer tokens is charged the output it reserved: thoughts spent before it are paid', async t => {
+  const r = await rig(t, limits({ tpm: 100000 }))
+  r.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ text: 'a', usage: { promptTokenCount: 40, totalTokenCount: 40 } }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ], { chunkDelayMs: 30_000 }))
+  const charged = await abandoned(r, chatBody({ stream: true, max_tokens: 500 }), '"a"')
+  t.same(charged, { inputTokens: 40, outputTokens: 500, thinkingTokens: 0, cachedTokens: 0 }, 'the reported input, and the 500 reserved as output')
+})
+
+t.test("an abandoned stream counts a function call's arguments as output forwarded", async t => {
+  const r = await rig(t, limits({ tpm: 100000 }))
+  r.fake.reply('streamGenerateContent', streamReply([
+    geminiResponse({ functionCalls: [{ name: 'lookup', args: { query: 'q'.repeat(3990) }, thoughtSignature: 'sig' }], usage: { promptTokenCount: 40, candidatesTokenCount: 1 } }),
+    geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE }),
+  ], { chunkDelayMs: 30_000 }))
+  const charged = await abandoned(r, chatBody({ stream: true, max_tokens: 50 }), 'lookup')
+  t.ok(charged.outputTokens >= 1000, `about 4,000 characters of arguments sent: at least 1,000 tokens (${charged.outputTokens}), where usage said 1`)
 })
 
 t.test('a concurrency slot is freed on completion and on error', async t => {

@@ -720,6 +720,10 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     t.equal((await store.owners.get('files/abc-1', now))!.userId, 'u1', 'records handed out are copies')
     await store.owners.put({ ...record, userId: 'u2', keyId: 'k2' })
     t.same(await store.owners.get('files/abc-1', now), { ...record, userId: 'u2', keyId: 'k2' })
+    // What naming the resource brings into a call (lib/proxy/access/reservation.ts) is kept with its owner.
+    await store.owners.put({ ...record, inputTokens: 100_000 })
+    t.same(await store.owners.getMany(['files/abc-1'], now), [{ ...record, inputTokens: 100_000 }])
+    await t.rejects(store.owners.put({ ...record, inputTokens: -1 }), TypeError, 'a count that is none is refused')
     t.equal(await store.owners.delete('files/abc-1'), true)
     t.equal(await store.owners.delete('files/abc-1'), false)
     t.equal(await store.owners.get('files/abc-1', now), null)

@@ -384,6 +384,25 @@ t.test('rate windows past their expiry and expired leases are dropped from memor
   t.equal(await store.counters.get('rpm:u1', new Date(minute.getTime() + 60_000)), 0)
 })
 
+t.test("stored responses have a per-owner budget: past maxResponseCharsPerOwner an owner's oldest go, never another owner's", async t => {
+  const store = await createEmbeddedStore({ maxResponseChars: 16, maxResponseCharsPerOwner: 8 })
+  t.teardown(() => store.close())
+  const now = new Date(Date.UTC(2026, 0, 5))
+  const later = new Date(now.getTime() + 60_000)
+  const put = (id: string, ownerId: string): Promise<void> => store.responses.put({ id, ownerId, data: '1234', createdAt: now, expiresAt: later })
+  const held = async (id: string, ownerId: string): Promise<boolean> => await store.responses.get(id, ownerId, now) !== null
+  await put('bob1', 'bob')
+  for (const id of ['ann1', 'ann2', 'ann3']) await put(id, 'ann')
+  t.same([await held('ann1', 'ann'), await held('ann2', 'ann'), await held('ann3', 'ann')], [false, true, true], "ann's oldest went past her 8")
+  t.ok(await held('bob1', 'bob'), "bob's answer is not ann's to push out")
+  // The whole is bounded too: past it the largest owner's oldest go.
+  await put('cat1', 'cat')
+  await put('cat2', 'cat')
+  t.ok(await held('bob1', 'bob'), 'the smallest owner keeps his')
+  t.equal([await held('ann2', 'ann'), await held('cat1', 'cat')].filter(Boolean).length, 1, 'one of the two largest owners lost its oldest')
+  t.match(await createEmbeddedStore({ maxResponseCharsPerOwner: 0 }).catch(e => e), { option: 'maxResponseCharsPerOwner', message: /must be a positive integer/ })
+})
+
 t.test('stored responses in memory are bounded by maxResponseChars: the oldest go first', async t => {
   const store = await createEmbeddedStore({ maxResponseChars: 10 })
   t.teardown(() => store.close())

@@ -47,9 +47,10 @@ export interface Metering {
    * Begins a call of `model` (its usage row's name), reserving its input estimate plus `requestedOutputTokens` (what
    * outputReservation gives; default 0) in the caller's token windows; throws RATE_LIMITED (RateLimitedError,
    * recorded as a 429) when a limit refuses it. `readBytes`: the request body's size as the gateway read it (a
-   * pass-through body it checked), the floor of the input estimate whatever Content-Length said.
+   * pass-through body it checked), the floor of the input estimate whatever Content-Length said. `referencedTokens`:
+   * the input the upstream brings in by reference (lib/proxy/access/reservation.ts), added to the estimate.
    */
-  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported, readBytes?: number): Promise<MeteredCall>
+  begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported, readBytes?: number, referencedTokens?: number): Promise<MeteredCall>
   /** Begins a request on no model: counted against the requests per minute, charged nothing, recorded under NO_MODEL. */
   request (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
   /** The call `req` began, if any (for the error mappers). */
@@ -70,7 +71,7 @@ export function bodyBytes (body: unknown): number {
 }
 
 /** Characters per token, the usual rate for text: estimates and the floor of an abandoned stream. */
-const CHARS_PER_TOKEN = 4
+export const CHARS_PER_TOKEN = 4
 
 /**
  * The input tokens a request reserves before the call: its JSON bytes / 4, the usual characters per token of text.
@@ -91,9 +92,12 @@ export function requestTokens (req: HandlerRequest): number {
 /**
  * What an ended call is charged (docs/model-proxy.md, "Limits and usage"): the usage the upstream reported, its
  * output at least the text forwarded ÷ 4; without any report, the input estimate (or nothing) and the forwarded text.
+ * `abandonedOutput`: the output reserved, when the client left (499): it is the floor while the last usage seen
+ * reports no answer tokens, since the upstream may have spent them (thoughts, a function call) before that report.
  */
-function charged (reported: TokenUsage | undefined, forwardedChars: number, estimate: number, unreported: Unreported): TokenUsage | undefined {
-  const floor = Math.ceil(forwardedChars / CHARS_PER_TOKEN)
+function charged (reported: TokenUsage | undefined, forwardedChars: number, estimate: number, unreported: Unreported, abandonedOutput: number): TokenUsage | undefined {
+  const sent = Math.ceil(forwardedChars / CHARS_PER_TOKEN)
+  const floor = (reported?.outputTokens ?? 0) === 0 ? Math.max(sent, abandonedOutput) : sent
   if (reported === undefined) {
     const input = unreported === 'estimate' ? estimate : 0
     return input === 0 && floor === 0 ? undefined : { inputTokens: input, outputTokens: floor, thinkingTokens: 0, cachedTokens: 0 }
@@ -102,21 +106,24 @@ function charged (reported: TokenUsage | undefined, forwardedChars: number, esti
   return output >= floor ? reported : { ...reported, outputTokens: floor - reported.thinkingTokens }
 }
 
-/** The output a call that sets no maximum of its own reserves: the model's output limit, at most this. */
+/** The output a call reserves when it sets no maximum and the catalog knows no limit of its model (a tuned model). */
 export const DEFAULT_OUTPUT_RESERVATION = 8192
 
 /**
- * The output tokens a call reserves at admission (docs/model-proxy.md, "Limits and usage"): the maximum it asks for
- * (`max_completion_tokens`/`max_tokens`, `maxOutputTokens`; a positive whole number, else ignored), else the model's
- * output limit when the catalog knows the model, at most DEFAULT_OUTPUT_RESERVATION; never more than that limit.
+ * The output tokens a call reserves at admission (docs/model-proxy.md, "Reservations"): the maximum it asks for
+ * (`max_completion_tokens`/`max_tokens`, `maxOutputTokens`; a positive whole number, else ignored) but never more
+ * than the model's output limit; with no maximum, that limit itself (DEFAULT_OUTPUT_RESERVATION for a model the
+ * catalog does not know); times `count`, the answers asked for (reservation.ts outputCount). However large, it
+ * refuses no call by itself: a call is admitted while its windows are under their limits (lib/metering/rate-limiter.ts).
  */
-export function outputReservation (catalog: { get (id: string): { outputTokenLimit: number } | undefined }, base: string, requested: unknown): number {
+export function outputReservation (catalog: { get (id: string): { outputTokenLimit: number } | undefined }, base: string, requested: unknown, count = 1): number {
   let limit: number | undefined
   try {
     limit = catalog.get(base)?.outputTokenLimit
   } catch {} // a model the catalog refuses was refused before the call began
-  if (typeof requested === 'number' && Number.isSafeInteger(requested) && requested > 0) return limit === undefined ? requested : Math.min(requested, limit)
-  return limit === undefined ? DEFAULT_OUTPUT_RESERVATION : Math.min(limit, DEFAULT_OUTPUT_RESERVATION)
+  const asked = typeof requested === 'number' && Number.isSafeInteger(requested) && requested > 0 ? requested : undefined
+  const one = asked === undefined ? limit ?? DEFAULT_OUTPUT_RESERVATION : limit === undefined ? asked : Math.min(asked, limit)
+  return one * count
 }
 
 /**
@@ -143,7 +150,7 @@ export function createMetering (options: MeteringOptions): Metering {
     }
   }
 
-  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined): MeteredCall {
+  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined, reservedOutput: number): MeteredCall {
     const userId = caller.kind === 'operator' ? 'operator' : caller.userId
     const keyId = caller.kind === 'operator' ? null : caller.keyId
     const level = caller.kind === 'operator' ? 'operator' : caller.accessLevel
@@ -160,7 +167,8 @@ export function createMetering (options: MeteringOptions): Metering {
         ended = true
         // A request on no model (unreported undefined) is charged nothing; a refused or failed call only what it reported
         // or sent; one the client left, its input too (the upstream had it).
-        const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported)
+        const abandoned = status === CLIENT_CLOSED ? reservedOutput : 0
+        const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported, abandoned)
         if (unreported === undefined) {
           // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
           admission?.settle(used).catch(() => {})
@@ -219,18 +227,18 @@ export function createMetering (options: MeteringOptions): Metering {
         } catch (over) {
           throw refused(over, caller, model, surface, unreported)
         }
-        calls.set(req, call(caller, surface, model, counted, 0, unreported))
+        calls.set(req, call(caller, surface, model, counted, 0, unreported, 0))
         throw err
       }
     }
-    const metered = call(caller, surface, model, admission, estimate, unreported)
+    const metered = call(caller, surface, model, admission, estimate, unreported, reserved)
     calls.set(req, metered)
     return metered
   }
 
   return {
-    begin: (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0) =>
-      admit(req, caller, surface, model, readBytes > 0 ? Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)) : undefined, requestedOutputTokens ?? 0, unreported),
+    begin: (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0, referencedTokens = 0) =>
+      admit(req, caller, surface, model, readBytes > 0 || referencedTokens > 0 ? Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)) + referencedTokens : undefined, requestedOutputTokens ?? 0, unreported),
     request: (req, caller, surface) => admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
     callOf: req => calls.get(req),
   }

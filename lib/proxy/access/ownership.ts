@@ -10,16 +10,19 @@
 //    not counted
 // The operator password sees and may do everything; a resource without a record (made before the upgrade, or by the
 // operator) is the operator's. Creations and deletions are logged with the user and key id.
+import { randomUUID } from 'node:crypto'
 import { fail } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { parseJson } from '../../http/json-body.ts'
 import { allowedResources } from '../../metering/limits-rule.ts'
 import type { LimitsByLevel, ResourceKind } from '../../metering/limits-rule.ts'
-import type { OwnerStore } from '../../store/types.ts'
+import type { OwnerRecord, OwnerStore } from '../../store/types.ts'
 import type { ForwardResponse } from '../upstream/backend.ts'
 import type { KeyCaller, ProxyCaller } from './caller.ts'
 import { outputFilesIn, referencesIn, resourceTarget } from './resource-paths.ts'
 import type { ResourceTarget } from './resource-paths.ts'
+import { cacheInputTokens, fileInputTokens, referencedInputTokens } from './reservation.ts'
+import type { UploadQuota } from './upload-quota.ts'
 
 /** createProxy's default maxCacheTtlSeconds (GEMINI_MAX_CACHE_TTL_SECONDS): an hour, the upstream's own default TTL. */
 export const DEFAULT_MAX_CACHE_TTL_SECONDS = 3600
@@ -28,6 +31,8 @@ export const DEFAULT_MAX_CACHE_TTL_SECONDS = 3600
 export const MAX_OWNED_PER_USER = 1000
 /** The names of interactions' owner records. */
 const INTERACTIONS_PREFIX = 'interactions/'
+/** The names of records that count a create whose answer named nothing (countUnnamed); no resource has one. */
+const UNNAMED_PREFIX = 'unnamed-create/'
 
 const HOUR_MS = 3600_000
 /**
@@ -62,6 +67,8 @@ export interface OwnershipOptions {
   maxCacheTtlSeconds: number
   /** Upstream hosts besides googleapis.com whose URIs name files (a custom GEMINI_API_ENDPOINT's), lower case. */
   fileHosts?: readonly string[]
+  /** Counts the bytes keys upload (lib/proxy/access/upload-quota.ts); none: uploads are not counted. */
+  uploads?: UploadQuota
   now: () => Date
   logger?: Logger
 }
@@ -71,6 +78,8 @@ export interface Admitted {
   body: AsyncIterable<Uint8Array> | undefined
   /** The size of the body as read and checked here (a key's JSON body); undefined for one that streams on unread. */
   readBytes?: number
+  /** The input tokens the files and caches the body names bring in (checkReferences), for the call's reservation. */
+  referencedTokens?: number
   headers: Record<string, string>
   /**
    * Records what was created, forgets what was deleted, keeps only the caller's own in a list; the answer to send.
@@ -80,14 +89,23 @@ export interface Admitted {
 }
 
 export interface Ownership {
-  /** Checks a pass-through request before anything is sent (403, 404, 400, 429), reading a JSON body a key sends. */
-  admit (caller: ProxyCaller, method: string, path: string, query: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<Admitted>
-  /** Refuses (404) a generate, stream or countTokens body that names a cache or file the caller does not own. */
-  checkReferences (caller: ProxyCaller, body: unknown): Promise<void>
-  /** Refuses (404) a resource the gateway keeps owners of by name (`interactions/{id}`) that a key's user does not own; the operator may use all. */
-  checkOwned (caller: ProxyCaller, resource: string): Promise<void>
-  /** Records (and logs) that `caller` created an interaction (`interactions/{id}`). */
-  createdInteraction (caller: ProxyCaller, resource: string): Promise<void>
+  /**
+   * Checks a pass-through request before anything is sent (403, 404, 400, 429), reading a JSON body a key sends;
+   * `declaredBytes` is its Content-Length, which a key's upload must fit in the day's upload quota.
+   */
+  admit (caller: ProxyCaller, method: string, path: string, query: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined, declaredBytes?: number): Promise<Admitted>
+  /**
+   * Refuses (404) a generate, stream or countTokens body that names a cache or file the caller does not own; answers
+   * the input tokens those it names bring in (their records' inputTokens, each time named; 0 for the operator).
+   */
+  checkReferences (caller: ProxyCaller, body: unknown): Promise<number>
+  /**
+   * Refuses (404) a resource the gateway keeps owners of by name (`interactions/{id}`) that a key's user does not own;
+   * the operator may use all. Answers the input tokens naming it brings in (its record's inputTokens, else 0).
+   */
+  checkOwned (caller: ProxyCaller, resource: string): Promise<number>
+  /** Records (and logs) that `caller` created an interaction (`interactions/{id}`); `inputTokens`: its history's length once known. */
+  createdInteraction (caller: ProxyCaller, resource: string, inputTokens?: number): Promise<void>
   /** Forgets (and logs) a resource deleted upstream. */
   deleted (caller: ProxyCaller, resource: string): Promise<void>
 }
@@ -120,6 +138,13 @@ function durationSeconds (value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined
   const m = /^(\d{1,12})(?:\.(\d{1,9}))?s$/.exec(value)
   return m === null ? undefined : Number(m[1]) + (m[2] === undefined ? 0 : Number(`0.${m[2]}`))
+}
+
+/** What naming the one resource a create answers brings into a call: a file's size ÷ 4, a cache's totalTokenCount. */
+function createdInputTokens (kind: ResourceKind, made: 'file' | 'files' | 'named' | 'upload', body: unknown): number | undefined {
+  if (!isObject(body) || made === 'files' || kind === 'batches') return undefined
+  if (kind === 'caches') return cacheInputTokens(body)
+  return fileInputTokens((isObject(body.file) ? body.file : body).sizeBytes)
 }
 
 /** The JSON answer's names of what was created. */
@@ -155,7 +180,7 @@ function listPage (parsed: unknown, field: string): { items: unknown[], nextPage
 }
 
 export function createOwnership (options: OwnershipOptions): Ownership {
-  const { owners, byLevel, maxCacheTtlSeconds, now, logger, fileHosts = [] } = options
+  const { owners, byLevel, maxCacheTtlSeconds, now, logger, fileHosts = [], uploads } = options
 
   function logged (event: 'created' | 'deleted', caller: ProxyCaller, resource: string): void {
     const who = caller.kind === 'key' ? { userId: caller.userId, keyId: caller.keyId } : { userId: 'operator', keyId: null }
@@ -204,12 +229,12 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     return new Date(Math.max(until, at) + RECORD_LIFE_MS.caches)
   }
 
-  async function record (caller: ProxyCaller, resource: string, expiresAt: Date): Promise<void> {
+  async function record (caller: ProxyCaller, resource: string, expiresAt: Date, inputTokens?: number): Promise<void> {
     logged('created', caller, resource)
     if (owners === undefined) return
     try {
       // The operator's resources need no record; one left from an earlier resource of that name is stale.
-      if (caller.kind === 'key') await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt })
+      if (caller.kind === 'key') await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt, ...(inputTokens === undefined ? {} : { inputTokens }) })
       else await owners.delete(resource)
     } catch (err) {
       // The resource exists upstream all the same: without its record it is the operator's, never anyone else's.
@@ -217,14 +242,16 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     }
   }
 
-  async function checkReferences (caller: ProxyCaller, body: unknown): Promise<void> {
-    if (caller.kind !== 'key') return
-    const names = [...new Set(referencesIn(body, fileHosts).map(ref => ref.name))]
-    if (names.length === 0) return
+  async function checkReferences (caller: ProxyCaller, body: unknown): Promise<number> {
+    if (caller.kind !== 'key') return 0
+    const named = referencesIn(body, fileHosts).map(ref => ref.name)
+    const names = [...new Set(named)]
+    if (names.length === 0) return 0
     // One store read for the whole body, however many requests a batch holds.
-    const mine = new Set((owners === undefined ? [] : await owners.getMany(names, now())).filter(o => o.userId === caller.userId).map(o => o.resource))
+    const mine = new Map((owners === undefined ? [] : await owners.getMany(names, now())).filter(o => o.userId === caller.userId).map(o => [o.resource, o]))
     const foreign = names.find(name => !mine.has(name))
     if (foreign !== undefined) throw notFound(foreign)
+    return referencedInputTokens(named.map(name => mine.get(name) as OwnerRecord))
   }
 
   /** The items of a list page that are the caller's. */
@@ -234,7 +261,29 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     return items.filter(i => isObject(i) && typeof i.name === 'string' && mine.has(i.name))
   }
 
+  /**
+   * A key's create the upstream accepted (2xx) but whose answer names nothing the gateway could record (it did not
+   * parse, or is not shaped as Google answers): the resource may exist all the same, so a record of no resource
+   * counts it against the user's MAX_OWNED_PER_USER for as long as the resource could live.
+   */
+  async function countUnnamed (caller: ProxyCaller, kind: ResourceKind, askedExpiry: Date | undefined): Promise<void> {
+    if (caller.kind !== 'key' || owners === undefined) return
+    const resource = `${UNNAMED_PREFIX}${randomUUID()}`
+    await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt: recordExpiry(kind, undefined, askedExpiry) })
+      .catch((err: unknown) => logger?.error({ err, resource }, 'unnamed upstream resource not counted'))
+  }
+
   async function settleAnswer (caller: ProxyCaller, method: string, target: ResourceTarget, answer: ForwardResponse, askedExpiry: Date | undefined, nextPage: ((pageToken: string) => Promise<ForwardResponse>) | undefined): Promise<ForwardResponse> {
+    if (target.op !== 'create' || answer.status < 200 || answer.status >= 300) return await settleChecked(caller, method, target, answer, askedExpiry, nextPage)
+    let named = false
+    try {
+      return await settleChecked(caller, method, target, answer, askedExpiry, nextPage, () => { named = true })
+    } finally {
+      if (!named) await countUnnamed(caller, target.kind, askedExpiry)
+    }
+  }
+
+  async function settleChecked (caller: ProxyCaller, method: string, target: ResourceTarget, answer: ForwardResponse, askedExpiry: Date | undefined, nextPage: ((pageToken: string) => Promise<ForwardResponse>) | undefined, recorded?: () => void): Promise<ForwardResponse> {
     const ok = answer.status >= 200 && answer.status < 300
     if (!ok || target.op === 'model' || target.op === 'other') return answer
     if (target.op === 'item') {
@@ -284,16 +333,23 @@ export function createOwnership (options: OwnershipOptions): Ownership {
         return same
       }
       // A resumable upload's last request answers the file made.
-      for (const name of createdNames('upload', parsed)) await record(caller, name, recordExpiry('files', parsed, undefined))
+      for (const name of createdNames('upload', parsed)) await record(caller, name, recordExpiry('files', parsed, undefined), createdInputTokens('files', 'upload', parsed))
       if (answer.headers['x-goog-upload-status'] === 'final') await owners?.delete(target.name).catch(() => {})
       return same
     }
     if (target.made === 'upload') {
       const uploadUrl = answer.headers['x-goog-upload-url']
       const uploadId = uploadUrl === undefined ? null : new URL(uploadUrl, 'http://upstream').searchParams.get('upload_id')
-      if (uploadId !== null && uploadId !== '') await record(caller, `uploads/${uploadId}`, recordExpiry('uploads', undefined, undefined))
+      if (uploadId !== null && uploadId !== '') {
+        await record(caller, `uploads/${uploadId}`, recordExpiry('uploads', undefined, undefined))
+        recorded?.()
+      }
     }
-    for (const name of createdNames(target.made === 'upload' ? 'upload' : target.made, parsed)) await record(caller, name, recordExpiry(target.kind, parsed, askedExpiry))
+    const made = target.made === 'upload' ? 'upload' : target.made
+    for (const name of createdNames(made, parsed)) {
+      await record(caller, name, recordExpiry(target.kind, parsed, askedExpiry), createdInputTokens(target.kind, made, parsed))
+      recorded?.()
+    }
     return same
   }
 
@@ -301,11 +357,20 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     checkReferences,
 
     async checkOwned (caller, resource) {
-      if (caller.kind === 'key' && !await owns(caller.userId, resource)) throw notFound(resource)
+      if (caller.kind !== 'key') return 0
+      const held = owners === undefined ? null : await owners.get(resource, now())
+      if (held?.userId !== caller.userId) throw notFound(resource)
+      return held.inputTokens ?? 0
     },
 
-    async createdInteraction (caller, resource) {
-      await record(caller, resource, new Date(now().getTime() + RECORD_LIFE_MS.interactions))
+    async createdInteraction (caller, resource, inputTokens) {
+      // A stream's interaction is recorded at its first event, and its history's length kept once it completed.
+      const held = caller.kind === 'key' && inputTokens !== undefined ? await owners?.get(resource, now()) : undefined
+      if (held != null && caller.kind === 'key' && held.userId === caller.userId) {
+        await owners!.put({ ...held, inputTokens }).catch((err: unknown) => logger?.error({ err, resource }, 'upstream resource owner not updated'))
+        return
+      }
+      await record(caller, resource, new Date(now().getTime() + RECORD_LIFE_MS.interactions), inputTokens)
     },
 
     async deleted (caller, resource) {
@@ -313,11 +378,11 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       await owners?.delete(resource).catch((err: unknown) => logger?.error({ err, resource }, 'upstream resource owner not removed'))
     },
 
-    async admit (caller, method, path, query, body) {
+    async admit (caller, method, path, query, given, declaredBytes) {
       const target = resourceTarget(method, path, query.upload_id)
       const pass = (sent: AsyncIterable<Uint8Array> | undefined, headers: Record<string, string> = {}, askedExpiry?: Date, readBytes?: number): Admitted =>
         ({ body: sent, headers, readBytes, settle: (answer, nextPage) => settleAnswer(caller, method, target, answer, askedExpiry, nextPage) })
-      if (caller.kind !== 'key') return pass(body)
+      if (caller.kind !== 'key') return pass(given)
       if (target.op === 'other') {
         throw fail('RESOURCE_NOT_ALLOWED', `${target.what} is not available to keys: only models, files, cachedContents, batches and operations pass through for them`)
       }
@@ -328,20 +393,22 @@ export function createOwnership (options: OwnershipOptions): Ownership {
         throw fail('TOO_MANY_RESOURCES', `This user owns ${MAX_OWNED_PER_USER} upstream resources, as many as allowed; delete some first`)
       }
       if (target.op === 'create' && owners === undefined) throw fail('RESOURCE_NOT_ALLOWED', 'This proxy keeps no owner records (createProxy resources.owners), so keys cannot create upstream resources')
-      const readsBody = (method === 'POST' || method === 'PATCH' || method === 'PUT') && !path.startsWith('/upload/')
-      if (!readsBody) return pass(body)
+      const writes = method === 'POST' || method === 'PATCH' || method === 'PUT'
+      // Upload bytes are counted against the user's day (lib/proxy/access/upload-quota.ts) as they stream on, unread.
+      const body = writes && path.startsWith('/upload/') && uploads !== undefined ? await uploads.meter(caller, declaredBytes, given) : given
+      if (!writes || path.startsWith('/upload/')) return pass(body)
       // A key's JSON body is read whole (the route bounds its size) and checked as parsed; what goes upstream is the
       // value checked, serialised again, so no spelling the upstream might read otherwise (a repeated key) passes.
       const bytes = await readAll(body, Number.MAX_SAFE_INTEGER)
       const text = bytes.toString('utf8')
       const parsed = text.trim() === '' ? {} : parseJson(text)
       if (!isObject(parsed)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
-      await checkReferences(caller, parsed)
+      const referencedTokens = await checkReferences(caller, parsed)
       const cacheCreate = target.op === 'create' && target.kind === 'caches'
       const cachePatch = target.op === 'item' && target.kind === 'caches' && method === 'PATCH'
       const askedExpiry = cacheCreate || cachePatch ? cacheExpiry(parsed, cacheCreate) : undefined
       const sent = Buffer.from(JSON.stringify(parsed))
-      return pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry, bytes.length)
+      return { ...pass(oneChunk(sent), { 'content-length': String(sent.length) }, askedExpiry, bytes.length), referencedTokens }
     },
   }
 }

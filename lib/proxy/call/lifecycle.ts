@@ -9,6 +9,7 @@ import { fail, isGatehouseError } from '../../errors.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
 import { CLIENT_CLOSED, DEFAULT_OUTPUT_RESERVATION, bodyBytes, outputReservation } from '../access/metering.ts'
+import { outputCount } from '../access/reservation.ts'
 import { addressBucket } from '../../http/client-address.ts'
 import type { MeteredCall, Unreported } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
@@ -38,6 +39,10 @@ export interface ModelCallSpec {
   model: string
   /** The output the request asks for at most (max_tokens, maxOutputTokens); anything else: the model's limit, capped. */
   maxOutputTokens?: unknown
+  /** How many answers the request asks for (`n`, `candidateCount`): the output reservation times it (outputCount). */
+  outputCount?: unknown
+  /** The input the upstream brings in by reference (files, a cache, stored history: lib/proxy/access/reservation.ts). */
+  referencedInputTokens?: number
   /** The call produces no output (counting, embedding): nothing reserved for it. */
   noOutput?: boolean
   /** How an answer without usage is charged (default its input estimate; countTokens: nothing). */
@@ -153,8 +158,8 @@ async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: (
  */
 export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
   const model = resolve(ctx, caller, spec)
-  const requested = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens)
-  const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported, spec.readBytes)
+  const requested = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens, outputCount(spec.outputCount))
+  const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported, spec.readBytes, spec.referencedInputTokens)
   await holdImages(ctx, req, spec.imageUrls ?? 0)
   const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
   const base = model.base

@@ -45,6 +45,8 @@ export function runModelCall (ctx: ProxyContext, surface: SurfaceDeclaration, op
       surface: surface.name,
       model: parsed.model,
       maxOutputTokens: parsed.maxOutputTokens,
+      outputCount: parsed.outputCount,
+      referencedInputTokens: parsed.referencedInputTokens,
       noOutput,
       unreported,
       modelRefused: surface.modelRefused,

@@ -16,6 +16,10 @@ export interface ParsedCall {
   stream?: boolean
   /** The output the request asks for at most, in the surface's own field. */
   maxOutputTokens?: unknown
+  /** How many answers it asks for (`n`, `candidateCount`): the output reservation times it (ModelCallSpec.outputCount). */
+  outputCount?: unknown
+  /** The input the upstream brings in by reference (files, a cache, stored history: lib/proxy/access/reservation.ts). */
+  referencedInputTokens?: number
   /** The http(s) image URLs the request makes the proxy fetch (their share of the body budget is held). */
   imageUrls?: number
 }

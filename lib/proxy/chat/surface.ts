@@ -21,7 +21,7 @@ function completionsOperation (validate: (body: unknown) => ChatRequest): Genera
     kind: 'generate',
     parse (req) {
       const body = validate(readJsonBody(req))
-      return { model: body.model, stream: body.stream === true, maxOutputTokens: body.max_completion_tokens ?? body.max_tokens, imageUrls: imageUrlCount(body), body }
+      return { model: body.model, stream: body.stream === true, maxOutputTokens: body.max_completion_tokens ?? body.max_tokens, outputCount: body.n, imageUrls: imageUrlCount(body), body }
     },
     async toGemini ({ body }, call) {
       const meta = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: call.model.requested, includeUsage: body.stream_options?.include_usage === true }

@@ -168,9 +168,19 @@ export function usageOf (answer: unknown): TokenUsage | undefined {
   return answer === null || typeof answer !== 'object' ? undefined : readUsageMetadata((answer as GeminiAnswer).usageMetadata)
 }
 
+/** The characters of a function call the model wrote: its name and its arguments as JSON. */
+function functionCallChars (call: GeminiPart['functionCall']): number {
+  if (call === undefined || call === null || typeof call !== 'object') return 0
+  let chars = typeof call.name === 'string' ? call.name.length : 0
+  try {
+    chars += call.args === undefined ? 0 : (JSON.stringify(call.args) ?? '').length
+  } catch {} // arguments parsed from JSON always serialise; anything else counts its name only
+  return chars
+}
+
 /**
- * Characters of answer and thought text in a batch of answers: what was forwarded, for a stream whose usage never
- * came. A scan without allocation, once per batch.
+ * Characters of answer and thought text and of function calls (name and arguments) in a batch of answers: what
+ * was forwarded, the floor of a stream's output. A scan that allocates only for function calls, once per batch.
  */
 export function outputChars (batch: readonly unknown[]): number {
   let chars = 0
@@ -179,8 +189,10 @@ export function outputChars (batch: readonly unknown[]): number {
     for (let c = 0; c < candidates.length; c++) {
       const parts = partsOf(candidates[c])
       for (let p = 0; p < parts.length; p++) {
-        const text = parts[p]?.text
+        const part = parts[p]
+        const text = part?.text
         if (typeof text === 'string') chars += text.length
+        if (part?.functionCall !== undefined) chars += functionCallChars(part.functionCall)
       }
     }
   }

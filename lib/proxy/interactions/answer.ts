@@ -36,11 +36,14 @@ function readEvent (data: string, seen: Seen): void {
 /**
  * The reader of an interaction's answer for the metered forward (lib/proxy/call/lifecycle.ts, meteredAnswer):
  * `created` is awaited with the interaction's id before the bytes naming it go out (a stream's first event; a JSON
- * answer's end, its last chunk held until then), and the usage read settles the call.
+ * answer's end, its last chunk held until then), and again with its usage once a stream has ended (the owner record
+ * then keeps its history's length: docs/model-proxy.md, "Reservations"); the usage read settles the call.
  */
-export function interactionReader (streamed: boolean, created: (id: string) => Promise<void>): AnswerReader {
+export function interactionReader (streamed: boolean, created: (id: string, usage?: TokenUsage) => Promise<void>): AnswerReader {
   const seen: Seen = { chars: 0, failed: false }
   let recorded = false
+  let ended = false
+  let withUsage = false
   const decoder = streamed ? createSseDecoder() : undefined
   // A JSON answer: its bytes (up to the bound), read at its end.
   const whole: Buffer[] = []
@@ -59,6 +62,7 @@ export function interactionReader (streamed: boolean, created: (id: string) => P
       if (size <= MAX_READ_BYTES) whole.push(Buffer.from(chunk))
     },
     end () {
+      ended = true
       if (decoder !== undefined) {
         for (const data of decoder.end()) readEvent(data, seen)
         return
@@ -73,9 +77,11 @@ export function interactionReader (streamed: boolean, created: (id: string) => P
       } catch {}
     },
     async beforeSend () {
-      if (recorded || seen.id === undefined) return
+      if (seen.id === undefined || withUsage) return
+      if (recorded && !(ended && seen.usage !== undefined)) return
       recorded = true
-      await created(seen.id)
+      withUsage = ended
+      await created(seen.id, seen.usage)
     },
   }
 }

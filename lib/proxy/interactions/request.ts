@@ -38,14 +38,43 @@ export interface CreateRequest {
   /** Whether the upstream keeps the interaction (store, default true): only a stored one has an owner to record. */
   stored: boolean
   maxOutputTokens?: unknown
+  /** generation_config.candidate_count: the answers asked for (the output reservation times it). */
+  outputCount?: unknown
 }
+
+/** `previousInteractionId` → `previous_interaction_id`: the field names the API defines, as Google's JSON parser reads either. */
+const snakeCase = (name: string): string => name.replace(/[A-Z]/g, c => `_${c.toLowerCase()}`)
+
+/**
+ * An object with its camelCase keys in the snake_case spelling the Interactions API defines, so every check reads
+ * one spelling and what goes upstream is what was checked; both spellings of one field is a 400.
+ */
+function canonical (value: Record<string, unknown>, where: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, v] of Object.entries(value)) {
+    const name = snakeCase(key)
+    if (Object.hasOwn(out, name)) throw fail('INVALID_INPUT', `${where} names ${name} twice (snake_case and camelCase): send one`)
+    // Defined, not assigned: a `__proto__` key stays a field rather than setting the object's prototype.
+    Object.defineProperty(out, name, { value: v, enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+/** Fields that are JSON booleans: a string ("true") is refused rather than read one way here and another upstream. */
+const BOOLEAN_FIELDS = ['background', 'stream', 'store'] as const
 
 /**
  * A create body checked: a JSON object naming a `model` (agents are not served: they name no model the catalogue and
- * the policy can judge); for a key, no `background` (its tokens would be spent after the call is settled).
+ * the policy can judge); for a key, no `background` (its tokens would be spent after the call is settled). Its
+ * top-level and generation_config fields are canonicalised to snake_case first, and its booleans must be booleans.
  */
-export function createRequest (body: unknown, caller: ProxyCaller): CreateRequest {
-  if (!isObject(body)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
+export function createRequest (given: unknown, caller: ProxyCaller): CreateRequest {
+  if (!isObject(given)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
+  const body = canonical(given, 'The request body')
+  if (isObject(body.generation_config)) body.generation_config = canonical(body.generation_config, 'generation_config')
+  for (const name of BOOLEAN_FIELDS) {
+    if (body[name] !== undefined && typeof body[name] !== 'boolean') throw fail('INVALID_INPUT', `${name} must be true or false (a JSON boolean)`)
+  }
   if (body.agent !== undefined || body.agent_config !== undefined) throw fail('INVALID_INPUT', 'Agent interactions are not served by this gateway; name a `model`')
   if (typeof body.model !== 'string' || body.model === '') throw fail('INVALID_INPUT', 'An interaction must name its `model`')
   if (caller.kind === 'key' && body.background === true) {
@@ -62,5 +91,6 @@ export function createRequest (body: unknown, caller: ProxyCaller): CreateReques
     stream: body.stream === true,
     stored: body.store !== false,
     maxOutputTokens: config?.max_output_tokens,
+    outputCount: config?.candidate_count,
   }
 }

@@ -16,6 +16,8 @@ import type { Backend, ForwardRequest, ForwardResponse } from '../upstream/backe
 import { notPassedThrough } from '../upstream/forward.ts'
 import { mediaUrisIn } from '../upstream/resource-pins.ts'
 import { interactionReader } from './answer.ts'
+import { interactionHistoryTokens } from '../access/reservation.ts'
+import type { TokenUsage } from '../../metering/token-usage.ts'
 import { apiRevision, createRequest, interactionId, interactionResource } from './request.ts'
 
 type Forward = NonNullable<Backend['forward']>
@@ -66,9 +68,9 @@ function interactionsRoutes (ctx: ProxyContext): SurfaceRoute[] {
     const asked = createRequest(readJsonBody(req), caller)
     // Tenant isolation (lib/proxy/access/ownership.ts): a conversation continued from someone else's interaction, or
     // a file or cache of someone else's, is a 404 before the call begins.
-    if (asked.previousId !== undefined) await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
-    await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
-    const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens })
+    const history = asked.previousId === undefined ? 0 : await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
+    const referenced = await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
+    const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens, outputCount: asked.outputCount, referencedInputTokens: history + referenced })
     const sent = Buffer.from(JSON.stringify(applyInteractionRules({ ...asked.body, model: call.model.base }, call.model)))
     const answer = await forward({
       method: 'POST',
@@ -80,8 +82,8 @@ function interactionsRoutes (ctx: ProxyContext): SurfaceRoute[] {
       bodyModel: call.model.base,
     })
     const streamed = (answer.headers['content-type'] ?? '').startsWith('text/event-stream')
-    const recordOwner = async (id: string): Promise<void> => {
-      if (asked.stored) await ctx.ownership.createdInteraction(caller, interactionResource(id))
+    const recordOwner = async (id: string, usage?: TokenUsage): Promise<void> => {
+      if (asked.stored) await ctx.ownership.createdInteraction(caller, interactionResource(id), interactionHistoryTokens(usage))
     }
     return {
       status: answer.status,

@@ -106,6 +106,12 @@ function byteStream (body: unknown): AsyncIterable<Uint8Array> | undefined {
   return (async function * oneChunk () { yield bytes })()
 }
 
+/** The request's Content-Length when it gives a whole number (the upload quota's up-front check). */
+function declaredLength (req: HandlerRequest): number | undefined {
+  const length = Number(req.headers['content-length'])
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined
+}
+
 /** Creating a cache (`POST .../cachedContents`, any case) names its model in the body, not the path. */
 const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/i
 
@@ -143,12 +149,12 @@ interface Governed {
  * on no model. `given`: the request body as tenant isolation passed it on; `readBytes` its size when it read it (a
  * key's JSON), the floor of the input estimate, so a chunked body without Content-Length is never estimated at 0.
  */
-async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined, readBytes: number | undefined): Promise<Governed> {
+async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined, readBytes: number | undefined, referencedInputTokens?: number): Promise<Governed> {
   if (req.method === 'POST' && CACHE_CREATE.test(path)) {
     const { bytes, model } = await cacheCreation(given)
     // Before admission: a model that takes no explicit caches would only be refused upstream.
     refuseExplicitCache(ctx.catalog.resolve(model))
-    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true, readBytes: bytes.length })
+    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true, readBytes: bytes.length, referencedInputTokens })
     return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
   }
   const body = given
@@ -165,7 +171,7 @@ async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCa
   const unreported = spendsNoTokens(action) ? 'nothing' : 'estimate'
   const call = collection === 'tunedModels'
     ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported, readBytes)
-    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported, readBytes })).metered
+    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported, readBytes, referencedInputTokens })).metered
   return { call, onModel: true, body }
 }
 
@@ -178,8 +184,8 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const { path, mount } = forwardedPath(req.path)
   const query = forwardedQuery(req.method, path, req.query)
   // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
-  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body))
-  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body, owned.readBytes)
+  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body), declaredLength(req))
+  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body, owned.readBytes, owned.referencedTokens)
   const request = {
     method: req.method,
     path,

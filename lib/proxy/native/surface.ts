@@ -10,6 +10,7 @@ import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
 import { modelFilter } from '../access/model-policy.ts'
 import { beginRequest } from '../call/lifecycle.ts'
 import { runModelCall } from '../call/run-model-call.ts'
+import { candidateCountOf } from '../access/reservation.ts'
 import type { CountOperation, GenerateOperation, Parsed, SurfaceDeclaration, SurfaceRoute } from '../call/surface.ts'
 import type { ProxyContext } from '../context.ts'
 import { parseModelName } from '../models/name.ts'
@@ -42,21 +43,23 @@ function pathAction (req: HandlerRequest): { model: string, action?: NativeActio
   return target.kind === 'model' ? target : { model: '' }
 }
 
-/** The body of a model action, after the tenant isolation check (lib/proxy/access/ownership.ts): a cache or file of someone else's is a 404 before any upstream call. */
-async function actionBody (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<unknown> {
+/**
+ * The body of a model action, after the tenant isolation check (lib/proxy/access/ownership.ts): a cache or file of
+ * someone else's is a 404 before any upstream call; with the input those it names bring in (the reservation's).
+ */
+async function actionBody (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<{ body: unknown, referencedInputTokens: number }> {
   const body = readJsonBody(req)
-  await ctx.ownership.checkReferences(caller, body)
-  return body
+  return { body, referencedInputTokens: await ctx.ownership.checkReferences(caller, body) }
 }
 
 function generateOperation (ctx: ProxyContext): GenerateOperation<Parsed<unknown>, undefined> {
   return {
     kind: 'generate',
     async parse (req, caller) {
-      const body = await actionBody(ctx, req, caller)
+      const { body, referencedInputTokens } = await actionBody(ctx, req, caller)
       const maxOutputTokens = (body as { generationConfig?: { maxOutputTokens?: unknown } } | undefined)?.generationConfig?.maxOutputTokens
       const { model, action } = pathAction(req)
-      return { model, stream: action === 'streamGenerateContent', maxOutputTokens, body }
+      return { model, stream: action === 'streamGenerateContent', maxOutputTokens, outputCount: candidateCountOf(body), referencedInputTokens, body }
     },
     toGemini: async ({ body }, call) => ({ request: prepareNativeRequest(body, call.model, ctx.safetySettings), meta: undefined }),
     fromGemini: response => response,
@@ -68,7 +71,7 @@ function countOperation (ctx: ProxyContext): CountOperation<Parsed<unknown>> {
   return {
     kind: 'countTokens',
     async parse (req, caller) {
-      const body = await actionBody(ctx, req, caller)
+      const { body } = await actionBody(ctx, req, caller)
       return { model: pathAction(req).model, body: countTokensRequest(body) }
     },
     toGemini: ({ body }) => body as ReturnType<typeof countTokensRequest>,

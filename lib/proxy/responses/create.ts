@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { readJsonBody } from '../../http/json-body.ts'
 import type { GenerateOperation, Parsed } from '../call/surface.ts'
+import { storedHistoryTokens } from '../access/reservation.ts'
 import type { ProxyContext } from '../context.ts'
 import type { ResponsesSettings } from './settings.ts'
 import { failedResponseError } from './error-body.ts'
@@ -33,7 +34,7 @@ export function createOperation (ctx: ProxyContext, settings: ResponsesSettings,
       const previous = previousId === undefined ? undefined : await loadResponse(settings.store, previousId, owner, settings.now(), 'previous_response_id')
       const input = withIds([...(previous?.input ?? []), ...(previous?.response.output ?? []) as InputItem[], ...inputItems(body)])
       const store = body.store !== false && settings.store !== undefined
-      return { model: body.model, stream: body.stream === true, maxOutputTokens: body.max_output_tokens, imageUrls: imageUrlCount(input), body, owner, input, store }
+      return { model: body.model, stream: body.stream === true, maxOutputTokens: body.max_output_tokens, referencedInputTokens: storedHistoryTokens(previous), imageUrls: imageUrlCount(input), body, owner, input, store }
     },
     async toGemini ({ body, owner, input, store }, call) {
       const compaction = isCompactionTurn(input)
