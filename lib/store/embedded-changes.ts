@@ -12,6 +12,8 @@ export interface ChangeLog {
   start: () => void
   /** The changes noted since the last drain, by kind, and forgets them. */
   drain: () => Map<RecordKind, Set<string>>
+  /** Whether changes are noted that no save has taken yet. */
+  pending: () => boolean
 }
 
 export function createChangeLog (): ChangeLog {
@@ -53,5 +55,6 @@ export function createChangeLog (): ChangeLog {
       dirty = new Map()
       return taken
     },
+    pending: () => dirty.size > 0,
   }
 }

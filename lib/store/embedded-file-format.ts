@@ -17,6 +17,14 @@ export interface StoredLimits {
   limits: UserLimits
 }
 
+/** A counter window the file keeps (one of an hour or longer: a day's tokens, a month's dollars). */
+export interface StoredCounter {
+  key: string
+  windowStart: Date
+  total: number
+  expiresAt: Date
+}
+
 export interface EmbeddedData {
   users: UserRecord[]
   sessions: SessionRecord[]
@@ -25,6 +33,7 @@ export interface EmbeddedData {
   limits: StoredLimits[]
   usage: UsageRecord[]
   owners: OwnerRecord[]
+  counters: StoredCounter[]
 }
 
 /** The record kinds the file holds, each a list under its own name. */
@@ -44,6 +53,7 @@ const ENCODERS: { [K in RecordKind]: (record: EmbeddedData[K][number]) => unknow
   limits: l => l,
   usage: r => r,
   owners: o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() }),
+  counters: c => ({ key: c.key, windowStart: c.windowStart.toISOString(), total: c.total, expiresAt: c.expiresAt.toISOString() }),
 }
 
 /** The field (or fields, for usage rows) that names a record of each kind: the journal's key (./embedded-journal.ts). */
@@ -55,6 +65,12 @@ const ID_OF: Record<RecordKind, (raw: Record<string, unknown>) => string> = {
   limits: r => String(r.userId),
   usage: r => usageRowKey(r),
   owners: r => String(r.resource),
+  counters: r => counterId(String(r.key), Date.parse(String(r.windowStart))),
+}
+
+/** A counter window's identity: its key and the start of its window (epoch ms). */
+export function counterId (key: string, start: number): string {
+  return `${key}\n${start}`
 }
 
 /** A usage row's identity: its day, user, key, model and surface. */
@@ -133,6 +149,8 @@ function decodeLists (top: Record<string, unknown>): EmbeddedData {
     usage: optionalArrayAt(top, 'usage').map((v, i) => readUsage(objectAt(v, `usage[${i}]`), `usage[${i}]`)),
     // Absent in files written before resource owners were recorded.
     owners: optionalArrayAt(top, 'owners').map((v, i) => readOwner(objectAt(v, `owners[${i}]`), `owners[${i}]`)),
+    // Absent in files written before long counter windows were kept.
+    counters: optionalArrayAt(top, 'counters').map((v, i) => readCounter(objectAt(v, `counters[${i}]`), `counters[${i}]`)),
   }
   assertUnique(data.users.map(u => u.id), 'users', 'id')
   assertUnique(data.users.map(u => u.usernameKey), 'users', 'usernameKey')
@@ -143,6 +161,7 @@ function decodeLists (top: Record<string, unknown>): EmbeddedData {
   assertUnique(data.keys.map(k => k.digest), 'keys', 'digest')
   assertUnique(data.limits.map(l => l.userId), 'limits', 'userId')
   assertUnique(data.owners.map(o => o.resource), 'owners', 'resource')
+  assertUnique(data.counters.map(c => counterId(c.key, c.windowStart.getTime())), 'counters', 'key and windowStart')
   assertUnique(data.usage.map(usageRowKey), 'usage', 'day, userId, keyId, model and surface')
   return data
 }
@@ -230,6 +249,12 @@ function readOwner (o: Record<string, unknown>, where: string): OwnerRecord {
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
   }
+}
+
+function readCounter (o: Record<string, unknown>, where: string): StoredCounter {
+  const total = o.total
+  if (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) throw new Error(`${where}.total is not a whole number 0 or more`)
+  return { key: stringAt(o, 'key', where), windowStart: dateAt(o, 'windowStart', where), total, expiresAt: dateAt(o, 'expiresAt', where) }
 }
 
 function objectAt (value: unknown, where: string): Record<string, unknown> {

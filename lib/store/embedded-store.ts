@@ -6,8 +6,8 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { ConfigurationError, fail } from '../errors.ts'
 import { removeStaleTempFiles } from '../fs/atomic-write.ts'
-import { decodeStoreFile, encodeRecord, encodeStoreFile, storeFileGeneration } from './embedded-file-format.ts'
-import type { EmbeddedData, RecordKind } from './embedded-file-format.ts'
+import { counterId, decodeStoreFile, encodeRecord, encodeStoreFile, storeFileGeneration } from './embedded-file-format.ts'
+import type { EmbeddedData, RecordKind, StoredCounter } from './embedded-file-format.ts'
 import { createJournalSaver, journalLine, readJournal } from './embedded-journal.ts'
 import type { JournalSaver } from './embedded-journal.ts'
 import { createChangeLog } from './embedded-changes.ts'
@@ -30,6 +30,8 @@ export interface EmbeddedStoreOptions {
 }
 
 const SWEEP_INTERVAL_MS = 60_000
+/** Counter windows this long or longer are kept with the file (a day's or a month's); shorter ones in memory only. */
+const KEPT_WINDOW_MS = 3_600_000
 const DEFAULT_MAX_RESPONSE_CHARS = 64 * 1024 * 1024
 /** Two of the largest records (RESPONSE_RECORD_MAX_CHARS): a tenant's conversations cannot crowd out the others'. */
 const DEFAULT_MAX_RESPONSE_CHARS_PER_OWNER = 8 * 1024 * 1024
@@ -113,9 +115,9 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   const usage = log.tracked<UsageRecord>('usage')
   /** resource name -> its owner; saved with the file, dropped by the sweep once expired. */
   const owners = log.tracked<OwnerRecord>('owners')
-  // Counters and leases live in memory only: they guard a single process's traffic over minutes, a restart
-  // ends every request holding a lease, and saving the file on every proxied call would cost more than the
-  // call. A restart therefore starts every rate window (the day's token count included) afresh.
+  // Leases and the short counter windows (a minute's requests and tokens) live in memory only: a restart ends
+  // every request holding a lease, and a minute's window is soon over. Windows of an hour or more (a day's tokens,
+  // a day's or month's dollars) are kept with the file, carried by the next save rather than awaited.
   /** key -> windowStart ms -> window */
   const counters = new Map<string, Map<number, { total: number, expiresAt: number }>>()
   /** key -> leaseId -> expiry ms */
@@ -233,7 +235,11 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       if (a.resetAt.getTime() + ATTEMPT_RETENTION_SECONDS * 1000 <= now) attempts.delete(key)
     }
     for (const [key, windows] of counters) {
-      for (const [start, w] of windows) if (w.expiresAt <= now) windows.delete(start)
+      for (const [start, w] of windows) {
+        if (w.expiresAt > now) continue
+        windows.delete(start)
+        if (w.expiresAt - start >= KEPT_WINDOW_MS) log.changed('counters', counterId(key, start))
+      }
       if (windows.size === 0) counters.delete(key)
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
@@ -250,7 +256,26 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       limits: [...limits].map(([userId, l]) => ({ userId, limits: l })),
       usage: [...usage.values()],
       owners: [...owners.values()],
+      counters: keptCounters(),
     }
+  }
+
+  /** The counter windows the file keeps: those of an hour or longer, not yet expired. */
+  function keptCounters (): StoredCounter[] {
+    const kept: StoredCounter[] = []
+    for (const [key, windows] of counters) {
+      for (const [start, w] of windows) if (w.expiresAt - start >= KEPT_WINDOW_MS) kept.push({ key, windowStart: new Date(start), total: w.total, expiresAt: new Date(w.expiresAt) })
+    }
+    return kept
+  }
+
+  /** A kept counter window named by counterId, as the file holds it. */
+  function keptCounter (id: string): StoredCounter | undefined {
+    const at = id.lastIndexOf('\n')
+    const key = id.slice(0, at)
+    const start = Number(id.slice(at + 1))
+    const w = counters.get(key)?.get(start)
+    return w === undefined ? undefined : { key, windowStart: new Date(start), total: w.total, expiresAt: new Date(w.expiresAt) }
   }
 
   /** The record of `kind` named `id` as the file holds it (attempts and limits carry their key), or undefined. */
@@ -263,6 +288,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       case 'keys': return keys.get(id)
       case 'usage': return usage.get(id)
       case 'owners': return owners.get(id)
+      case 'counters': return keptCounter(id)
     }
   }
 
@@ -294,6 +320,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     w.total += add
     w.expiresAt = Math.max(w.expiresAt, end)
     windows.set(start, w)
+    if (w.expiresAt - start >= KEPT_WINDOW_MS) log.changed('counters', counterId(key, start))
     return w.total
   }
 
@@ -313,6 +340,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const l of data?.limits ?? []) limits.set(l.userId, l.limits)
     for (const r of data?.usage ?? []) addUsage(r)
     for (const o of data?.owners ?? []) owners.set(o.resource, o)
+    for (const c of data?.counters ?? []) addTo(c.key, c.windowStart.getTime(), c.total, c.expiresAt.getTime())
     log.start()
     sweep()
     saver = createJournalSaver(file, generation, { snapshot: next => encodeStoreFile(snapshot(), next), changes: changedLines }, options.logger)
@@ -701,6 +729,8 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
 
     async close () {
       closed = true
+      // Kept counter windows ride on the next save; at close that is this one.
+      if (saver !== undefined && log.pending()) await commit()
       await saver?.flush()
       await saver?.close()
     },

@@ -36,6 +36,7 @@ const JOURNAL_ID: Record<string, (r: any) => string> = {
   limits: r => r.userId,
   owners: r => r.resource,
   usage: r => JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface]),
+  counters: r => `${r.key}\n${Date.parse(r.windowStart)}`,
 }
 
 /** What a restart loads: the data file with the changes of its journal (of the same generation) applied in order. */
@@ -67,7 +68,10 @@ t.test('embedded store in memory passes the store conformance suite', async t =>
 })
 
 t.test('embedded store saved to a file passes the store conformance suite', async t => {
-  const open: OpenStore = async t => await openAt(t, { file: join(t.testdir(), 'auth-db.json') })
+  // One directory for all, removed after every store in it closed (a store's close writes what is still pending).
+  const dir = t.testdir()
+  let n = 0
+  const open: OpenStore = async t => await openAt(t, { file: join(dir, `auth-db-${++n}.json`) })
   storeConformance(t, open)
 })
 
@@ -282,7 +286,7 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [], counters: [] })
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {
@@ -488,4 +492,37 @@ t.test('a journal line that is not a change stops start-up naming the line, and 
   await writeFile(`${file}.journal`, broken)
   await t.rejects(createEmbeddedStore({ file }), { message: /is corrupt: line 2 of the journal is not a change/ })
   t.equal(await readFile(`${file}.journal`, 'utf8'), broken, 'the journal as it was')
+})
+
+t.test('a day\'s and a month\'s counter windows survive a restart (budgets and daily tokens); a minute\'s start afresh', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const now = Date.parse('2026-12-02T10:00:00.000Z')
+  const day = new Date(Date.parse('2026-12-02T00:00:00.000Z'))
+  const month = new Date(Date.parse('2026-12-01T00:00:00.000Z'))
+  const minute = new Date(now)
+  const store = await openAt(t, { file, now: () => new Date(now) })
+  await store.counters.add('tokens_per_day:u1', day, 1200, new Date(day.getTime() + 86_400_000))
+  await store.counters.add('usd_per_month:u1', month, 3_500_000, new Date(Date.parse('2027-01-01T00:00:00.000Z')))
+  await store.counters.add('tokens_per_minute:u1', minute, 50, new Date(now + 60_000))
+  // Counter windows ride on the next save: a sign-up here, then close.
+  await store.users.insert(makeUser('alice'))
+  await store.counters.add('tokens_per_day:u1', day, 300, new Date(day.getTime() + 86_400_000))
+  await store.close()
+  const again = await openAt(t, { file, now: () => new Date(now) })
+  t.equal(await again.counters.get('tokens_per_day:u1', day), 1500, 'the day\'s tokens, the change after the last save included (written at close)')
+  t.equal(await again.counters.get('usd_per_month:u1', month), 3_500_000, 'the month\'s dollars')
+  t.equal(await again.counters.get('tokens_per_minute:u1', minute), 0, 'a minute\'s window starts afresh')
+})
+
+t.test('an expired kept window leaves the file at the sweep', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  let now = Date.parse('2026-12-02T10:00:00.000Z')
+  const day = new Date(Date.parse('2026-12-02T00:00:00.000Z'))
+  const store = await openAt(t, { file, now: () => new Date(now) })
+  await store.counters.add('tokens_per_day:u1', day, 10, new Date(day.getTime() + 86_400_000))
+  await store.users.insert(makeUser('alice'))
+  t.equal((await readJson(file)).counters.length, 1)
+  now += 2 * 86_400_000
+  await store.users.insert(makeUser('bob'))
+  t.same((await readJson(file)).counters, [], 'gone once expired')
 })
