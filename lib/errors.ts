@@ -52,6 +52,7 @@ export const ERRORS = {
   MODEL_NOT_ALLOWED: { status: 403, message: 'This key may not use that model' },
   RESOURCE_NOT_ALLOWED: { status: 403, message: "This key's access level may not use that kind of upstream resource; ask the operator" },
   TOO_MANY_RESOURCES: { status: 429, message: 'This user owns as many upstream resources as allowed; delete some first' },
+  TOO_MANY_SOCKETS: { status: 429, message: 'This key holds as many open WebSockets as allowed; close one first' },
   TOO_MANY_PARTS: { status: 400, message: 'Too many content parts in one request' },
   IMAGE_FETCH_FAILED: { status: 400, message: 'Could not fetch the image URL' },
   UPSTREAM_NOT_CONFIGURED: { status: 503, message: 'No upstream credentials are configured' },

@@ -56,7 +56,12 @@ async function upgradeRoute (route: Route, host: HostRequest, socket: Duplex, he
   if (socket.destroyed) return
   socket.write(switchingProtocols(request.headers['sec-websocket-key'] as string))
   try {
-    upgrade(request, serverWebSocket(socket, head, { maxMessageBytes: route.maxBytes }))
+    const ws = serverWebSocket(socket, head, { maxMessageBytes: route.maxBytes })
+    const { sockets } = options
+    const opened = Date.now()
+    sockets?.opened?.({ route: route.path, remoteAddress: request.remoteAddress })
+    ws.onClose(code => sockets?.closed?.({ route: route.path, remoteAddress: request.remoteAddress, code, seconds: (Date.now() - opened) / 1000 }))
+    upgrade(request, ws, { logger: options.logger, sockets })
   } catch (err) {
     logFailure(options.logger, err, { route: route.path, method: request.method }, 'upgrade failed')
     socket.destroy()

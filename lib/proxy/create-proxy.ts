@@ -128,7 +128,7 @@ export interface ProxyOptions {
   chatLimits?: Partial<ChatSchemaLimits>
   /**
    * The OpenAI Responses surface (docs/responses.md, "Options"): `secret` sealing thought signatures, `store` keeping
-   * `store: true` responses, `ttlDays` (default 30), `limits`. Default a per-process secret and no store.
+   * `store: true` responses, `ttlDays` (default 30), `limits`, `websocket` (the socket limits). Default a per-process secret and no store.
    */
   responses?: ResponsesOptions
   /** Logger. Default none. Passwords and tokens are never logged. */

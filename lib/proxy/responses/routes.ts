@@ -12,6 +12,8 @@ import { createResponsesHandler } from './handler.ts'
 import { invalidParam } from './request-schema.ts'
 import { loadResponse, ownerOf, responseNotFound } from './stored.ts'
 import { responsesSocket } from './websocket.ts'
+import { socketCounts } from './socket-limits.ts'
+import type { ProxyCaller } from '../access/caller.ts'
 import { fail } from '../../errors.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 
@@ -46,18 +48,32 @@ export function responsesRoutes (ctx: ProxyContext, settings: ResponsesSettings,
     return { owner: ownerOf(caller), id: req.params.id ?? '', request: await beginRequest(ctx, req, caller, 'responses') }
   }
   const create = route('POST', '/v1/responses', createResponsesHandler(ctx, settings))
-  // Codex's warm-up create (`generate: false`) over the socket: checked and counted as a request on no model, no call made.
+  // Codex's warm-up create (`generate: false`) over the socket: key and body checked, no call made, and not counted
+  // against the requests per minute (docs/responses.md, "WebSocket transport"): the turn it prepares is.
   const warmup = route('POST', '/v1/responses', async req => {
-    const caller = await ctx.checkAuth(req)
+    await ctx.checkAuth(req)
     const body = settings.validate(readJsonBody(req))
-    const request = await beginRequest(ctx, req, caller, 'responses')
-    request.end(200)
-    return { status: 200, headers: { ...request.headers }, body: { model: body.model } }
+    return { status: 200, body: { model: body.model } }
   })
-  // The WebSocket transport (websocket.ts): each response.create frame is served on the POST routes above.
+  // The WebSocket transport (websocket.ts): each response.create frame is served on the POST routes above; a key's
+  // open sockets are capped at the upgrade (socket-limits.ts), so a refused one is a plain 429 Codex answers over HTTP.
+  const get = route('GET', '/v1/responses', async () => { throw fail('METHOD_NOT_ALLOWED', 'GET /v1/responses is the WebSocket transport: upgrade the request, or POST a response') })
+  const counts = socketCounts(settings.websocket.maxSocketsPerKey)
+  const callers = new WeakMap<HandlerRequest, ProxyCaller>()
   const socket: Route = {
-    ...route('GET', '/v1/responses', async () => { throw fail('METHOD_NOT_ALLOWED', 'GET /v1/responses is the WebSocket transport: upgrade the request, or POST a response') }),
-    upgrade: responsesSocket(create, warmup, { logger: ctx.logger }),
+    ...get,
+    async authenticate (req) {
+      const refused = await get.authenticate?.(req)
+      if (refused !== undefined) return refused
+      const caller = await ctx.checkAuth(req)
+      counts.check(caller)
+      callers.set(req, caller)
+      return undefined
+    },
+    upgrade: responsesSocket(create, warmup, {
+      limits: settings.websocket,
+      hold: req => { const caller = callers.get(req); return caller === undefined ? () => {} : counts.hold(caller) },
+    }, { logger: ctx.logger }),
   }
   return [
     create,
