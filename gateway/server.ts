@@ -19,6 +19,7 @@ import { createProbes } from './probes.ts'
 import type { ReadinessCheck } from './probes.ts'
 import { createServices } from './services.ts'
 import { nameRequestSpans } from './tracing.ts'
+import { socketObserver } from './socket-log.ts'
 import type { Services } from './services.ts'
 // node:http as CommonJS has it: an ESM import of it reads every export, and its WebSocket getter alone loads Node's
 // bundled undici (16 MB of RSS at start, measured with bench/footprint.ts).
@@ -111,7 +112,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     if (started) return url
     services = await createServices(config, { store, logger, metrics, now: options.now, sleep: options.sleep })
     checks.push(...services.readiness)
-    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies, onRoute: nameRequestSpans } })
+    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies, onRoute: nameRequestSpans, sockets: socketObserver(logger, metrics) } })
     await server.start()
     started = true
     url = displayUrl(config.host, server.info.port as number)

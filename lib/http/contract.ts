@@ -111,8 +111,10 @@ export interface SocketObserver {
   opened?: (socket: { route: string, remoteAddress?: string }) => void
   /** It closed: the close code sent or received (1006: the connection dropped), and seconds it was open. */
   closed?: (socket: { route: string, remoteAddress?: string, code: number, seconds: number }) => void
-  /** Each message it served as a request, as that request's answer ends. */
+  /** Each message it served as a request, as that request's answer ends (inside `run`). */
   served?: (request: SocketRequest) => void
+  /** Runs the serving of each such request, `served` included: to give it an async context (a trace span). */
+  run?: (request: { method: string, route: string }, serve: () => Promise<void>) => Promise<void>
 }
 
 /** What Route.upgrade gets from its host. */

@@ -116,11 +116,18 @@ export function responsesSocket (post: Route, warmup: Route, settings: SocketSet
       const served = (status: number, aborted: boolean): void => {
         host.sockets?.served?.({ method: 'POST', route: post.path, status, startedAt, seconds: (Date.now() - startedAt) / 1000, remoteAddress: upgrade.remoteAddress, aborted })
       }
-      turn({ post, warmup, upgrade, socket, session, options }, frame as Record<string, unknown>, controller.signal).then(({ status, aborted }) => served(status, aborted), err => {
-        options.logger?.error({ err }, 'a Responses WebSocket turn failed')
-        served(500, false)
-        socket.close(CLOSE.INTERNAL_ERROR, 'internal error')
-      }).finally(() => {
+      const serve = async (): Promise<void> => {
+        try {
+          const { status, aborted } = await turn({ post, warmup, upgrade, socket, session, options }, frame as Record<string, unknown>, controller.signal)
+          served(status, aborted)
+        } catch (err) {
+          options.logger?.error({ err }, 'a Responses WebSocket turn failed')
+          served(500, false)
+          socket.close(CLOSE.INTERNAL_ERROR, 'internal error')
+        }
+      }
+      const run = host.sockets?.run ?? (async (_request, serve) => await serve())
+      run({ method: 'POST', route: post.path }, serve).catch(() => {}).finally(() => {
         if (session.running === controller) session.running = undefined
         timers.idle()
       })
