@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { startProxy } from './harness.ts'
 import { geminiResponse, streamReply } from '../support/fake-upstream.ts'
 import Hapi from '@hapi/hapi'
-import { RateLimitedError, createProxy, hapiPlugin } from '../../lib/index.ts'
+import { RateLimitedError, createFetchHandler, createProxy, hapiPlugin } from '../../lib/index.ts'
 import type { KeyCaller, RateLimiter, UsageEntry, UsageLedger } from '../../lib/index.ts'
 import { acceptKey } from '../../lib/http/websocket.ts'
 import { mock } from 'node:test'
@@ -435,4 +435,13 @@ t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a
   while (!r.told.some(line => line.startsWith('closed'))) await new Promise<void>(resolve => setImmediate(resolve))
   const again = await connect(t, r)
   t.equal(again.ws.readyState, WebSocket.OPEN, 'the closed socket\'s place is free')
+})
+
+t.test('the fetch host takes no upgrade: a WebSocket handshake on GET /v1/responses is a 405 in OpenAI\'s shape naming the hosts that do', async t => {
+  const proxy = createProxy({ password: 'fetch-ws-password', upstream: { backend: 'gemini-api', apiKey: 'k' } })
+  t.teardown(() => proxy.close())
+  const handle = createFetchHandler(proxy.routeTable)
+  const res = await handle(new Request('http://127.0.0.1/v1/responses', { headers: { authorization: 'Bearer fetch-ws-password', upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64') } }))
+  t.equal(res.status, 405)
+  t.match(await res.json(), { error: { type: 'invalid_request_error', message: /createFetchHandler\) takes no WebSocket upgrade.*createNodeListener or hapiPlugin/ } })
 })
