@@ -107,6 +107,8 @@ export interface SocketRequest {
 
 /** What a host is told about its WebSocket routes (Route.upgrade), for its request log, metrics and traces. */
 export interface SocketObserver {
+  /** Each handshake on an upgrade route, once answered: 101 when upgraded, else the refusal's status. */
+  handshake?: (answer: { route: string, status: number, seconds: number, remoteAddress?: string }) => void
   /** A socket was upgraded on `route` (its template). */
   opened?: (socket: { route: string, remoteAddress?: string }) => void
   /** It closed: the close code sent or received (1006: the connection dropped), and seconds it was open. */

@@ -117,7 +117,7 @@ t.test('a run becomes docs/agents.md: one row per agent and model, the day of th
 
 t.test('Codex over the WebSocket passes only when its turns came over an upgraded socket, none as a POST, each logged as one', async t => {
   const upgrade = { method: 'GET', path: '/v1/responses', headers: {}, body: undefined, status: 101 }
-  const turn = { msg: 'request', transport: 'websocket', route: '/v1/responses', status: 200 }
+  const turn = { msg: 'request', transport: 'websocket', method: 'POST', route: '/v1/responses', status: 200 }
   t.same(overSocket([upgrade], [turn, turn, turn]), [])
   t.same(overSocket([], [turn, turn, turn]), ['Codex opened no WebSocket (is supports_websockets in its provider block?)'])
   t.match(overSocket([upgrade, { ...upgrade, method: 'POST' }], [turn, turn, turn]), ['1 turn(s) came as POST /v1/responses, not over the socket'])

@@ -110,7 +110,7 @@ export function overSocket (exchanges: Exchange[], logs: Array<Record<string, an
   const problems: string[] = []
   const upgraded = exchanges.filter(e => e.method === 'GET' && e.path.split('?')[0] === '/v1/responses' && e.status === 101)
   const posted = exchanges.filter(e => e.method === 'POST' && e.path.split('?')[0] === '/v1/responses')
-  const turns = logs.filter(l => l.msg === 'request' && l.transport === 'websocket' && l.route === '/v1/responses')
+  const turns = logs.filter(l => l.msg === 'request' && l.transport === 'websocket' && l.method === 'POST' && l.route === '/v1/responses')
   if (upgraded.length === 0) problems.push('Codex opened no WebSocket (is supports_websockets in its provider block?)')
   if (posted.length > 0) problems.push(`${posted.length} turn(s) came as POST /v1/responses, not over the socket`)
   if (turns.filter(l => l.status === 200).length < 3) problems.push(`the gateway logged ${turns.length} turn(s) over the socket, fewer than the task's 3`)

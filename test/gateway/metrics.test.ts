@@ -315,8 +315,18 @@ t.test('a Responses turn over a WebSocket is logged, counted and timed as the PO
   for (const deadline = Date.now() + 5000; !gw.logs.some(l => l.msg === 'websocket closed') && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
   const after = await scrape(gw.url + '/metrics')
   t.equal(sample(after, 'gatehouse_websocket_connections', { route: '/v1/responses' }), 0)
-  const line = gw.logs.find(l => l.msg === 'request' && l.transport === 'websocket')
+  const line = gw.logs.find(l => l.msg === 'request' && l.transport === 'websocket' && l.method === 'POST')
   t.match(line, { level: 'info', method: 'POST', route: '/v1/responses', status: 200, remoteAddress: '127.0.0.1', reqId: /^[0-9a-f-]{36}$/ })
   t.type(line?.durationMs, 'number')
-  t.same(gw.logs.filter(l => /^websocket /.test(l.msg)).map(l => [l.msg, l.route, l.code]), [['websocket opened', '/v1/responses', undefined], ['websocket closed', '/v1/responses', 1000]])
+  t.same(gw.logs.filter(l => l.transport === 'websocket').map(l => [l.msg, l.method, l.route, l.status ?? l.code]), [
+    ['request', 'GET', '/v1/responses', 101],
+    ['request', 'POST', '/v1/responses', 200],
+    ['websocket closed', undefined, '/v1/responses', 1000],
+  ], 'the handshake, the turn, the close')
+  t.equal(sample(after, 'gatehouse_http_requests_total', { method: 'GET', route: '/v1/responses', status_class: '1xx' }), 1, 'the handshake in the HTTP series')
+
+  const refused = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: 'Bearer wrong-password' } } as unknown as string[])
+  await new Promise<void>(resolve => refused.addEventListener('error', () => resolve()))
+  for (const deadline = Date.now() + 5000; !gw.logs.some(l => l.transport === 'websocket' && l.status === 401) && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
+  t.match(gw.logs.find(l => l.transport === 'websocket' && l.status === 401), { level: 'info', msg: 'request', method: 'GET', route: '/v1/responses' }, 'a refused handshake is a request line too')
 })

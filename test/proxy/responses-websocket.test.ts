@@ -49,6 +49,7 @@ async function rig (t: Test, maxBodyBytes?: number, responses?: ResponsesOptions
     },
   }
   const sockets = {
+    handshake: ({ route, status }: { route: string, status: number }) => told.push(`handshake ${route} ${status}`),
     opened: ({ route }: { route: string }) => told.push(`opened ${route}`),
     closed: ({ route, code }: { route: string, code: number }) => told.push(`closed ${route} ${code}`),
     served: (request: SocketRequest) => { served.push(request); told.push(`served ${request.method} ${request.route} ${request.status}`) },
@@ -355,7 +356,7 @@ t.test('each response on a socket is told to the host as a POST /v1/responses re
   c.ws.close(1000)
   await c.closed
   while (!r.told.some(line => line.startsWith('closed'))) await new Promise<void>(resolve => setImmediate(resolve))
-  t.same(r.told, ['opened /v1/responses', 'served POST /v1/responses 200', 'served POST /v1/responses 429', 'closed /v1/responses 1000'])
+  t.same(r.told, ['handshake /v1/responses 101', 'opened /v1/responses', 'served POST /v1/responses 200', 'served POST /v1/responses 429', 'closed /v1/responses 1000'])
   t.match(r.served[0], { aborted: false, remoteAddress: '127.0.0.1' })
   t.ok(r.served[0].seconds >= 0 && r.served[0].startedAt > 0)
 })
@@ -429,6 +430,7 @@ t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a
     s.on('error', reject)
   })
   t.match(answer, /^HTTP\/1\.1 429 /)
+  t.equal(r.told.at(-1), 'handshake /v1/responses 429', 'the host is told of the refused handshake')
   t.match(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { error: { type: 'rate_limit_error', code: 'too_many_sockets', message: /holds 2 open WebSockets/ } })
   a.ws.close(1000)
   await a.closed
