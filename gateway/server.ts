@@ -138,7 +138,10 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
       draining = true
       if (started) {
         logger.info({ timeoutSeconds: config.shutdownTimeoutSeconds }, 'shutting down: draining in-flight requests')
-        await server.stop({ timeout: config.shutdownTimeoutSeconds * 1000 })
+        // Hapi's stop ends upgraded sockets at once, a turn running on one included: they close between turns first.
+        const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000
+        await withinMs(services?.closeSockets() ?? Promise.resolve(), deadline - Date.now())
+        await server.stop({ timeout: Math.max(0, deadline - Date.now()) })
       }
       await services?.close()
       if (metricsServer !== undefined) await new Promise(resolve => metricsServer!.close(resolve))
@@ -159,6 +162,13 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     start,
     stop,
   }
+}
+
+/** Resolves when `work` has, or after `ms`, whichever comes first. */
+async function withinMs (work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([work, new Promise<void>(resolve => { timer = setTimeout(resolve, Math.max(0, ms)) })])
+  clearTimeout(timer)
 }
 
 function displayUrl (host: string, port: number): string {

@@ -155,6 +155,11 @@ export interface Proxy {
   prices: PriceList
   /** Read-only, for the console: the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
   upstream (): UpstreamView
+  /**
+   * Closes the Responses WebSockets for a shutdown: each with 1001 at once when no response runs on it, else as soon
+   * as its response has ended; resolves once all are closed. A host calls it before it stops its server.
+   */
+  closeSockets (): Promise<void>
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
 }
@@ -340,6 +345,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
     upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),
+    closeSockets: async () => { await responses.sockets.all() },
     async close () {
       discovery?.stop()
       await fetcher?.close()

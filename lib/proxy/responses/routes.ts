@@ -72,6 +72,7 @@ export function responsesRoutes (ctx: ProxyContext, settings: ResponsesSettings,
     },
     upgrade: responsesSocket(create, warmup, {
       limits: settings.websocket,
+      drains: settings.sockets,
       hold: req => { const caller = callers.get(req); return caller === undefined ? () => {} : counts.hold(caller) },
     }, { logger: ctx.logger }),
   }

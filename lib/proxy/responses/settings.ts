@@ -6,8 +6,8 @@ import { createSignatureSealer } from './encrypted-content.ts'
 import { DEFAULT_RESPONSES_TTL_DAYS, RESPONSES_SECRET_MIN_LENGTH } from '../../option-rules.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
 import { createResponsesRequestValidator } from './request-schema.ts'
-import { socketLimits } from './socket-limits.ts'
-import type { SocketLimits } from './socket-limits.ts'
+import { socketDrain, socketLimits } from './socket-limits.ts'
+import type { SocketDrain, SocketLimits } from './socket-limits.ts'
 import type { ResponsesLimits, ResponsesRequest } from './request-schema.ts'
 
 export interface ResponsesOptions {
@@ -33,6 +33,8 @@ export interface ResponsesSettings {
   store?: ResponseStore
   ttlMs: number
   websocket: SocketLimits
+  /** The proxy's live sockets (Proxy.closeSockets). */
+  sockets: SocketDrain
   /** The clock of stored responses' lifetimes (createProxy's `now`). */
   now: () => Date
 }
@@ -55,5 +57,5 @@ export function createResponsesSettings (options: ResponsesOptions | undefined, 
   for (const [name, value] of Object.entries(limits ?? {})) {
     if (!Number.isSafeInteger(value) || (value as number) < 1) refuse(`limits.${name}`, `a positive integer (got ${String(value)})`)
   }
-  return { validate: createResponsesRequestValidator(limits), sealer: createSignatureSealer(secret), store, ttlMs: ttlDays * 86_400_000, websocket: socketLimits(websocket), now }
+  return { validate: createResponsesRequestValidator(limits), sealer: createSignatureSealer(secret), store, ttlMs: ttlDays * 86_400_000, websocket: socketLimits(websocket), sockets: socketDrain(), now }
 }

@@ -65,3 +65,28 @@ export function socketCounts (max: number): SocketCounts {
     },
   }
 }
+
+/** The live sockets of one proxy, for a host's shutdown (Proxy.closeSockets). */
+export interface SocketDrain {
+  /** Adds a socket's drain (close it once no response runs), answering its removal. */
+  add: (drain: () => Promise<void>) => () => void
+  /** Drains every live socket, and every one added from then on; resolves once those live now are closed. */
+  all: () => Promise<void>
+}
+
+export function socketDrain (): SocketDrain {
+  const live = new Set<() => Promise<void>>()
+  let draining = false
+  return {
+    add (drain) {
+      live.add(drain)
+      // A socket upgraded while the host shuts down is drained at once.
+      if (draining) void drain()
+      return () => { live.delete(drain) }
+    },
+    async all () {
+      draining = true
+      await Promise.all([...live].map(async drain => await drain()))
+    },
+  }
+}

@@ -17,10 +17,12 @@ import type { ServerWebSocket } from '../../http/websocket.ts'
 import { responsesError } from './error-body.ts'
 import { inputItems } from './request-to-gemini.ts'
 import type { InputItem } from './request-schema.ts'
-import type { SocketLimits } from './socket-limits.ts'
+import type { SocketDrain, SocketLimits } from './socket-limits.ts'
 
 export interface SocketSettings {
   limits: SocketLimits
+  /** Where the socket's drain is kept for the host's shutdown (Proxy.closeSockets). */
+  drains: SocketDrain
   /** Counts the upgraded socket against its key's cap (socket-limits.ts, socketCounts), answering its release. */
   hold: (upgrade: HandlerRequest) => () => void
 }
@@ -84,8 +86,14 @@ export function responsesSocket (post: Route, warmup: Route, settings: SocketSet
     const session: Session = { running: undefined, last: undefined }
     const release = settings.hold(upgrade)
     const timers = socketTimers(socket, settings.limits, () => session.running === undefined)
+    const closed = new Promise<void>(resolve => socket.onClose(() => resolve()))
+    const forget = settings.drains.add(async () => {
+      timers.end(CLOSE.GOING_AWAY, 'the gateway is shutting down')
+      await closed
+    })
     socket.onClose(() => {
       release()
+      forget()
       timers.stop()
       session.running?.abort(new Error('client disconnected'))
     })
@@ -193,25 +201,27 @@ async function turn ({ post, warmup, upgrade, socket, session, options }: Turn, 
 
 /**
  * The idle and lifetime timers of one socket: `idle()` at the start and after each response arms the idle timeout,
- * `busy()` as a response starts disarms it; past its lifetime the socket closes once `quiet()` (no response running).
+ * `busy()` as a response starts disarms it; past its lifetime, or once `end()` is called (a shutdown), the socket
+ * closes as soon as `quiet()` (no response running).
  */
-function socketTimers (socket: ServerWebSocket, limits: SocketLimits, quiet: () => boolean): { idle: () => void, busy: () => void, stop: () => void } {
+function socketTimers (socket: ServerWebSocket, limits: SocketLimits, quiet: () => boolean): { idle: () => void, busy: () => void, end: (code: number, reason: string) => void, stop: () => void } {
   let idle: NodeJS.Timeout | undefined
-  let expired = false
-  const lifetime = setTimeout(() => {
-    expired = true
-    if (quiet()) socket.close(CLOSE.NORMAL, 'the socket reached its maximum lifetime')
-  }, limits.maxLifetimeSeconds * 1000)
+  let ending: { code: number, reason: string } | undefined
+  const lifetime = setTimeout(() => timers.end(CLOSE.NORMAL, 'the socket reached its maximum lifetime'), limits.maxLifetimeSeconds * 1000)
   lifetime.unref()
   const timers = {
     idle () {
       clearTimeout(idle)
       if (!quiet()) return
-      if (expired) return socket.close(CLOSE.NORMAL, 'the socket reached its maximum lifetime')
+      if (ending !== undefined) return socket.close(ending.code, ending.reason)
       idle = setTimeout(() => { if (quiet()) socket.close(CLOSE.NORMAL, 'idle timeout') }, limits.idleTimeoutSeconds * 1000)
       idle.unref()
     },
     busy () { clearTimeout(idle) },
+    end (code: number, reason: string) {
+      ending ??= { code, reason }
+      if (quiet()) socket.close(ending.code, ending.reason)
+    },
     stop () { clearTimeout(idle); clearTimeout(lifetime) },
   }
   timers.idle()
