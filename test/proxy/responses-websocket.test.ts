@@ -415,7 +415,7 @@ t.test('a socket past maxLifetimeSeconds closes (1000) once its running response
   t.equal(await c.closed, 1000)
 })
 
-t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a 429 before anything is upgraded, and a closed one frees its place', async t => {
+t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a 426 (Codex then POSTs) before anything is upgraded, and a closed one frees its place', async t => {
   const r = await rig(t, undefined, { websocket: { maxSocketsPerKey: 2 } })
   const a = await connect(t, r)
   await connect(t, r)
@@ -429,9 +429,9 @@ t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a
     s.on('end', () => resolve(text))
     s.on('error', reject)
   })
-  t.match(answer, /^HTTP\/1\.1 429 /)
-  t.equal(r.told.at(-1), 'handshake /v1/responses 429', 'the host is told of the refused handshake')
-  t.match(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { error: { type: 'rate_limit_error', code: 'too_many_sockets', message: /holds 2 open WebSockets/ } })
+  t.match(answer, /^HTTP\/1\.1 426 /)
+  t.equal(r.told.at(-1), 'handshake /v1/responses 426', 'the host is told of the refused handshake')
+  t.match(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { error: { type: 'invalid_request_error', code: 'too_many_sockets', message: /holds 2 open WebSockets/ } })
   a.ws.close(1000)
   await a.closed
   while (!r.told.some(line => line.startsWith('closed'))) await new Promise<void>(resolve => setImmediate(resolve))
@@ -439,11 +439,11 @@ t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a
   t.equal(again.ws.readyState, WebSocket.OPEN, 'the closed socket\'s place is free')
 })
 
-t.test('the fetch host takes no upgrade: a WebSocket handshake on GET /v1/responses is a 405 in OpenAI\'s shape naming the hosts that do', async t => {
+t.test('the fetch host takes no upgrade: a WebSocket handshake on GET /v1/responses is a 426 (Codex then POSTs) in OpenAI\'s shape naming the hosts that do', async t => {
   const proxy = createProxy({ password: 'fetch-ws-password', upstream: { backend: 'gemini-api', apiKey: 'k' } })
   t.teardown(() => proxy.close())
   const handle = createFetchHandler(proxy.routeTable)
   const res = await handle(new Request('http://127.0.0.1/v1/responses', { headers: { authorization: 'Bearer fetch-ws-password', upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64') } }))
-  t.equal(res.status, 405)
-  t.match(await res.json(), { error: { type: 'invalid_request_error', message: /createFetchHandler\) takes no WebSocket upgrade.*createNodeListener or hapiPlugin/ } })
+  t.equal(res.status, 426)
+  t.match(await res.json(), { error: { type: 'invalid_request_error', code: 'websocket_unavailable', message: /createFetchHandler\) takes no WebSocket upgrade.*createNodeListener or hapiPlugin/ } })
 })

@@ -8,7 +8,7 @@ export interface SocketLimits {
   idleTimeoutSeconds: number
   /** Seconds a socket may stay open; then it is closed (1000) as soon as no response runs on it. */
   maxLifetimeSeconds: number
-  /** Sockets one key may hold open at once in this process; past it the upgrade is a 429 (TOO_MANY_SOCKETS). */
+  /** Sockets one key may hold open at once in this process; past it the upgrade is a 426 (TOO_MANY_SOCKETS). */
   maxSocketsPerKey: number
 }
 
@@ -47,7 +47,8 @@ export function socketCounts (max: number): SocketCounts {
     check (caller) {
       const key = keyOf(caller)
       if (key !== undefined && (open.get(key) ?? 0) >= max) {
-        throw fail('TOO_MANY_SOCKETS', `This key holds ${max} open WebSockets on /v1/responses, as many as allowed; close one first, or POST the response`)
+        // 426, not 429: Codex answers a 426 handshake by going on over POST, a 429 by retrying until it gives up.
+        throw fail('TOO_MANY_SOCKETS', `This key holds ${max} open WebSockets on /v1/responses, as many as allowed; POST the response, or close a socket first`)
       }
     },
     hold (caller) {
