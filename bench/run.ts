@@ -11,6 +11,7 @@
 //             idle RSS and peak RSS during the proxy part, the gateway's overall; CPU per chat request with a user's key and limits on
 //             against the same request with the operator password
 //   footprint: what the library and the gateway cost before their first request (bench/footprint.ts)
+//   websocket: a Codex-like Responses session over one WebSocket vs a streamed POST per turn (bench/responses-websocket.ts)
 //   hostile:  the longest event-loop block while a second gateway (bench/event-loop-delay.ts preloaded) answers the
 //             hostile requests of bench/workloads.ts one after another, against the same count of ordinary chats
 // The gateway measured is the built one (dist/), started as the container image starts it, under the chart's
@@ -31,12 +32,13 @@ import { createProcessGroup, root, treeCpuMicros } from './processes.ts'
 import { BENCH_LIMITS, GATEWAY_NODE_FLAGS, PACED_CHUNK_MS, PACED_MODEL, accountLoads, chatLoad, directLoad, gatewayEnv, hostileRequests, userKey } from './workloads.ts'
 import type { Started } from './processes.ts'
 import type { Workload } from './workloads.ts'
+import type { WebsocketBench } from './responses-websocket.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 /** BENCH_ROUNDS: each figure's BENCH_SECONDS (default 5) are split into this many rounds (default 5). */
 const roundCount = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5))
 const roundMs = (seconds * 1000) / roundCount
-/** BENCH_ONLY=accounts, proxy, hostile, footprint or soak runs one part. */
+/** BENCH_ONLY=accounts, proxy, hostile, footprint, websocket or soak runs one part. */
 const only = process.env.BENCH_ONLY
 const processes = createProcessGroup()
 const startProcess = processes.start
@@ -338,6 +340,14 @@ try {
   if (only === undefined || only === 'footprint') {
     log('footprint: the packed library installed into an empty project, its import, and the gateway\'s start-up and idle RSS against the bare relay (bench/footprint.ts)')
     for (const r of await footprint()) row(r.name, r.baseline, r.figures, r.ratios, r.targets)
+  }
+
+  if (only === undefined || only === 'websocket') {
+    log('websocket: a 20-turn Responses session over one WebSocket against a streamed POST per turn (bench/responses-websocket.ts)')
+    const r = await runJson<WebsocketBench>('bench/responses-websocket.ts', { turns: 20, rounds: roundCount })
+    row('Responses over WebSocket', `the same ${r.turns}-turn session as one streamed POST /v1/responses per turn (SSE, the whole history each time); client, proxy (the library from source, node:http host) and fake upstream in one process of their own, ${r.rounds} alternating rounds, medians`,
+      { ms_per_turn: r.ws.ms, cpu_ms_per_turn: r.ws.cpuMs, request_kib: r.ws.bytes / 1024, sse_ms_per_turn: r.sse.ms, sse_cpu_ms_per_turn: r.sse.cpuMs, sse_request_kib: r.sse.bytes / 1024 },
+      { ms_per_turn: r.ws.ms / r.sse.ms, cpu_ms_per_turn: r.ws.cpuMs / r.sse.cpuMs, request_bytes: r.ws.bytes / r.sse.bytes })
   }
 
   if (only === undefined || only === 'soak') {

@@ -25,6 +25,11 @@ export interface Metrics {
   registry: Registry
   /** Records one finished HTTP request. `method` upper-case; `route` the template (`unmatched` when none). */
   observeRequest (method: string, route: string, status: number, seconds: number): void
+  /** A WebSocket upgraded on `route` (its template) opened or closed. */
+  socketOpened (route: string): void
+  socketClosed (route: string): void
+  /** Records one request served over a WebSocket: as its method and route in the HTTP series, and apart. */
+  observeSocketRequest (method: string, route: string, status: number, seconds: number): void
   /** Given to createProxy({ observer }). */
   proxy: ProxyObserver
   /** Given to createAuthService({ onEvent }). */
@@ -108,6 +113,18 @@ export function createMetrics (options: MetricsOptions): Metrics {
     help: 'Time from receiving a request to the end of its response (streams included)',
     labelNames: ['method', 'route', 'status_class'] as const,
     buckets: REQUEST_BUCKETS,
+    registers: [registry],
+  })
+  const openSockets = new Gauge({
+    name: 'gatehouse_websocket_connections',
+    help: 'WebSockets open now, by the route template they were upgraded on',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  })
+  const socketRequests = new Counter({
+    name: 'gatehouse_websocket_requests_total',
+    help: 'Requests served over WebSockets (a Responses turn), by the route they are served as and status class; each is also in gatehouse_http_requests_total',
+    labelNames: ['method', 'route', 'status_class'] as const,
     registers: [registry],
   })
   const upstreamCalls = pendingCounter({
@@ -306,6 +323,12 @@ export function createMetrics (options: MetricsOptions): Metrics {
       const labels = { method: METHODS.has(method) ? method : 'other', route, status_class: statusClass(status) }
       requests.add(`${labels.method} ${route} ${labels.status_class}`, () => labels)
       requestDuration.observe(labels, seconds)
+    },
+    socketOpened (route) { openSockets.inc({ route }) },
+    socketClosed (route) { openSockets.dec({ route }) },
+    observeSocketRequest (method, route, status, seconds) {
+      this.observeRequest(method, route, status, seconds)
+      socketRequests.inc({ method: METHODS.has(method) ? method : 'other', route, status_class: statusClass(status) })
     },
     proxy: {
       upstreamCall (model, status, seconds) {

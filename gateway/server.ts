@@ -20,6 +20,7 @@ import { createIndexRoute } from './index-route.ts'
 import type { ReadinessCheck } from './probes.ts'
 import { createServices } from './services.ts'
 import { nameRequestSpans } from './tracing.ts'
+import { socketObserver } from './socket-log.ts'
 import type { Services } from './services.ts'
 // node:http as CommonJS has it: an ESM import of it reads every export, and its WebSocket getter alone loads Node's
 // bundled undici (16 MB of RSS at start, measured with bench/footprint.ts).
@@ -112,7 +113,7 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     if (started) return url
     services = await createServices(config, { store, logger, metrics, now: options.now, sleep: options.sleep })
     checks.push(...services.readiness)
-    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies, onRoute: nameRequestSpans } })
+    await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies, onRoute: nameRequestSpans, sockets: socketObserver(logger, metrics) } })
     const index = createIndexRoute({ tables: services.routeTables, consolePath: services.consolePath, backend: services.backend, metricsHere: config.metricsPort === undefined })
     mountRoutes(server, [index], { logger, trustedProxies, onRoute: nameRequestSpans })
     await server.start()
@@ -141,7 +142,10 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
       draining = true
       if (started) {
         logger.info({ timeoutSeconds: config.shutdownTimeoutSeconds }, 'shutting down: draining in-flight requests')
-        await server.stop({ timeout: config.shutdownTimeoutSeconds * 1000 })
+        // Hapi's stop ends upgraded sockets at once, a turn running on one included: they close between turns first.
+        const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000
+        await withinMs(services?.closeSockets() ?? Promise.resolve(), deadline - Date.now())
+        await server.stop({ timeout: Math.max(0, deadline - Date.now()) })
       }
       await services?.close()
       if (metricsServer !== undefined) await new Promise(resolve => metricsServer!.close(resolve))
@@ -162,6 +166,13 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     start,
     stop,
   }
+}
+
+/** Resolves when `work` has, or after `ms`, whichever comes first. */
+async function withinMs (work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([work, new Promise<void>(resolve => { timer = setTimeout(resolve, Math.max(0, ms)) })])
+  clearTimeout(timer)
 }
 
 function displayUrl (host: string, port: number): string {

@@ -21,6 +21,8 @@ export interface Services {
   consolePath?: string
   /** The usage ledger on the store (createUsageLedger: batched writes); close() flushes it. */
   usage: UsageLedger
+  /** Closes the proxy's WebSockets between turns (Proxy.closeSockets), before the server stops. */
+  closeSockets (): Promise<void>
   close (): Promise<void>
 }
 
@@ -81,6 +83,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,
     usage,
+    closeSockets: async () => { await proxy.closeSockets() },
     async close () {
       await Promise.allSettled([proxy.close(), passwordFile?.discard()])
       // After the proxy: calls finishing while it closes are still recorded. Before the store closes (gateway/server.ts).

@@ -5,9 +5,11 @@
 import { createRequire } from 'node:module'
 import type { NodeSDK } from '@opentelemetry/sdk-node'
 import { tracingSettings } from './tracing-env.ts'
+import type { SocketObserver, SocketRequest } from '../lib/index.ts'
 
 let sdk: NodeSDK | undefined
 let nameSpans: ((template: string) => void) | undefined
+let socketSpans: Required<Pick<SocketObserver, 'run' | 'served'>> | undefined
 
 // From the OTEL_* variables alone: the full configuration loads the library, whose modules must load after the
 // instrumentations. main.ts reports a bad value in one line (the library's readEnvironment checks them too).
@@ -59,11 +61,41 @@ if (config.enabled) {
     span?.updateName(`route - ${template}`)
     span?.setAttribute('http.route', template)
   }
+  // A request served over a WebSocket has no HTTP server span of its own (the upgrade bypasses the instrumentation):
+  // it runs in one made for it, named and attributed as the HTTP instrumentation names a POST's, so its calls nest.
+  const { SpanKind, SpanStatusCode } = await import('@opentelemetry/api')
+  const tracer = redacting.getTracer('gatehouse-gateway')
+  socketSpans = {
+    run: async ({ method, route }, serve) => {
+      await tracer.startActiveSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'network.protocol.name': 'websocket' } }, async span => {
+        try {
+          await serve()
+        } finally {
+          span.end()
+        }
+      })
+    },
+    served: ({ status }) => {
+      const span = trace.getActiveSpan()
+      span?.setAttribute('http.response.status_code', status)
+      if (status >= 500) span?.setStatus({ code: SpanStatusCode.ERROR })
+    },
+  }
 }
 
 /** Names the current request's trace spans after the table route it takes (MountOptions.onRoute); nothing without tracing. */
 export function nameRequestSpans (template: string): void {
   nameSpans?.(template)
+}
+
+/** Runs a request served over a WebSocket in its own server span (gateway/socket-log.ts); as is without tracing. */
+export async function inSocketSpan (request: { method: string, route: string }, serve: () => Promise<void>): Promise<void> {
+  await (socketSpans === undefined ? serve() : socketSpans.run(request, serve))
+}
+
+/** Gives the span of a request served over a WebSocket its status; nothing without tracing. */
+export function endSocketSpan (request: SocketRequest): void {
+  socketSpans?.served(request)
 }
 
 /** Exports the spans still buffered; called by main.ts before the process exits. */

@@ -55,6 +55,8 @@ export const ERRORS = {
   RESOURCE_NOT_ALLOWED: { status: 403, message: "This key's access level may not use that kind of upstream resource; ask the operator" },
   TOO_MANY_RESOURCES: { status: 429, message: 'This user owns as many upstream resources as allowed; delete some first' },
   UPLOAD_QUOTA_EXCEEDED: { status: 429, message: 'This user uploaded as many bytes today as allowed; retry after the time in Retry-After' },
+  TOO_MANY_SOCKETS: { status: 426, message: 'This key holds as many open WebSockets as allowed; send the request over HTTP, or close one first' },
+  WEBSOCKET_UNAVAILABLE: { status: 426, message: 'This host takes no WebSocket upgrade: send the request over HTTP' },
   TOO_MANY_PARTS: { status: 400, message: 'Too many content parts in one request' },
   IMAGE_FETCH_FAILED: { status: 400, message: 'Could not fetch the image URL' },
   UPSTREAM_NOT_CONFIGURED: { status: 503, message: 'No upstream credentials are configured' },

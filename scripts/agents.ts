@@ -3,7 +3,9 @@
 // with --table writes docs/agents.md from the run. Exit code 1 when a case failed.
 //
 //   node scripts/agents.ts [--latest] [--agents gemini-cli,opencode,codex,claude-code] [--models a,b]
-//                          [--record DIR] [--table] [--keep] [--logs]
+//                          [--record DIR] [--table] [--keep] [--logs] [--no-websocket]
+//
+// Codex runs twice on each model: over POST, then over the Responses WebSocket (--no-websocket skips the second).
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     table: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     logs: { type: 'boolean', default: false },
+    'no-websocket': { type: 'boolean', default: false },
   },
 })
 
@@ -44,14 +47,18 @@ const started = Date.now()
 const stage = await startStage({ printLogs: values.logs })
 const results: CaseResult[] = []
 try {
-  for (const { agent, version, bin } of installed) {
-    for (const model of models) {
+  const cases = installed.flatMap(({ agent, version, bin }) => models.flatMap(model => [
+    { agent, version, bin, model, websocket: false },
+    ...(agent.id === 'codex' && !values['no-websocket'] ? [{ agent, version, bin, model, websocket: true }] : []),
+  ]))
+  for (const { agent, version, bin, model, websocket } of cases) {
+    {
       const left = BUDGET_MS - (Date.now() - started)
       if (left <= 0) throw new Error(`the suite's ${BUDGET_MS / 60_000}-minute budget ran out before ${agent.id} on ${model}`)
-      const result = await runCase(stage, agent, bin, version, model, { keep: values.keep, timeoutMs: Math.min(left, 150_000) })
+      const result = await runCase(stage, agent, bin, version, model, { keep: values.keep, timeoutMs: Math.min(left, 150_000), websocket })
       results.push(result)
       const where = values.record === undefined ? '' : `  (requests: ${path.relative(process.cwd(), recordCase(values.record, result))})`
-      console.log(`${result.ok ? 'ok  ' : 'FAIL'} ${agent.id}@${version} ${model} ${(result.run.ms / 1000).toFixed(1)} s, ${result.steps.join(' → ')}${where}`)
+      console.log(`${result.ok ? 'ok  ' : 'FAIL'} ${agent.id}@${version}${websocket ? ' (WebSocket)' : ''} ${model} ${(result.run.ms / 1000).toFixed(1)} s, ${result.steps.join(' → ')}${where}`)
       for (const problem of result.problems) console.log(`       ${problem}`)
       for (const refused of result.refused) console.log(`       refused: ${refused}`)
       if (!result.ok) console.log(`       stdout: ${result.run.stdout.slice(-800)}\n       stderr: ${result.run.stderr.slice(-1500)}`)

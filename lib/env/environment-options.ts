@@ -71,7 +71,11 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     modelsFile: config.geminiModelsFile,
     pricesFile: config.geminiPricesFile,
     imageFetch: { allowPrivateNetworks: config.imageFetchAllowPrivateNetworks, allowedPorts: config.imageFetchAllowedPorts },
-    responses: { secret: config.responsesSecret, ttlDays: config.responsesTtlDays },
+    responses: {
+      secret: config.responsesSecret,
+      ttlDays: config.responsesTtlDays,
+      websocket: { idleTimeoutSeconds: config.responsesWebsocketIdleSeconds, maxLifetimeSeconds: config.responsesWebsocketLifetimeSeconds, maxSocketsPerKey: config.responsesWebsocketSocketsPerKey },
+    },
   }
   return {
     auth,

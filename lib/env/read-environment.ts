@@ -119,6 +119,10 @@ export interface EnvironmentConfig {
   readonly responsesSecret?: string
   /** Days a stored Responses answer is kept. Default unset: the library's 30 (PROXY_RESPONSES_TTL_DAYS). */
   readonly responsesTtlDays?: number
+  /** The Responses WebSocket limits. Default unset: the library's (DEFAULT_SOCKET_LIMITS; PROXY_RESPONSES_WEBSOCKET_*). */
+  readonly responsesWebsocketIdleSeconds?: number
+  readonly responsesWebsocketLifetimeSeconds?: number
+  readonly responsesWebsocketSocketsPerKey?: number
   /** When set, /metrics is served on this port only. Default unset: on the main port (METRICS_PORT). */
   readonly metricsPort?: number
   /** pino level. Default `info`, `debug` when DEBUG=true (LOG_LEVEL). */
@@ -212,6 +216,9 @@ const SCHEMA: Record<string, EnvRule> = {
   GEMINI_LIMITS: text({ trim: false }),
   PROXY_RESPONSES_SECRET: text({ trim: false, min: responsesSecretMinLength }),
   PROXY_RESPONSES_TTL_DAYS: number({ integer: true, min: 1, max: 3650 }),
+  PROXY_RESPONSES_WEBSOCKET_IDLE_SECONDS: number({ integer: true, min: 1, max: 86_400 }),
+  PROXY_RESPONSES_WEBSOCKET_LIFETIME_SECONDS: number({ integer: true, min: 1, max: 86_400 }),
+  PROXY_RESPONSES_WEBSOCKET_SOCKETS_PER_KEY: number({ integer: true, min: 1, max: 10_000 }),
   IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS: bool,
   IMAGE_FETCH_ALLOWED_PORTS: pattern(/^\d{1,5}(\s*,\s*\d{1,5})*$/, 'comma-separated ports'),
   METRICS_PORT: port,
@@ -382,6 +389,9 @@ export function readEnvironment (env: Record<string, string | undefined>): Envir
     geminiUploadBytesPerDay: v.GEMINI_UPLOAD_BYTES_PER_DAY,
     responsesSecret: responsesSecretOf(v.PROXY_RESPONSES_SECRET, proxyPassword, v.AUTH_ADMIN_PASSWORD),
     responsesTtlDays: v.PROXY_RESPONSES_TTL_DAYS,
+    responsesWebsocketIdleSeconds: v.PROXY_RESPONSES_WEBSOCKET_IDLE_SECONDS,
+    responsesWebsocketLifetimeSeconds: v.PROXY_RESPONSES_WEBSOCKET_LIFETIME_SECONDS,
+    responsesWebsocketSocketsPerKey: v.PROXY_RESPONSES_WEBSOCKET_SOCKETS_PER_KEY,
     imageFetchAllowPrivateNetworks: v.IMAGE_FETCH_ALLOW_PRIVATE_NETWORKS,
     imageFetchAllowedPorts,
     metricsPort: v.METRICS_PORT,
@@ -450,6 +460,9 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   file: ['AUTH_DATA_FILE'],
   'responses.secret': ['PROXY_RESPONSES_SECRET'],
   'responses.ttlDays': ['PROXY_RESPONSES_TTL_DAYS'],
+  'responses.websocket.idleTimeoutSeconds': ['PROXY_RESPONSES_WEBSOCKET_IDLE_SECONDS'],
+  'responses.websocket.maxLifetimeSeconds': ['PROXY_RESPONSES_WEBSOCKET_LIFETIME_SECONDS'],
+  'responses.websocket.maxSocketsPerKey': ['PROXY_RESPONSES_WEBSOCKET_SOCKETS_PER_KEY'],
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { BodyBudget } from './body-budget.ts'
 import type { BodyReadLimits } from './read-body.ts'
 import type { ServerWebSocket } from './websocket.ts'
+import type { Logger } from '../logger.ts'
 
 /** A plain request, as any host can build it. */
 export interface HandlerRequest {
@@ -84,9 +85,44 @@ export interface Route {
   errorResponse: (err: unknown, req?: HandlerRequest) => HandlerResponse
   /**
    * Takes a WebSocket upgrade of this GET route (lib/http/upgrade.ts): hosts call it with the upgrade request once
-   * `authenticate` let it on and the 101 went out; the socket is the route's from then on. Default none (no upgrade).
+   * `authenticate` let it on and the 101 went out; the socket is the route's from then on. `host` holds what the
+   * host was given to tell about it (its logger, its SocketObserver). Default none (no upgrade).
    */
-  upgrade?: (req: HandlerRequest, socket: ServerWebSocket) => void
+  upgrade?: (req: HandlerRequest, socket: ServerWebSocket, host: UpgradeHost) => void
+}
+
+/** A message on an upgraded socket served as a request (a Responses turn, as POST /v1/responses), once its answer ended. */
+export interface SocketRequest {
+  /** The method and route template it was served as. */
+  method: string
+  route: string
+  status: number
+  /** When it began (ms since the epoch), and seconds until its answer ended. */
+  startedAt: number
+  seconds: number
+  remoteAddress?: string
+  /** The socket closed before the answer ended. */
+  aborted: boolean
+}
+
+/** What a host is told about its WebSocket routes (Route.upgrade), for its request log, metrics and traces. */
+export interface SocketObserver {
+  /** Each handshake on an upgrade route, once answered: 101 when upgraded, else the refusal's status. */
+  handshake?: (answer: { route: string, status: number, seconds: number, remoteAddress?: string }) => void
+  /** A socket was upgraded on `route` (its template). */
+  opened?: (socket: { route: string, remoteAddress?: string }) => void
+  /** It closed: the close code sent or received (1006: the connection dropped), and seconds it was open. */
+  closed?: (socket: { route: string, remoteAddress?: string, code: number, seconds: number }) => void
+  /** Each message it served as a request, as that request's answer ends (inside `run`). */
+  served?: (request: SocketRequest) => void
+  /** Runs the serving of each such request, `served` included: to give it an async context (a trace span). */
+  run?: (request: { method: string, route: string }, serve: () => Promise<void>) => Promise<void>
+}
+
+/** What Route.upgrade gets from its host. */
+export interface UpgradeHost {
+  logger?: Logger
+  sockets?: SocketObserver
 }
 
 /**

@@ -3,6 +3,7 @@ import { isStreamBody } from './contract.ts'
 import { createDispatcher, serveRoute, toTables, unknownRouteResponse } from './serve.ts'
 import type { Tables } from './serve.ts'
 import type { Logger } from '../logger.ts'
+import { fail } from '../errors.ts'
 
 export interface FetchHandlerOptions {
   /** Client address for a request (the login limiter uses it); fetch Requests do not carry one. */
@@ -14,6 +15,8 @@ export interface FetchHandlerOptions {
 /**
  * A fetch-style handler `(Request) => Promise<Response>` serving route tables (lib/http/serve.ts does the
  * serving), for runtimes and frameworks built on the Fetch API. Unmatched paths answer 404 in their scope's shape.
+ * It takes no WebSocket upgrade (Route.upgrade): a Fetch Request cannot be upgraded, Deno's upgradeWebSocket and
+ * Bun's server.upgrade being runtime APIs outside it; a handshake on such a route gets a 426 (WEBSOCKET_UNAVAILABLE).
  */
 export function createFetchHandler (tables: Tables, options: FetchHandlerOptions = {}) {
   const list = toTables(tables)
@@ -24,6 +27,7 @@ export function createFetchHandler (tables: Tables, options: FetchHandlerOptions
     const method = request.method.toUpperCase()
     const found = dispatch(method, url.pathname)
     if (found.route === undefined) return toResponse(unknownRouteResponse(list, url.pathname, found.methodNotAllowed), method)
+    if (found.route.upgrade !== undefined && /\bwebsocket\b/i.test(request.headers.get('upgrade') ?? '')) return toResponse(found.route.errorResponse(fail('WEBSOCKET_UNAVAILABLE', UPGRADE_REFUSED)), method)
     return toResponse(await serveRoute(found.route, {
       method,
       path: url.pathname,
@@ -36,6 +40,9 @@ export function createFetchHandler (tables: Tables, options: FetchHandlerOptions
     }, serveOptions), method)
   }
 }
+
+/** The answer to a WebSocket handshake here (docs/responses.md, "WebSocket transport"): a 426, on which Codex uses POST at once. */
+export const UPGRADE_REFUSED = 'This host (createFetchHandler) takes no WebSocket upgrade: send the request over HTTP (POST), or serve these routes with createNodeListener or hapiPlugin'
 
 /** The Fetch API Response; a HEAD answer carries the GET answer's status and headers but no body, as node:http and Hapi send it. */
 function toResponse (response: HandlerResponse, method: string): Response {

@@ -6,7 +6,7 @@
 import type { Duplex, Readable } from 'node:stream'
 import type { IncomingMessage } from 'node:http'
 import type { Server, Request, ResponseToolkit, ResponseObject, Plugin } from '@hapi/hapi'
-import type { HandlerResponse, Route, RouteTable } from './contract.ts'
+import type { HandlerResponse, Route, RouteTable, SocketObserver } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { fail } from '../errors.ts'
 import { hapiBoom } from '../load-package.ts'
@@ -27,6 +27,8 @@ export interface MountOptions {
    * its async context: to name a trace span after the route rather than after the wildcard Hapi matched, say. Default none.
    */
   onRoute?: (template: string, request: Request) => void
+  /** Told about WebSocket routes' sockets and the requests served on them (the gateway's request log and metrics). Default none. */
+  sockets?: SocketObserver
 }
 
 export interface HapiPluginOptions extends MountOptions {
@@ -80,7 +82,7 @@ export const hapiPlugin: Plugin<HapiPluginOptions> = {
 export function mountRoutes (server: Server, tables: Tables, options: MountOptions = {}): void {
   const prefix = (options.prefix ?? '').replace(/\/+$/, '')
   const realm = server.realm.modifiers.route.prefix ?? ''
-  const serveOptions: ServeOptions = { logger: options.logger, trustedProxies: options.trustedProxies }
+  const serveOptions: ServeOptions = { logger: options.logger, trustedProxies: options.trustedProxies, sockets: options.sockets }
   const mounted = mountedOn(server)
   for (const table of toTables(tables)) {
     const routes = table.routes.map(route => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { HandlerResponse } from './contract.ts'
+import type { HandlerResponse, SocketObserver } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createDispatcher, serveRoute, toTables, unknownRouteResponse, writeStreamBody } from './serve.ts'
 import type { Tables } from './serve.ts'
@@ -18,6 +18,8 @@ export interface NodeListenerOptions {
   trustedProxies?: string | readonly string[]
   /** Told about handler errors outside the catalogue (bugs). Default none. */
   logger?: Logger
+  /** Told about WebSocket routes' sockets and the requests served on them (Route.upgrade). Default none. */
+  sockets?: SocketObserver
 }
 
 type Next = (err?: unknown) => void
@@ -39,6 +41,7 @@ export function createNodeListener (tables: Tables, options: NodeListenerOptions
   const serveOptions = {
     trustedProxies: options.trustedProxies === undefined ? undefined : parseTrustedProxies(options.trustedProxies),
     logger: options.logger,
+    sockets: options.sockets,
   }
   const listener = function gatehouseListener (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next?: Next): void {
     const url = new URL(req.url ?? '/', 'http://localhost')

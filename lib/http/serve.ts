@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream'
 import { once } from 'node:events'
 import type { ServerResponse } from 'node:http'
-import type { HandlerRequest, HandlerResponse, Route, RouteTable, StreamBody } from './contract.ts'
+import type { HandlerRequest, HandlerResponse, Route, RouteTable, SocketObserver, StreamBody } from './contract.ts'
 import { isStreamBody } from './contract.ts'
 import { createRouter } from './router.ts'
 import { ERRORS, fail, isGatehouseError, logFailure } from '../errors.ts'
@@ -43,6 +43,8 @@ export interface ServeOptions {
   trustedProxies?: TrustedProxies
   /** Told once about each failure (lib/errors.ts logFailure: bugs as errors, catalogue 5xx as warnings); the mappers log nothing. Default none. */
   logger?: Logger
+  /** Told about WebSocket routes' sockets and the requests served on them (lib/http/upgrade.ts). Default none. */
+  sockets?: SocketObserver
 }
 
 /** Route tables as hosts accept them: one, several, or a bare route list (a table without a scope). */

@@ -44,19 +44,31 @@ async function upgradeRoute (route: Route, host: HostRequest, socket: Duplex, he
     remoteAddress: host.remoteAddress ?? clientAddress(host.peerAddress, host.headers, options.trustedProxies),
     signal: gone.signal,
   }
+  const started = Date.now()
+  const answered = (status: number): void => options.sockets?.handshake?.({ route: route.path, status, seconds: (Date.now() - started) / 1000, remoteAddress: request.remoteAddress })
+  const refuse = (response: HandlerResponse): void => {
+    refuseUpgrade(socket, response)
+    answered(response.status)
+  }
   try {
     const refused = route.authenticate === undefined ? undefined : await route.authenticate(request)
-    if (refused !== undefined) return refuseUpgrade(socket, refused)
+    if (refused !== undefined) return refuse(refused)
     const problem = handshakeProblem(request.headers)
-    if (problem !== undefined) return refuseUpgrade(socket, route.errorResponse(fail('INVALID_INPUT', problem), request))
+    if (problem !== undefined) return refuse(route.errorResponse(fail('INVALID_INPUT', problem), request))
   } catch (err) {
     logFailure(options.logger, err, { route: route.path, method: request.method }, 'upgrade refused')
-    return refuseUpgrade(socket, route.errorResponse(err, request))
+    return refuse(route.errorResponse(err, request))
   }
   if (socket.destroyed) return
   socket.write(switchingProtocols(request.headers['sec-websocket-key'] as string))
+  answered(101)
   try {
-    upgrade(request, serverWebSocket(socket, head, { maxMessageBytes: route.maxBytes }))
+    const ws = serverWebSocket(socket, head, { maxMessageBytes: route.maxBytes })
+    const { sockets } = options
+    const opened = Date.now()
+    sockets?.opened?.({ route: route.path, remoteAddress: request.remoteAddress })
+    ws.onClose(code => sockets?.closed?.({ route: route.path, remoteAddress: request.remoteAddress, code, seconds: (Date.now() - opened) / 1000 }))
+    upgrade(request, ws, { logger: options.logger, sockets })
   } catch (err) {
     logFailure(options.logger, err, { route: route.path, method: request.method }, 'upgrade failed')
     socket.destroy()

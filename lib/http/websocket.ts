@@ -51,7 +51,7 @@ export interface WebSocketOptions {
 export interface ServerWebSocket {
   /** Called with each complete text message, in order. */
   onMessage: (handler: (text: string) => void) => void
-  /** Called once when the socket has closed, with the close code received or sent (1006: none, the connection dropped). */
+  /** Adds a handler called once when the socket has closed, with the close code received or sent (1006: none, the connection dropped). */
   onClose: (handler: (code: number) => void) => void
   /** Sends one text frame; false once the socket is closing or closed. */
   send: (text: string) => boolean
@@ -110,14 +110,14 @@ export function serverWebSocket (socket: Duplex, head: Buffer, options: WebSocke
   let closeSent = false
   let closedCode: number | undefined
   let onMessage: (text: string) => void = () => {}
-  let onClose: (code: number) => void = () => {}
+  const onClose: Array<(code: number) => void> = []
   let closeTimer: NodeJS.Timeout | undefined
 
   const finish = (code: number): void => {
     if (closedCode !== undefined) return
     closedCode = code
     clearTimeout(closeTimer)
-    onClose(code)
+    for (const handler of onClose) handler(code)
   }
   const close = (code: number, reason = ''): void => {
     if (closeSent || socket.destroyed) return
@@ -215,7 +215,7 @@ export function serverWebSocket (socket: Duplex, head: Buffer, options: WebSocke
 
   return {
     onMessage: handler => { onMessage = handler },
-    onClose: handler => { onClose = handler; if (closedCode !== undefined) handler(closedCode) },
+    onClose: handler => { if (closedCode !== undefined) handler(closedCode); else onClose.push(handler) },
     send (text) {
       if (closeSent || socket.destroyed) return false
       socket.write(frame(OP.TEXT, Buffer.from(text)))

@@ -134,7 +134,7 @@ export interface ProxyOptions {
   chatLimits?: Partial<ChatSchemaLimits>
   /**
    * The OpenAI Responses surface (docs/responses.md, "Options"): `secret` sealing thought signatures, `store` keeping
-   * `store: true` responses, `ttlDays` (default 30), `limits`. Default a per-process secret and no store.
+   * `store: true` responses, `ttlDays` (default 30), `limits`, `websocket` (the socket limits). Default a per-process secret and no store.
    */
   responses?: ResponsesOptions
   /** Logger. Default none. Passwords and tokens are never logged. */
@@ -161,6 +161,11 @@ export interface Proxy {
   prices: PriceList
   /** Read-only, for the console: whether an upstream is configured, the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
   upstream (): UpstreamView
+  /**
+   * Closes the Responses WebSockets for a shutdown: each with 1001 at once when no response runs on it, else as soon
+   * as its response has ended; resolves once all are closed. A host calls it before it stops its server.
+   */
+  closeSockets (): Promise<void>
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
 }
@@ -359,6 +364,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
     upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, unpriced: ctx.catalog.unpriced() }),
+    closeSockets: async () => { await responses.sockets.all() },
     async close () {
       discovery?.stop()
       await fetcher?.close()

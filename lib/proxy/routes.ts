@@ -49,7 +49,7 @@ function surfaceRoutes (ctx: ProxyContext, surface: SurfaceDeclaration, prefligh
     maxBytes: ctx.maxBodyBytes,
     bodyBudget: ctx.bodyBudget,
     bodyRead: ctx.bodyRead,
-    authenticate,
+    authenticate: route.authenticate ?? authenticate,
     errorResponse,
     ...(route.streamBody === undefined ? {} : { streamBody: route.streamBody }),
   })

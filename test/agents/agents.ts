@@ -70,6 +70,8 @@ export interface RunContext {
   prompt: string
   /** A directory holding `node` (the repo's Node 24), put first on PATH. */
   nodeDir: string
+  /** Codex over the Responses WebSocket transport (the README's `supports_websockets = true`). Default false. */
+  websocket?: boolean
 }
 
 export interface Invocation {
@@ -109,7 +111,7 @@ function write (file: string, text: string): void {
 
 /** Writes the agent's configuration into ctx.home and answers how to run it. */
 export function invocation (agent: Agent, ctx: RunContext): Invocation {
-  const config = readmeConfig(agent.id, { url: ctx.url, key: ctx.key, model: ctx.model })
+  const config = readmeConfig(agent.id, { url: ctx.url, key: ctx.key, model: ctx.model, websocket: ctx.websocket })
   const env = { ...baseEnv(ctx), ...config.env }
   for (const [file, text] of Object.entries(config.files)) write(path.join(ctx.home, file), text)
   switch (agent.id) {

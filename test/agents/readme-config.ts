@@ -32,7 +32,7 @@ function section (readme: string, id: AgentId): string {
   return readme.slice(start, end < 0 ? undefined : end)
 }
 
-export function readmeConfig (id: AgentId, run: { url: string, key: string, model: string }, readme = readFileSync(README, 'utf8')): AgentConfig {
+export function readmeConfig (id: AgentId, run: { url: string, key: string, model: string, websocket?: boolean }, readme = readFileSync(README, 'utf8')): AgentConfig {
   const text = section(readme, id)
   const config: AgentConfig = { env: {}, files: {} }
   const fence = /```(\w+)\n([\s\S]*?)```/g
@@ -53,7 +53,19 @@ export function readmeConfig (id: AgentId, run: { url: string, key: string, mode
     if (file === undefined) continue
     config.files[file] = filled
   }
-  return withModel(id, config, run.model)
+  const configured = withModel(id, config, run.model)
+  return run.websocket === true ? withWebsocket(id, configured, text) : configured
+}
+
+/** Codex's provider block with the line the README's Codex section names for the WebSocket transport. */
+function withWebsocket (id: AgentId, config: AgentConfig, section: string): AgentConfig {
+  const LINE = 'supports_websockets = true'
+  if (id !== 'codex') throw new Error(`only Codex has a WebSocket transport here, not ${id}`)
+  if (!section.includes(`\`${LINE}\``)) throw new Error(`README.md: the Codex section does not name \`${LINE}\``)
+  const file = '.codex/config.toml'
+  config.files[file] = config.files[file].replace(/^wire_api = "responses".*$/m, line => `${line}\n${LINE}`)
+  if (!config.files[file].includes(LINE)) throw new Error('README.md: the Codex provider block has no wire_api line to add supports_websockets after')
+  return config
 }
 
 /** The README's example model replaced by the run's, where each agent takes it. */

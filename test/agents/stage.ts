@@ -2,7 +2,9 @@
 // 127.0.0.1, gemini-api backend, GEMINI_LIMITS as the README sets them), and a recorder in front of the gateway that
 // keeps every request an agent sends (headers and body, secrets redacted) with the status it got.
 import http from 'node:http'
+import net from 'node:net'
 import type { AddressInfo, Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 import { startGateway } from '../support/gateway.ts'
@@ -78,6 +80,9 @@ async function startRecorder (target: string): Promise<{ url: string, exchanges:
     })
   })
   server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
+  server.on('upgrade', (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    exchanges.push(tunnel(req, client, head, upstream))
+  })
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -87,6 +92,29 @@ async function startRecorder (target: string): Promise<{ url: string, exchanges:
       await new Promise<void>(resolve => server.close(() => resolve()))
     },
   }
+}
+
+/**
+ * A WebSocket upgrade passed through as bytes (the handshake as received, then both directions piped), recorded as
+ * one exchange whose status is the gateway's answer to the handshake (101 when upgraded).
+ */
+function tunnel (req: http.IncomingMessage, client: Duplex, head: Buffer, upstream: URL): Exchange {
+  const url = new URL(req.url ?? '/', 'http://agent')
+  const exchange: Exchange = { method: req.method ?? 'GET', path: url.pathname + url.search, headers: redact(req.headers), body: undefined, status: 0 }
+  const gateway = net.connect(Number(upstream.port), upstream.hostname, () => {
+    const lines = [`${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/1.1`]
+    for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
+    gateway.write(lines.join('\r\n') + '\r\n\r\n')
+    if (head.length > 0) gateway.write(head)
+    gateway.once('data', (first: Buffer) => { exchange.status = Number(/^HTTP\/1\.1 (\d{3})/.exec(first.toString('latin1'))?.[1] ?? 0) })
+    gateway.pipe(client)
+    client.pipe(gateway)
+  })
+  gateway.on('error', () => client.destroy())
+  client.on('error', () => gateway.destroy())
+  gateway.on('close', () => client.destroy())
+  client.on('close', () => gateway.destroy())
+  return exchange
 }
 
 export async function startStage (options: { printLogs?: boolean } = {}): Promise<Stage> {

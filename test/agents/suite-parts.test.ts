@@ -7,6 +7,7 @@ import { scriptedModel } from './scripted-model.ts'
 import { agentsTable } from './table.ts'
 import { AGENTS } from './agents.ts'
 import type { CaseResult } from './suite.ts'
+import { overSocket } from './suite.ts'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
 
 const RUN = { url: 'http://127.0.0.1:4321', key: 'ghk_test', model: 'gemini-4-argon' }
@@ -102,12 +103,30 @@ t.test('calls outside the task get the shortest answer their schema allows; a fa
 })
 
 t.test('a run becomes docs/agents.md: one row per agent and model, the day of the run', async t => {
-  const base = { version: '1.0.0', run: { code: 0, signal: null, stdout: '', stderr: '', timedOut: false, ms: 1 }, exchanges: [], upstream: [], refused: [], signatures: { issued: 2, returned: 2, foreign: 0 } }
+  const base = { version: '1.0.0', websocket: false, run: { code: 0, signal: null, stdout: '', stderr: '', timedOut: false, ms: 1 }, exchanges: [], upstream: [], refused: [], signatures: { issued: 2, returned: 2, foreign: 0 } }
   const results = [
     { ...base, agent: AGENTS[0], model: 'gemini-3.8-flash', ok: true, problems: [], steps: ['utility', 'write write_file', 'read run_shell_command', 'answer'] },
     { ...base, agent: AGENTS[3], model: 'gemini-4-argon', ok: false, problems: ['exited with code 1', 'a | b'], steps: [] },
+    { ...base, agent: AGENTS[2], model: 'gemini-4-argon', websocket: true, ok: true, problems: [], steps: ['write apply_patch', 'read exec_command', 'answer'] },
   ] as CaseResult[]
   const table = agentsTable(results, new Date('2026-12-01T10:00:00Z'), 'node scripts/agents.ts --table')
   t.match(table, '| Gemini CLI | 1.0.0 | native | gemini-3.8-flash | passes: write write_file, read run_shell_command, answer; 2 of 2 signatures back | 2026-12-01 |')
   t.match(table, '| Claude Code | 1.0.0 | messages | gemini-4-argon | **fails**: exited with code 1; a \\| b | 2026-12-01 |')
+  t.match(table, '| Codex CLI | 1.0.0 | responses over WebSocket | gemini-4-argon | passes: write apply_patch, read exec_command, answer; 2 of 2 signatures back | 2026-12-01 |')
+})
+
+t.test('Codex over the WebSocket passes only when its turns came over an upgraded socket, none as a POST, each logged as one', async t => {
+  const upgrade = { method: 'GET', path: '/v1/responses', headers: {}, body: undefined, status: 101 }
+  const turn = { msg: 'request', transport: 'websocket', method: 'POST', route: '/v1/responses', status: 200 }
+  t.same(overSocket([upgrade], [turn, turn, turn]), [])
+  t.same(overSocket([], [turn, turn, turn]), ['Codex opened no WebSocket (is supports_websockets in its provider block?)'])
+  t.match(overSocket([upgrade, { ...upgrade, method: 'POST' }], [turn, turn, turn]), ['1 turn(s) came as POST /v1/responses, not over the socket'])
+  t.match(overSocket([upgrade], [turn]), [/logged 1 turn\(s\) over the socket/])
+})
+
+t.test('the WebSocket variant of Codex\'s config is the README\'s provider block with supports_websockets = true, the line its Codex section names', async t => {
+  const toml = readmeConfig('codex', { ...RUN, websocket: true }).files['.codex/config.toml']
+  t.match(toml, /^wire_api = "responses"\nsupports_websockets = true$/m)
+  t.notMatch(readmeConfig('codex', RUN).files['.codex/config.toml'], /supports_websockets/)
+  t.throws(() => readmeConfig('gemini-cli', { ...RUN, websocket: true }), /only Codex/)
 })

@@ -18,6 +18,8 @@ export interface CaseResult {
   agent: Agent
   version: string
   model: string
+  /** Codex over the Responses WebSocket transport. */
+  websocket: boolean
   ok: boolean
   /** Why it failed, one line each. */
   problems: string[]
@@ -42,7 +44,8 @@ function nodeOnly (): string {
   return nodeDir
 }
 
-export async function runCase (stage: Stage, agent: Agent, bin: string, version: string, model: string, options: { timeoutMs?: number, keep?: boolean } = {}): Promise<CaseResult> {
+export async function runCase (stage: Stage, agent: Agent, bin: string, version: string, model: string, options: { timeoutMs?: number, keep?: boolean, websocket?: boolean } = {}): Promise<CaseResult> {
+  const websocket = options.websocket === true
   const root = mkdtempSync(path.join(os.tmpdir(), `gatehouse-${agent.id}-`))
   const home = path.join(root, 'home')
   const cwd = path.join(root, 'work')
@@ -56,7 +59,8 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
   const key = await stage.memberKey(`${agent.id.replace(/-/g, '_')}_${randomBytes(4).toString('hex')}`)
   stage.take()
   const upstreamFrom = stage.fake.requests.length
-  const run = await runAgent(agent, { bin, url: stage.url, key, model, home, cwd, prompt: PROMPT, nodeDir: nodeOnly() }, options.timeoutMs)
+  const logsFrom = stage.gateway.logs.length
+  const run = await runAgent(agent, { bin, url: stage.url, key, model, home, cwd, prompt: PROMPT, nodeDir: nodeOnly(), websocket }, options.timeoutMs)
   stage.fake.script = undefined
   const exchanges = stage.take()
   const upstream = stage.fake.requests.slice(upstreamFrom).map(r => ({ path: r.path, body: r.body }))
@@ -72,11 +76,13 @@ export async function runCase (stage: Stage, agent: Agent, bin: string, version:
   if (scripted.foreign.size > 0) problems.push(`sent back ${scripted.foreign.size} signature(s) the fake never issued`)
   if (scripted.returned.size < scripted.issued.size) problems.push(`sent back ${scripted.returned.size} of ${scripted.issued.size} signatures`)
   problems.push(...agentRules(agent, scripted.steps, upstream))
+  if (websocket) problems.push(...overSocket(exchanges, stage.gateway.logs.slice(logsFrom)))
   if (options.keep !== true) rmSync(root, { recursive: true, force: true })
   return {
     agent,
     version,
     model,
+    websocket,
     ok: problems.length === 0,
     problems,
     steps: scripted.steps,
@@ -96,9 +102,24 @@ function agentRules (agent: Agent, steps: string[], upstream: Array<{ path: stri
   return []
 }
 
+/**
+ * Codex over the WebSocket: its turns came over an upgraded GET /v1/responses, none as a POST, and the gateway logged
+ * each as a request served over the socket (gateway/socket-log.ts).
+ */
+export function overSocket (exchanges: Exchange[], logs: Array<Record<string, any>>): string[] {
+  const problems: string[] = []
+  const upgraded = exchanges.filter(e => e.method === 'GET' && e.path.split('?')[0] === '/v1/responses' && e.status === 101)
+  const posted = exchanges.filter(e => e.method === 'POST' && e.path.split('?')[0] === '/v1/responses')
+  const turns = logs.filter(l => l.msg === 'request' && l.transport === 'websocket' && l.method === 'POST' && l.route === '/v1/responses')
+  if (upgraded.length === 0) problems.push('Codex opened no WebSocket (is supports_websockets in its provider block?)')
+  if (posted.length > 0) problems.push(`${posted.length} turn(s) came as POST /v1/responses, not over the socket`)
+  if (turns.filter(l => l.status === 200).length < 3) problems.push(`the gateway logged ${turns.length} turn(s) over the socket, fewer than the task's 3`)
+  return problems
+}
+
 /** Writes a case's requests, one JSON file each, under dir/<agent>@<version>/<model>/. */
 export function recordCase (dir: string, result: CaseResult): string {
-  const out = path.join(dir, `${result.agent.id}@${result.version}`, result.model)
+  const out = path.join(dir, `${result.agent.id}@${result.version}${result.websocket ? '-websocket' : ''}`, result.model)
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
   result.exchanges.forEach((e, i) => {

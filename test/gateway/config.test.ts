@@ -1,6 +1,6 @@
 import t from 'tap'
 import { loadConfig, ConfigError, configurationErrorLine } from '../../gateway/config.ts'
-import { ConfigurationError, createPriceList } from '../../lib/index.ts'
+import { ConfigurationError, createPriceList, environmentOptions } from '../../lib/index.ts'
 import { spawnGateway, NODE, ROOT } from '../support/gateway.ts'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
@@ -323,6 +323,16 @@ t.test('the Responses secret: PROXY_RESPONSES_SECRET, else derived from the prox
   t.throws(() => loadConfig({ PROXY_RESPONSES_SECRET: 'short' }), ConfigError)
   t.equal(loadConfig({ PROXY_RESPONSES_TTL_DAYS: '7' }).responsesTtlDays, 7)
   t.throws(() => loadConfig({ PROXY_RESPONSES_TTL_DAYS: '0' }), ConfigError)
+})
+
+t.test('PROXY_RESPONSES_WEBSOCKET_* set the Responses socket limits (createProxy\'s responses.websocket); unset, the library\'s defaults hold', async t => {
+  t.same(environmentOptions(loadConfig({})).proxy.responses?.websocket, { idleTimeoutSeconds: undefined, maxLifetimeSeconds: undefined, maxSocketsPerKey: undefined })
+  const config = loadConfig({ PROXY_RESPONSES_WEBSOCKET_IDLE_SECONDS: '60', PROXY_RESPONSES_WEBSOCKET_LIFETIME_SECONDS: '600', PROXY_RESPONSES_WEBSOCKET_SOCKETS_PER_KEY: '4' })
+  t.same(environmentOptions(config).proxy.responses?.websocket, { idleTimeoutSeconds: 60, maxLifetimeSeconds: 600, maxSocketsPerKey: 4 })
+  for (const name of ['PROXY_RESPONSES_WEBSOCKET_IDLE_SECONDS', 'PROXY_RESPONSES_WEBSOCKET_LIFETIME_SECONDS', 'PROXY_RESPONSES_WEBSOCKET_SOCKETS_PER_KEY']) {
+    t.throws(() => loadConfig({ [name]: '0' }), { message: new RegExp(name) })
+    t.throws(() => loadConfig({ [name]: '1.5' }), ConfigError)
+  }
 })
 
 t.test('GEMINI_PRICES_FILE names an operator price file, unset by default; a bad one stops the start with one line naming the variable', async t => {

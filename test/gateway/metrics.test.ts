@@ -300,3 +300,42 @@ t.test('after real calls with a user key and the operator password, the three mo
   t.notMatch(text, user.userId, 'no user id')
   t.notMatch(text, user.keyId, 'no key id')
 })
+
+t.test('a Responses turn over a WebSocket is logged, counted and timed as the POST /v1/responses it is served as, with transport websocket; the socket is gauged and logged', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  fake.apiKey = 'upstream-key'
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'gateway-proxy-password', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
+  t.teardown(gw.close)
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'ok', finishReason: 'STOP', usage: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } })]))
+  const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: 'Bearer gateway-proxy-password' } } as unknown as string[])
+  const done = new Promise<void>(resolve => ws.addEventListener('message', e => { if (JSON.parse(e.data as string).type === 'response.completed') resolve() }))
+  await new Promise<void>(resolve => ws.addEventListener('open', () => resolve()))
+  ws.send(JSON.stringify({ type: 'response.create', model: 'gemini-3.8-flash', input: 'hi', store: false }))
+  await done
+  const during = await scrape(gw.url + '/metrics')
+  t.equal(sample(during, 'gatehouse_websocket_connections', { route: '/v1/responses' }), 1, 'one socket open')
+  t.equal(sample(during, 'gatehouse_websocket_requests_total', { method: 'POST', route: '/v1/responses', status_class: '2xx' }), 1)
+  t.equal(sample(during, 'gatehouse_http_requests_total', { method: 'POST', route: '/v1/responses', status_class: '2xx' }), 1, 'in the HTTP series as the POST it is')
+  t.equal(sample(during, 'gatehouse_http_request_duration_seconds_count', { method: 'POST', route: '/v1/responses' }), 1)
+  const closed = new Promise<void>(resolve => ws.addEventListener('close', () => resolve()))
+  ws.close(1000)
+  await closed
+  for (const deadline = Date.now() + 5000; !gw.logs.some(l => l.msg === 'websocket closed') && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
+  const after = await scrape(gw.url + '/metrics')
+  t.equal(sample(after, 'gatehouse_websocket_connections', { route: '/v1/responses' }), 0)
+  const line = gw.logs.find(l => l.msg === 'request' && l.transport === 'websocket' && l.method === 'POST')
+  t.match(line, { level: 'info', method: 'POST', route: '/v1/responses', status: 200, remoteAddress: '127.0.0.1', reqId: /^[0-9a-f-]{36}$/ })
+  t.type(line?.durationMs, 'number')
+  t.same(gw.logs.filter(l => l.transport === 'websocket').map(l => [l.msg, l.method, l.route, l.status ?? l.code]), [
+    ['request', 'GET', '/v1/responses', 101],
+    ['request', 'POST', '/v1/responses', 200],
+    ['websocket closed', undefined, '/v1/responses', 1000],
+  ], 'the handshake, the turn, the close')
+  t.equal(sample(after, 'gatehouse_http_requests_total', { method: 'GET', route: '/v1/responses', status_class: '1xx' }), 1, 'the handshake in the HTTP series')
+
+  const refused = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: 'Bearer wrong-password' } } as unknown as string[])
+  await new Promise<void>(resolve => refused.addEventListener('error', () => resolve()))
+  for (const deadline = Date.now() + 5000; !gw.logs.some(l => l.transport === 'websocket' && l.status === 401) && Date.now() < deadline;) await new Promise(resolve => setTimeout(resolve, 5))
+  t.match(gw.logs.find(l => l.transport === 'websocket' && l.status === 401), { level: 'info', msg: 'request', method: 'GET', route: '/v1/responses' }, 'a refused handshake is a request line too')
+})

@@ -177,3 +177,28 @@ t.test('npm start on an uncaught exception: it is logged as JSON after every lin
   t.ok(crash > request, 'the crash line comes after it')
   t.match(logs[crash], { level: 'fatal', err: { type: 'Error', message: 'boom: a bug nobody caught' } })
 })
+
+t.test('stop closes Responses WebSockets between turns: an idle one at once with 1001, one with a turn running once the turn has completed', async t => {
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  fake.apiKey = 'upstream-key'
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'gateway-proxy-password', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: fake.url })
+  const open = async (): Promise<{ ws: WebSocket, frames: string[], closed: Promise<number> }> => {
+    const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: 'Bearer gateway-proxy-password' } } as unknown as string[])
+    const frames: string[] = []
+    ws.addEventListener('message', e => frames.push(JSON.parse(e.data as string).type))
+    const closed = new Promise<number>(resolve => ws.addEventListener('close', e => resolve(e.code)))
+    await new Promise<void>(resolve => ws.addEventListener('open', () => resolve()))
+    return { ws, frames, closed }
+  }
+  const idle = await open()
+  const busy = await open()
+  fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b' }), geminiResponse({ text: 'c', finishReason: 'STOP' })], { chunkDelayMs: 200 }))
+  busy.ws.send(JSON.stringify({ type: 'response.create', model: 'gemini-3.8-flash', input: 'hi', store: false }))
+  while (!busy.frames.includes('response.output_text.delta')) await sleep(5)
+  const stopped = gw.close()
+  t.equal(await idle.closed, 1001, 'the idle socket: going away')
+  t.equal(await busy.closed, 1001)
+  t.equal(busy.frames.at(-1), 'response.completed', 'the running turn completed before its socket closed')
+  await stopped
+})

@@ -89,3 +89,30 @@ t.test('with MongoDB, the store queries of a request are client spans under it',
   const route = receiver.spans.find(s => s.spanId === query.parentSpanId)
   t.equal(route?.parentSpanId, server.spanId, 'the query sits under the Hapi route span of the request')
 })
+
+t.test('a Responses turn over a WebSocket is a server span of its own (POST /v1/responses, websocket), its upstream call a span under it', async t => {
+  const receiver = await startOtlpReceiver()
+  t.teardown(() => receiver.close())
+  const fake = await startFakeUpstream()
+  t.teardown(() => fake.close())
+  const gw = await spawnGateway({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+    LOG_LEVEL: 'warn',
+    AUTH_ADMIN_PASSWORD: 'admin-password',
+    GEMINI_AUTH_PASSWORD: 'gateway-proxy-password',
+    GEMINI_API_KEY: 'upstream-key',
+    GEMINI_API_ENDPOINT: fake.url,
+  })
+  t.teardown(() => gw.stop('SIGKILL'))
+  const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/responses`, { headers: { authorization: 'Bearer gateway-proxy-password' } } as unknown as string[])
+  t.teardown(() => ws.close())
+  const done = new Promise<void>(resolve => ws.addEventListener('message', e => { if (/"response\.(completed|failed)"|"error"/.test(e.data as string)) resolve() }))
+  await new Promise<void>(resolve => ws.addEventListener('open', () => resolve()))
+  ws.send(JSON.stringify({ type: 'response.create', model: 'gemini-2.5-pro', input: 'hi', store: false }))
+  await done
+  const server = await receiver.waitForSpan(s => s.kind === SPAN_KIND.SERVER && s.attributes['network.protocol.name'] === 'websocket')
+  t.match(server, { name: 'POST /v1/responses', parentSpanId: '', attributes: { 'http.route': '/v1/responses', 'http.request.method': 'POST', 'http.response.status_code': 200 } })
+  const client = await receiver.waitForSpan(s => s.kind === SPAN_KIND.CLIENT && s.traceId === server.traceId)
+  t.match(String(client.attributes['url.full'] ?? client.attributes['http.url']), /:streamGenerateContent/, 'the upstream call is in the turn\'s trace')
+})

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import type { Socket } from 'node:net'
 import { startFakeUpstream } from '../support/fake-upstream.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
-import type { Proxy, ProxyOptions, BackendOptions } from '../../lib/index.ts'
+import type { Proxy, ProxyOptions, BackendOptions, NodeListenerOptions } from '../../lib/index.ts'
 import { createNodeListener, createProxy } from '../../lib/index.ts'
 
 export const PASSWORD = 'proxy-test-password'
@@ -25,6 +25,8 @@ export interface HarnessOptions extends Omit<ProxyOptions, 'upstream'> {
   upstream?: Partial<BackendOptions>
   /** Use the public Gemini API backend instead of Code Assist. */
   geminiApi?: boolean
+  /** The node listener's own options (createNodeListener's). */
+  listener?: NodeListenerOptions
 }
 
 /** Credentials whose access token is expired, so the first call refreshes through the fake's /token. */
@@ -42,7 +44,7 @@ export function staleCredentials (tokenUri: string): Record<string, unknown> {
 export async function startProxy (t: Teardown, options: HarnessOptions = {}): Promise<ProxyHarness> {
   const fake = await startFakeUpstream()
   const events: string[] = []
-  const { upstream, geminiApi, imageFetch, ...rest } = options
+  const { upstream, geminiApi, imageFetch, listener: listenerOptions, ...rest } = options
   const upstreamOptions: BackendOptions = geminiApi === true
     ? { backend: 'gemini-api', apiKey: 'test-api-key', geminiApiEndpoint: fake.url, maxRetries: 0, ...upstream }
     : { credentials: staleCredentials(fake.tokenUri), codeAssistEndpoint: fake.url, maxRetries: 0, ...upstream }
@@ -59,7 +61,7 @@ export async function startProxy (t: Teardown, options: HarnessOptions = {}): Pr
     ...rest,
   })
   const sockets = new Set<Socket>()
-  const listener = createNodeListener(proxy.routeTable)
+  const listener = createNodeListener(proxy.routeTable, listenerOptions)
   const server = http.createServer(listener)
   server.on('upgrade', listener.upgrade)
   server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })

@@ -8,9 +8,12 @@ import { randomBytes } from 'node:crypto'
 import { startProxy } from './harness.ts'
 import { geminiResponse, streamReply } from '../support/fake-upstream.ts'
 import Hapi from '@hapi/hapi'
-import { RateLimitedError, createProxy, hapiPlugin } from '../../lib/index.ts'
+import { RateLimitedError, createFetchHandler, createProxy, hapiPlugin } from '../../lib/index.ts'
 import type { KeyCaller, RateLimiter, UsageEntry, UsageLedger } from '../../lib/index.ts'
 import { acceptKey } from '../../lib/http/websocket.ts'
+import { mock } from 'node:test'
+import type { ResponsesOptions, SocketRequest } from '../../lib/index.ts'
+import { DEFAULT_SOCKET_LIMITS } from '../../lib/index.ts'
 
 const KEY = 'ghk_' + 'W'.repeat(43)
 const member: KeyCaller = { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: null }
@@ -23,21 +26,38 @@ interface Rig {
   entries: UsageEntry[]
   keys: Set<string>
   limits: { closed: boolean }
+  /** Requests the limiter admitted. */
+  admitted: number
+  /** What the host was told (the node listener's SocketObserver). */
+  told: string[]
+  served: SocketRequest[]
 }
 
-async function rig (t: Test, maxBodyBytes?: number): Promise<Rig> {
+async function rig (t: Test, maxBodyBytes?: number, responses?: ResponsesOptions): Promise<Rig> {
   const keys = new Set([KEY])
   const limits = { closed: false }
   const entries: UsageEntry[] = []
   const usage: UsageLedger = { record: e => entries.push(e), flush: async () => {}, close: async () => {} }
+  const told: string[] = []
+  const served: SocketRequest[] = []
+  const r = { url: '', fake: undefined as unknown as Rig['fake'], entries, keys, limits, admitted: 0, told, served }
   const limiter: RateLimiter = {
     async admit () {
       if (limits.closed) throw new RateLimitedError('requests', 'Rate limit reached for requests per minute', 30, {})
+      r.admitted++
       return { headers: {}, settle: async () => {} }
     },
   }
-  const h = await startProxy(t, { keys: { resolveKey: async secret => keys.has(secret) ? member : undefined }, usage, limiter, maxBodyBytes })
-  return { url: h.url, fake: h.fake, entries, keys, limits }
+  const sockets = {
+    handshake: ({ route, status }: { route: string, status: number }) => told.push(`handshake ${route} ${status}`),
+    opened: ({ route }: { route: string }) => told.push(`opened ${route}`),
+    closed: ({ route, code }: { route: string, code: number }) => told.push(`closed ${route} ${code}`),
+    served: (request: SocketRequest) => { served.push(request); told.push(`served ${request.method} ${request.route} ${request.status}`) },
+  }
+  const h = await startProxy(t, { keys: { resolveKey: async secret => keys.has(secret) ? member : undefined }, usage, limiter, maxBodyBytes, responses, listener: { sockets } })
+  r.url = h.url
+  r.fake = h.fake
+  return r
 }
 
 /** A socket on the rig, with its frames as they come (JSON parsed) and its close code. */
@@ -213,7 +233,18 @@ t.test('Codex\'s warm-up (generate: false) answers an empty completed response w
   const real = await turnFrames(c, 2)
   t.equal(real.at(-1).type, 'response.completed')
   t.same(r.fake.last('streamGenerateContent')!.body.request.contents, [{ role: 'user', parts: [{ text: 'Warm' }] }], 'the warm-up\'s input')
-  t.same(r.entries.map(e => [e.surface, e.status, e.usage === undefined]), [['responses', 200, true], ['responses', 200, false]], 'the warm-up counted as a request on no model')
+  t.same(r.entries.map(e => [e.surface, e.status, e.usage === undefined]), [['responses', 200, false]], 'only the turn has a usage row')
+  t.equal(r.admitted, 1, 'only the turn counts against the requests per minute (docs/responses.md, "WebSocket transport")')
+})
+
+t.test('a warm-up with a body the POST would refuse is the POST\'s error event, and counts as a refused request', async t => {
+  const r = await rig(t)
+  const c = await connect(t, r)
+  c.send(create([userText('Warm')], { generate: false, model: 42 }))
+  const [error] = await turnFrames(c, 0)
+  t.match(error, { type: 'error', status: 400, error: { type: 'invalid_request_error' } })
+  t.same(r.fake.calls('streamGenerateContent'), [])
+  t.same(r.entries.map(e => [e.surface, e.status]), [['responses', 400]])
 })
 
 /** A raw client: the handshake by hand, then masked frames as given (RFC 6455 5.2). */
@@ -310,4 +341,109 @@ t.test('the Hapi host serves the same socket (server.listener\'s upgrade), a wro
   t.equal(frames.at(-1).type, 'response.completed')
   t.same(frames.filter(f => f.type === 'response.output_text.delta').map(f => f.delta), ['Hapi.'])
   await t.rejects(connect(t, hapiRig, 'ghk_wrong'), /no upgrade/)
+})
+
+t.test('each response on a socket is told to the host as a POST /v1/responses request, with the socket opened and closed (the request log\'s and metrics\' source)', async t => {
+  const r = await rig(t)
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'ok', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, r)
+  c.send(create([userText('Hi')]))
+  await turnFrames(c, 0)
+  r.limits.closed = true
+  c.send(create([userText('Again')]))
+  await c.next(c.frames.length + 1)
+  await new Promise<void>(resolve => setImmediate(resolve))
+  c.ws.close(1000)
+  await c.closed
+  while (!r.told.some(line => line.startsWith('closed'))) await new Promise<void>(resolve => setImmediate(resolve))
+  t.same(r.told, ['handshake /v1/responses 101', 'opened /v1/responses', 'served POST /v1/responses 200', 'served POST /v1/responses 429', 'closed /v1/responses 1000'])
+  t.match(r.served[0], { aborted: false, remoteAddress: '127.0.0.1' })
+  t.ok(r.served[0].seconds >= 0 && r.served[0].startedAt > 0)
+})
+
+t.test('socket limits are checked at construction, each error naming its option; the defaults are documented ones', async t => {
+  t.same(DEFAULT_SOCKET_LIMITS, { idleTimeoutSeconds: 900, maxLifetimeSeconds: 3600, maxSocketsPerKey: 32 }, 'docs/responses.md, "WebSocket transport"')
+  const build = (websocket: unknown): unknown => createProxy({ password: 'socket-limit-password', upstream: { backend: 'gemini-api', apiKey: 'k' }, responses: { websocket } as ResponsesOptions })
+  t.throws(() => build({ idleTimeoutSeconds: 0 }), { option: 'responses.websocket.idleTimeoutSeconds', message: /responses\.websocket\.idleTimeoutSeconds must be a positive integer \(got 0\)/ })
+  t.throws(() => build({ maxLifetimeSeconds: 1.5 }), { option: 'responses.websocket.maxLifetimeSeconds', message: /got 1\.5/ })
+  t.throws(() => build({ maxSocketsPerKey: '3' }), { option: 'responses.websocket.maxSocketsPerKey', message: /got 3/ })
+  t.throws(() => build({ idleSeconds: 3 }), { option: 'responses.websocket.idleSeconds', message: /is not an option \(known: idleTimeoutSeconds, maxLifetimeSeconds, maxSocketsPerKey\)/ })
+  t.throws(() => build([]), { option: 'responses.websocket', message: /must be an object/ })
+})
+
+/** Lets the socket's frames and the server's answers through while the fake clock stands still. */
+async function settle (): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise<void>(resolve => setImmediate(resolve))
+}
+
+t.test('a socket idle past idleTimeoutSeconds with no response running is closed (1000); a response resets the wait (fake clock)', async t => {
+  const r = await rig(t, undefined, { websocket: { idleTimeoutSeconds: 60 } })
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => mock.timers.reset())
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'ok', finishReason: 'STOP', usage: USAGE })]))
+  const c = await connect(t, r)
+  let code: number | undefined
+  void c.closed.then(c => { code = c })
+  mock.timers.tick(59_000)
+  c.send(create([userText('Hi')]))
+  await turnFrames(c, 0)
+  await settle()
+  mock.timers.tick(59_000)
+  await settle()
+  t.equal(code, undefined, 'open 118 s after it opened: the response reset the wait')
+  mock.timers.tick(1000)
+  t.equal(await c.closed, 1000)
+})
+
+t.test('a socket past maxLifetimeSeconds closes (1000) once its running response has ended, not during it (fake clock)', async t => {
+  const r = await rig(t, undefined, { websocket: { maxLifetimeSeconds: 100, idleTimeoutSeconds: 1000 } })
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => mock.timers.reset())
+  // The fake's pause between chunks runs on the fake clock too: the second chunk comes 200 s after the first.
+  r.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP', usage: USAGE })], { chunkDelayMs: 200_000 }))
+  const c = await connect(t, r)
+  let code: number | undefined
+  void c.closed.then(c => { code = c })
+  c.send(create([userText('Hi')]))
+  await turnFrames(c, 0, ['response.output_text.delta'])
+  mock.timers.tick(100_000)
+  await settle()
+  t.equal(code, undefined, 'the running response goes on past the lifetime')
+  mock.timers.tick(100_000)
+  const frames = await turnFrames(c, 0)
+  t.equal(frames.at(-1).type, 'response.completed')
+  t.equal(await c.closed, 1000)
+})
+
+t.test('a key holds at most maxSocketsPerKey open sockets: the next upgrade is a 426 (Codex then POSTs) before anything is upgraded, and a closed one frees its place', async t => {
+  const r = await rig(t, undefined, { websocket: { maxSocketsPerKey: 2 } })
+  const a = await connect(t, r)
+  await connect(t, r)
+  const port = Number(new URL(r.url).port)
+  const answer = await new Promise<string>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.write(`GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nAuthorization: Bearer ${KEY}\r\n\r\n`)
+    })
+    let text = ''
+    s.on('data', d => { text += d.toString() })
+    s.on('end', () => resolve(text))
+    s.on('error', reject)
+  })
+  t.match(answer, /^HTTP\/1\.1 426 /)
+  t.equal(r.told.at(-1), 'handshake /v1/responses 426', 'the host is told of the refused handshake')
+  t.match(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { error: { type: 'invalid_request_error', code: 'too_many_sockets', message: /holds 2 open WebSockets/ } })
+  a.ws.close(1000)
+  await a.closed
+  while (!r.told.some(line => line.startsWith('closed'))) await new Promise<void>(resolve => setImmediate(resolve))
+  const again = await connect(t, r)
+  t.equal(again.ws.readyState, WebSocket.OPEN, 'the closed socket\'s place is free')
+})
+
+t.test('the fetch host takes no upgrade: a WebSocket handshake on GET /v1/responses is a 426 (Codex then POSTs) in OpenAI\'s shape naming the hosts that do', async t => {
+  const proxy = createProxy({ password: 'fetch-ws-password', upstream: { backend: 'gemini-api', apiKey: 'k' } })
+  t.teardown(() => proxy.close())
+  const handle = createFetchHandler(proxy.routeTable)
+  const res = await handle(new Request('http://127.0.0.1/v1/responses', { headers: { authorization: 'Bearer fetch-ws-password', upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64') } }))
+  t.equal(res.status, 426)
+  t.match(await res.json(), { error: { type: 'invalid_request_error', code: 'websocket_unavailable', message: /createFetchHandler\) takes no WebSocket upgrade.*createNodeListener or hapiPlugin/ } })
 })

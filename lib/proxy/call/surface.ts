@@ -76,6 +76,8 @@ export interface SurfaceRoute {
   streamBody?: Route['streamBody']
   /** The route's own error mapper, in place of the surface's (`/v1/models` answers in the asking client's style). */
   errorResponse?: (err: unknown, req?: HandlerRequest) => HandlerResponse
+  /** The route's own credential check before the body is read (Route.authenticate); default the proxy's key check. */
+  authenticate?: Route['authenticate']
   /** The WebSocket transport of the path (Route.upgrade), given the surface's own routes built. */
   upgrade?: (built: (route: SurfaceRoute) => Route) => Route['upgrade']
 }

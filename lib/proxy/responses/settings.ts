@@ -6,6 +6,8 @@ import { createSignatureSealer } from './encrypted-content.ts'
 import { DEFAULT_RESPONSES_TTL_DAYS, RESPONSES_SECRET_MIN_LENGTH } from '../../option-rules.ts'
 import type { SignatureSealer } from './encrypted-content.ts'
 import { createResponsesRequestValidator } from './request-schema.ts'
+import { socketDrain, socketLimits } from './socket-limits.ts'
+import type { SocketDrain, SocketLimits } from './socket-limits.ts'
 import type { ResponsesLimits, ResponsesRequest } from './request-schema.ts'
 
 export interface ResponsesOptions {
@@ -21,6 +23,8 @@ export interface ResponsesOptions {
   ttlDays?: number
   /** Request limits. Default 20000 input items, 512 tools. */
   limits?: Partial<ResponsesLimits>
+  /** The WebSocket transport's limits (socket-limits.ts). Default 900 s idle, 3600 s lifetime, 32 sockets a key. */
+  websocket?: Partial<SocketLimits>
 }
 
 export interface ResponsesSettings {
@@ -28,6 +32,9 @@ export interface ResponsesSettings {
   sealer: SignatureSealer
   store?: ResponseStore
   ttlMs: number
+  websocket: SocketLimits
+  /** The proxy's live sockets (Proxy.closeSockets). */
+  sockets: SocketDrain
   /** The clock of stored responses' lifetimes (createProxy's `now`). */
   now: () => Date
 }
@@ -40,7 +47,7 @@ export function createResponsesSettings (options: ResponsesOptions | undefined, 
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     throw new ConfigurationError('responses', 'createProxy: responses must be an object')
   }
-  const { secret, store, ttlDays = DEFAULT_RESPONSES_TTL_DAYS, limits } = options ?? {}
+  const { secret, store, ttlDays = DEFAULT_RESPONSES_TTL_DAYS, limits, websocket } = options ?? {}
   if (secret !== undefined && (typeof secret !== 'string' || secret.length < RESPONSES_SECRET_MIN_LENGTH)) refuse('secret', `a string of at least ${RESPONSES_SECRET_MIN_LENGTH} characters`)
   if (store !== undefined && (store === null || typeof store !== 'object' || ['put', 'get', 'delete'].some(m => typeof (store as unknown as Record<string, unknown>)[m] !== 'function'))) {
     refuse('store', 'a ResponseStore (put, get, delete): a Store\'s responses')
@@ -50,5 +57,5 @@ export function createResponsesSettings (options: ResponsesOptions | undefined, 
   for (const [name, value] of Object.entries(limits ?? {})) {
     if (!Number.isSafeInteger(value) || (value as number) < 1) refuse(`limits.${name}`, `a positive integer (got ${String(value)})`)
   }
-  return { validate: createResponsesRequestValidator(limits), sealer: createSignatureSealer(secret), store, ttlMs: ttlDays * 86_400_000, now }
+  return { validate: createResponsesRequestValidator(limits), sealer: createSignatureSealer(secret), store, ttlMs: ttlDays * 86_400_000, websocket: socketLimits(websocket), sockets: socketDrain(), now }
 }

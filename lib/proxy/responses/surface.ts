@@ -15,6 +15,8 @@ import { createOperation } from './create.ts'
 import { invalidParam } from './request-schema.ts'
 import { loadResponse, ownerOf, responseNotFound } from './stored.ts'
 import { responsesSocket } from './websocket.ts'
+import { socketCounts } from './socket-limits.ts'
+import type { ProxyCaller } from '../access/caller.ts'
 
 /** input_items' page: `limit` 1-100 (default 20), `order` asc or desc (default desc), `after` an item id. */
 function page (items: Array<Record<string, unknown>>, query: Record<string, string | undefined>): Record<string, unknown> {
@@ -83,18 +85,21 @@ export function responsesSurface (settings: ResponsesSettings): SurfaceDeclarati
     answersWhole: true,
     routes (ctx) {
       const create: SurfaceRoute = { method: 'POST', path: '/v1/responses', call: createOperation(ctx, settings) }
-      // Codex's warm-up create (`generate: false`) over the socket: checked and counted as a request on no model, no call made.
+      // Codex's warm-up create (`generate: false`) over the socket: key and body checked, no call made, and not counted
+      // against the requests per minute (docs/responses.md, "WebSocket transport"): the turn it prepares is.
       const warmup: SurfaceRoute = {
         method: 'POST',
         path: '/v1/responses',
         handler: async req => {
-          const caller = await ctx.checkAuth(req)
+          await ctx.checkAuth(req)
           const body = settings.validate(readJsonBody(req))
-          const request = await beginRequest(ctx, req, caller, 'responses')
-          request.end(200)
-          return { status: 200, headers: { ...request.headers }, body: { model: body.model } }
+          return { status: 200, body: { model: body.model } }
         },
       }
+      // A key's open sockets are capped at the upgrade (socket-limits.ts): a refused handshake is a 426 Codex takes as
+      // "use HTTP".
+      const counts = socketCounts(settings.websocket.maxSocketsPerKey)
+      const callers = new WeakMap<HandlerRequest, ProxyCaller>()
       return [
         create,
         { method: 'POST', path: '/v1/responses/compact', call: createOperation(ctx, settings, true) },
@@ -103,8 +108,18 @@ export function responsesSurface (settings: ResponsesSettings): SurfaceDeclarati
           path: '/v1/responses',
           noPreflight: true,
           handler: async () => { throw fail('METHOD_NOT_ALLOWED', 'GET /v1/responses is the WebSocket transport: upgrade the request, or POST a response') },
+          async authenticate (req) {
+            const caller = await ctx.checkAuth(req)
+            counts.check(caller)
+            callers.set(req, caller)
+            return undefined
+          },
           // Each response.create frame is served on the POST routes above.
-          upgrade: built => responsesSocket(built(create), built(warmup), { logger: ctx.logger }),
+          upgrade: built => responsesSocket(built(create), built(warmup), {
+            limits: settings.websocket,
+            drains: settings.sockets,
+            hold: req => { const caller = callers.get(req); return caller === undefined ? () => {} : counts.hold(caller) },
+          }, { logger: ctx.logger }),
         },
         ...storedRoutes(ctx, settings),
       ]

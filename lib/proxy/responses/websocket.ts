@@ -3,10 +3,11 @@
 // a POST /v1/responses on the same route (lib/http/serve.ts serveRoute: key, body limits, handler, error mapper),
 // so admission, limits, usage and the model policy are the POST's own; its SSE events go out one JSON text frame
 // each. A refusal before the stream is Codex's wrapped error event ({"type":"error","status",...}); a key no longer
-// valid also closes the socket. One response at a time per socket.
+// valid also closes the socket. One response at a time per socket, within the socket's limits (socket-limits.ts).
+// Each response is told to the host as a request (UpgradeHost.sockets.served: its log line, metrics and span).
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import type { HandlerRequest, Route } from '../../http/contract.ts'
+import type { HandlerRequest, Route, UpgradeHost } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
 import { fail } from '../../errors.ts'
 import { serveRoute } from '../../http/serve.ts'
@@ -16,6 +17,15 @@ import type { ServerWebSocket } from '../../http/websocket.ts'
 import { responsesError } from './error-body.ts'
 import { inputItems } from './request-to-gemini.ts'
 import type { InputItem } from './request-schema.ts'
+import type { SocketDrain, SocketLimits } from './socket-limits.ts'
+
+export interface SocketSettings {
+  limits: SocketLimits
+  /** Where the socket's drain is kept for the host's shutdown (Proxy.closeSockets). */
+  drains: SocketDrain
+  /** Counts the upgraded socket against its key's cap (socket-limits.ts, socketCounts), answering its release. */
+  hold: (upgrade: HandlerRequest) => () => void
+}
 
 /** The last response of a socket, which Codex's next create may continue by id with only the new items. */
 interface LastResponse { id: string, input: InputItem[], output: InputItem[] }
@@ -70,63 +80,23 @@ function sseData (text: string): { data: Array<{ event: string, data: string }>,
  * sent as frames; a `generate: false` create (Codex's warm-up) on `warmup`, answered with an empty completed response
  * that the next create continues. The upgrade request's headers (the key included) stand for every create's.
  */
-export function responsesSocket (post: Route, warmup: Route, options: ServeOptions = {}): NonNullable<Route['upgrade']> {
-  return function responsesUpgrade (upgrade: HandlerRequest, socket: ServerWebSocket): void {
-    let running: AbortController | undefined
-    let last: LastResponse | undefined
-    socket.onClose(() => { running?.abort(new Error('client disconnected')) })
-
-    const turn = async (frame: Record<string, unknown>): Promise<void> => {
-      const controller = new AbortController()
-      running = controller
-      try {
-        const { body, input } = createBody(frame, last)
-        const bytes = Buffer.from(JSON.stringify(body))
-        const warm = body.generate === false
-        const response = await serveRoute(warm ? warmup : post, {
-          method: 'POST',
-          path: post.path,
-          params: {},
-          query: upgrade.query,
-          headers: { ...upgrade.headers, 'content-type': 'application/json', 'content-length': String(bytes.length) },
-          remoteAddress: upgrade.remoteAddress,
-          body: Readable.from([bytes]),
-          signal: controller.signal,
-        }, options)
-        if (warm && response.status === 200) {
-          const done = emptyResponse((response.body as { model: string }).model)
-          last = { id: done.id, input: input ?? inputItems(body as { input?: string | InputItem[] }), output: [] }
-          socket.send(JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...done, status: 'in_progress' } }))
-          socket.send(JSON.stringify({ type: 'response.completed', sequence_number: 1, response: done }))
-          return
-        }
-        if (!isStreamBody(response.body)) {
-          const error = (response.body as { error?: unknown } | undefined)?.error ?? response.body
-          socket.send(errorEvent(response.status, error, response.headers))
-          // A key refused mid-session (revoked, disabled) ends the session, not only this response.
-          if (response.status === 401) socket.close(CLOSE.POLICY_VIOLATION, 'the key is no longer accepted')
-          return
-        }
-        let rest = ''
-        for await (const chunk of response.body) {
-          if (socket.closed) break
-          const parsed = sseData(rest + (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString()))
-          rest = parsed.rest
-          if (parsed.keepAlive) socket.ping()
-          for (const { event, data } of parsed.data) {
-            if (event === 'response.completed') {
-              const done = (JSON.parse(data) as { response: { id: string, output: InputItem[] } }).response
-              last = { id: done.id, input: input ?? inputItems(body as { input?: string | InputItem[] }), output: done.output }
-            }
-            socket.send(data)
-          }
-          // A slow reader holds the upstream back rather than the gateway's memory, as an SSE response does.
-          await socket.drained()
-        }
-      } finally {
-        if (running === controller) running = undefined
-      }
-    }
+export function responsesSocket (post: Route, warmup: Route, settings: SocketSettings, defaults: ServeOptions = {}): NonNullable<Route['upgrade']> {
+  return function responsesUpgrade (upgrade: HandlerRequest, socket: ServerWebSocket, host: UpgradeHost): void {
+    const options: ServeOptions = { ...defaults, logger: host.logger ?? defaults.logger }
+    const session: Session = { running: undefined, last: undefined }
+    const release = settings.hold(upgrade)
+    const timers = socketTimers(socket, settings.limits, () => session.running === undefined)
+    const closed = new Promise<void>(resolve => socket.onClose(() => resolve()))
+    const forget = settings.drains.add(async () => {
+      timers.end(CLOSE.GOING_AWAY, 'the gateway is shutting down')
+      await closed
+    })
+    socket.onClose(() => {
+      release()
+      forget()
+      timers.stop()
+      session.running?.abort(new Error('client disconnected'))
+    })
 
     socket.onMessage(text => {
       let frame: unknown
@@ -143,14 +113,117 @@ export function responsesSocket (post: Route, warmup: Route, options: ServeOptio
         socket.send(refusal(fail('INVALID_INPUT', 'A frame must be a JSON object of type response.create')))
         return
       }
-      if (running !== undefined) {
+      if (session.running !== undefined) {
         socket.send(refusal(fail('INVALID_INPUT', 'A response is already in progress on this socket: send the next response.create after its response.completed')))
         return
       }
-      turn(frame as Record<string, unknown>).catch(err => {
-        options.logger?.error({ err }, 'a Responses WebSocket turn failed')
-        socket.close(CLOSE.INTERNAL_ERROR, 'internal error')
+      const controller = new AbortController()
+      session.running = controller
+      timers.busy()
+      const startedAt = Date.now()
+      const served = (status: number, aborted: boolean): void => {
+        host.sockets?.served?.({ method: 'POST', route: post.path, status, startedAt, seconds: (Date.now() - startedAt) / 1000, remoteAddress: upgrade.remoteAddress, aborted })
+      }
+      const serve = async (): Promise<void> => {
+        try {
+          const { status, aborted } = await turn({ post, warmup, upgrade, socket, session, options }, frame as Record<string, unknown>, controller.signal)
+          served(status, aborted)
+        } catch (err) {
+          options.logger?.error({ err }, 'a Responses WebSocket turn failed')
+          served(500, false)
+          socket.close(CLOSE.INTERNAL_ERROR, 'internal error')
+        }
+      }
+      const run = host.sockets?.run ?? (async (_request, serve) => await serve())
+      run({ method: 'POST', route: post.path }, serve).catch(() => {}).finally(() => {
+        if (session.running === controller) session.running = undefined
+        timers.idle()
       })
     })
   }
+}
+
+/** What one socket keeps between its responses. */
+interface Session { running: AbortController | undefined, last: LastResponse | undefined }
+
+interface Turn { post: Route, warmup: Route, upgrade: HandlerRequest, socket: ServerWebSocket, session: Session, options: ServeOptions }
+
+/** Serves one create frame and sends its answer; resolves with the POST's status, and whether the socket closed first. */
+async function turn ({ post, warmup, upgrade, socket, session, options }: Turn, frame: Record<string, unknown>, signal: AbortSignal): Promise<{ status: number, aborted: boolean }> {
+  const { body, input } = createBody(frame, session.last)
+  const bytes = Buffer.from(JSON.stringify(body))
+  const warm = body.generate === false
+  const response = await serveRoute(warm ? warmup : post, {
+    method: 'POST',
+    path: post.path,
+    params: {},
+    query: upgrade.query,
+    headers: { ...upgrade.headers, 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    remoteAddress: upgrade.remoteAddress,
+    body: Readable.from([bytes]),
+    signal,
+  }, options)
+  const newInput = (): InputItem[] => input ?? inputItems(body as { input?: string | InputItem[] })
+  if (warm && response.status === 200) {
+    const done = emptyResponse((response.body as { model: string }).model)
+    session.last = { id: done.id, input: newInput(), output: [] }
+    socket.send(JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...done, status: 'in_progress' } }))
+    socket.send(JSON.stringify({ type: 'response.completed', sequence_number: 1, response: done }))
+    return { status: response.status, aborted: false }
+  }
+  if (!isStreamBody(response.body)) {
+    const error = (response.body as { error?: unknown } | undefined)?.error ?? response.body
+    socket.send(errorEvent(response.status, error, response.headers))
+    // A key refused mid-session (revoked, disabled) ends the session, not only this response.
+    if (response.status === 401) socket.close(CLOSE.POLICY_VIOLATION, 'the key is no longer accepted')
+    return { status: response.status, aborted: false }
+  }
+  let rest = ''
+  let completed = false
+  for await (const chunk of response.body) {
+    if (socket.closed) break
+    const parsed = sseData(rest + (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString()))
+    rest = parsed.rest
+    if (parsed.keepAlive) socket.ping()
+    for (const { event, data } of parsed.data) {
+      if (event === 'response.completed') {
+        const done = (JSON.parse(data) as { response: { id: string, output: InputItem[] } }).response
+        session.last = { id: done.id, input: newInput(), output: done.output }
+        completed = true
+      }
+      socket.send(data)
+    }
+    // A slow reader holds the upstream back rather than the gateway's memory, as an SSE response does.
+    await socket.drained()
+  }
+  return { status: response.status, aborted: socket.closed && !completed }
+}
+
+/**
+ * The idle and lifetime timers of one socket: `idle()` at the start and after each response arms the idle timeout,
+ * `busy()` as a response starts disarms it; past its lifetime, or once `end()` is called (a shutdown), the socket
+ * closes as soon as `quiet()` (no response running).
+ */
+function socketTimers (socket: ServerWebSocket, limits: SocketLimits, quiet: () => boolean): { idle: () => void, busy: () => void, end: (code: number, reason: string) => void, stop: () => void } {
+  let idle: NodeJS.Timeout | undefined
+  let ending: { code: number, reason: string } | undefined
+  const lifetime = setTimeout(() => timers.end(CLOSE.NORMAL, 'the socket reached its maximum lifetime'), limits.maxLifetimeSeconds * 1000)
+  lifetime.unref()
+  const timers = {
+    idle () {
+      clearTimeout(idle)
+      if (!quiet()) return
+      if (ending !== undefined) return socket.close(ending.code, ending.reason)
+      idle = setTimeout(() => { if (quiet()) socket.close(CLOSE.NORMAL, 'idle timeout') }, limits.idleTimeoutSeconds * 1000)
+      idle.unref()
+    },
+    busy () { clearTimeout(idle) },
+    end (code: number, reason: string) {
+      ending ??= { code, reason }
+      if (quiet()) socket.close(ending.code, ending.reason)
+    },
+    stop () { clearTimeout(idle); clearTimeout(lifetime) },
+  }
+  timers.idle()
+  return timers
 }
