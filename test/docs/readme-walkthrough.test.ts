@@ -151,6 +151,6 @@ t.test(`README "${SECTION.slice(3)}": every step works against the gateway as do
     '429 POST /v1/chat/completions',
   ], 'the capped key is made, its first call answered, the next refused')
   t.match(budget.stdout, /x-gatehouse-budget: key_usd_per_month\r?\n/i, 'the answer names the budget')
-  t.match(budget.stdout, /x-gatehouse-budget-remaining-usd: 0\.17\d{4}\r?\n/i, 'and what is left of it, this call\'s reservation held')
+  t.match(budget.stdout, /x-gatehouse-budget-remaining-usd: 0\.000000\r?\n/i, 'and what is left of it, this call\'s reservation (the model\'s whole output limit) held')
   t.match(budget.stdout, /"message":"Budget reached: this key's usd_per_month of \$0\.250000, \$0\.000000 left; it resets at \d{4}-\d{2}-01T00:00:00\.000Z","type":"rate_limit_error"/, 'the refusal as the README shows it')
 })
