@@ -4,7 +4,7 @@
 import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
 import type { LimitStore, UserStore } from '../store/types.ts'
 import type { LimitsByLevel, RateLimits } from '../metering/limits-rule.ts'
-import { effectiveLimits, limitsToWire, parseLimitsBody } from '../metering/limits-rule.ts'
+import { effectiveLimits, levelEntry, limitsToWire, parseLimitsBody } from '../metering/limits-rule.ts'
 import { fail } from '../errors.ts'
 
 export interface LimitRouteDeps {
@@ -37,7 +37,7 @@ export async function userLimitsView (users: UserStore, limits: LimitStore, byLe
     user_id: userId,
     limits: override === null ? null : limitsToWire(override),
     // Every field, null where unlimited, so an admin sees what holds without knowing the level table.
-    effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(byLevel[user.accessLevel], override) }),
+    effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(levelEntry(byLevel, user.accessLevel), override) }),
   }
 }
 

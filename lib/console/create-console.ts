@@ -14,7 +14,7 @@ import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
 import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
-import { effectiveLimits, limitsToWire } from '../metering/limits-rule.ts'
+import { effectiveLimits, levelEntry, limitsToWire } from '../metering/limits-rule.ts'
 import { adminUser, publicSession } from '../auth/user-view.ts'
 import { ConfigurationError, fail, isGatehouseError } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
@@ -165,7 +165,7 @@ export function createConsole (options: ConsoleOptions): Console {
       return { limits: limitsToWire(limits), used: limitsToWire(used) }
     }
     const unlimited = { rpm: null, tpm: null, tokensPerDay: null, concurrent: null }
-    return { limits: limitsToWire({ ...unlimited, ...effectiveLimits(byLevel[user.accessLevel], await store.limits.get(user.id)) }), used: null }
+    return { limits: limitsToWire({ ...unlimited, ...effectiveLimits(levelEntry(byLevel, user.accessLevel), await store.limits.get(user.id)) }), used: null }
   }
 
   /** Names for the ids a usage view shows: usernames, key names (the key's id when it is gone). */

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import type { CounterOp, CounterStore, LeaseStore, LimitStore } from '../store/types.ts'
 import { ConfigurationError, GatehouseError } from '../errors.ts'
 import type { KeyCaller } from '../proxy/access/caller.ts'
-import { effectiveLimits, resolveLimitsOption } from './limits-rule.ts'
+import { effectiveLimits, levelEntry, resolveLimitsOption } from './limits-rule.ts'
 import type { LimitsByLevel, RateLimits } from './limits-rule.ts'
 import type { TokenUsage } from './token-usage.ts'
 
@@ -133,7 +133,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
     if (cached === undefined || cached.until <= at) return readUser(userId, level, at)
     if (cached.level !== level) {
       // The caller's level changed within the period (a promotion): the override stays, the level's limits follow.
-      cached = { ...cached, level, limits: effectiveLimits(byLevel[level], cached.override) }
+      cached = { ...cached, level, limits: effectiveLimits(levelEntry(byLevel, level), cached.override) }
       overrides.set(userId, cached)
     }
     return cached
@@ -141,7 +141,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
 
   async function readUser (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
     const override = await store.limits.get(userId)
-    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(byLevel[level], override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
+    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(levelEntry(byLevel, level), override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
     if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
     overrides.set(userId, entry)
     return entry
