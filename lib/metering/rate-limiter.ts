@@ -28,6 +28,12 @@ export interface RateLimiter {
    * while each window is under its limit, so calls in flight together overrun a limit by at most one reservation.
    */
   admit (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>, tokens: number): Promise<Admission>
+  /**
+   * A key's request refused before its call began (an unknown model, one the policy refuses, a body that does not
+   * parse): spends no request or token of the minute, the headers telling what is left; the refusals count in their
+   * own window, and the one past rpm of a minute is refused (RATE_LIMITED). Nothing to settle.
+   */
+  refusal? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Admission>
   /** Read-only: the user's limits in effect and what the current windows hold, counting nothing (the console's "what is left"). */
   standing? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Standing>
 }
@@ -105,6 +111,21 @@ function nonNegativeInteger (value: number, option: string): number {
   return value
 }
 
+/** The x-ratelimit-* headers of the minute's windows (OpenAI's names), for the limits that are set. */
+function minuteHeaders (headers: Record<string, string>, limits: RateLimits, requests: number, tokens: number, minuteLeft: number): void {
+  const reset = resetDuration(minuteLeft)
+  if (limits.rpm != null) {
+    headers['x-ratelimit-limit-requests'] = String(limits.rpm)
+    headers['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - requests))
+    headers['x-ratelimit-reset-requests'] = reset
+  }
+  if (limits.tpm != null) {
+    headers['x-ratelimit-limit-tokens'] = String(limits.tpm)
+    headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - tokens))
+    headers['x-ratelimit-reset-tokens'] = reset
+  }
+}
+
 const defaultRepeat = (fn: () => void, ms: number): (() => void) => {
   const timer = setInterval(fn, ms)
   timer.unref()
@@ -124,7 +145,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   const repeat = options.repeat ?? defaultRepeat
   /** Per user, for one cache period: the override as read, and the limits and store keys worked out from it. */
   interface UserEntry { override: RateLimits | null, until: number, level: KeyCaller['accessLevel'], limits: RateLimits, keys: UserKeys }
-  interface UserKeys { rpm: string, tpm: string, day: string, leases: string }
+  interface UserKeys { rpm: string, tpm: string, day: string, leases: string, refused: string }
   const overrides = new Map<string, UserEntry>()
 
   /** The user's entry: at once from the cache within its period (no await on the hot path), else read from the store. */
@@ -141,7 +162,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
 
   async function readUser (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
     const override = await store.limits.get(userId)
-    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(levelEntry(byLevel, level), override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
+    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(levelEntry(byLevel, level), override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}`, refused: `rate:refused:${userId}` } }
     if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
     overrides.set(userId, entry)
     return entry
@@ -180,6 +201,23 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   }
 
   return {
+    async refusal (caller) {
+      const at = now().getTime()
+      const user = userOf(caller.userId, caller.accessLevel, at)
+      const { limits, keys } = user instanceof Promise ? await user : user
+      if (limits.rpm == null && limits.tpm == null) return { headers: {}, settle: () => SETTLED }
+      const minute = new Date(at - (at % MINUTE))
+      // The minute's windows read, not added to; the refusal counts in its own window, under the same number as rpm.
+      const ops: CounterOp[] = [{ key: keys.rpm, windowStart: minute }, { key: keys.tpm, windowStart: minute }]
+      if (limits.rpm != null) ops.push({ key: keys.refused, windowStart: minute, amount: 1, expiresAt: new Date(minute.getTime() + 2 * MINUTE) })
+      const [count, tokenTotal, refused] = await store.counters.batch(ops)
+      const headers: Record<string, string> = {}
+      const minuteLeft = minute.getTime() + MINUTE - at
+      minuteHeaders(headers, limits, count, tokenTotal, minuteLeft)
+      if (limits.rpm != null && refused > limits.rpm) refuse('requests', `Rate limit reached: ${limits.rpm} refused requests per minute`, minuteLeft, headers)
+      return { headers, settle: () => SETTLED }
+    },
+
     async standing (caller) {
       const at = now().getTime()
       const user = userOf(caller.userId, caller.accessLevel, at)
@@ -225,18 +263,8 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       const count = limits.rpm != null ? totals[next++] : 0
       const tokenTotal = limits.tpm != null ? totals[next++] : 0
       const requestsOver = limits.rpm != null && count > limits.rpm
-      const reset = limits.rpm != null || limits.tpm != null ? resetDuration(minuteLeft) : ''
-      if (limits.rpm != null) {
-        headers['x-ratelimit-limit-requests'] = String(limits.rpm)
-        headers['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - count))
-        headers['x-ratelimit-reset-requests'] = reset
-      }
-      if (limits.tpm != null) {
-        headers['x-ratelimit-limit-tokens'] = String(limits.tpm)
-        // A refused call takes its reservation back: what is left is then what it found.
-        headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - (requestsOver ? tokenTotal - reserved : tokenTotal)))
-        headers['x-ratelimit-reset-tokens'] = reset
-      }
+      // A refused call takes its reservation back: what is left is then what it found.
+      minuteHeaders(headers, limits, count, requestsOver ? tokenTotal - reserved : tokenTotal, minuteLeft)
       if (requestsOver) {
         await undoAdds(store.counters, ops)
         refuse('requests', `Rate limit reached: ${limits.rpm as number} requests per minute`, minuteLeft, headers)
