@@ -9,6 +9,8 @@ import type { Argon2Params } from './passwords.ts'
 import { weakPasswordReason } from './password-policy.ts'
 import { resolveLimitsOption } from '../metering/limits-rule.ts'
 import type { LimitsByLevel } from '../metering/limits-rule.ts'
+import { createModelPolicy } from '../proxy/access/model-policy.ts'
+import type { ModelAccess, ModelPolicy } from '../proxy/access/model-policy.ts'
 
 /** argon2id cost parameters, declared beside the hasher that takes them. */
 export type { Argon2Params }
@@ -82,6 +84,8 @@ export interface AuthServiceOptions {
   keyDefaultDays?: number
   /** Proxy rate limits by access level (lib/metering/limits-rule.ts), shown as `effective` by GET /admin/user/{user_id}/limits. Default {}: unlimited. */
   limits?: LimitsByLevel
+  /** The model policy's patterns by access level (createProxy's modelAccess): a new key's `models` must fit its owner's. Default: every model. */
+  modelAccess?: ModelAccess
 }
 
 export interface ResolvedAuthOptions {
@@ -105,6 +109,7 @@ export interface ResolvedAuthOptions {
   proxyMinAccessLevel: AccessLevel
   keyDefaultDays: number
   limits: LimitsByLevel
+  modelPolicy: ModelPolicy
 }
 
 export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -198,5 +203,6 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     proxyMinAccessLevel,
     keyDefaultDays,
     limits: resolveLimitsOption(options.limits),
+    modelPolicy: createModelPolicy(options.modelAccess, proxyMinAccessLevel, 'createAuthService'),
   }
 }

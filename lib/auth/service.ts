@@ -48,7 +48,7 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const sessions = createSessions({ sessions: store.sessions, users: store.users, ttlMs: resolved.sessionTtlMs, now, emit })
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
   const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
-  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
+  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, modelPolicy: resolved.modelPolicy, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter, keys })
   const routeTable = createAuthRoutes({ options: resolved, accounts, sessions, keys })
   const service: AuthService = {

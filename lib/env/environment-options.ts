@@ -57,6 +57,7 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
     limits: config.geminiLimits,
+    modelAccess: config.geminiModelAccess,
   }
   const proxy: ProxyOptions = {
     // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").
