@@ -68,6 +68,8 @@ export interface AuthServiceOptions {
   signupLimits?: Partial<SignupLimits>
   /** Anyone may sign up (`POST /auth/signup`); false: 403 SIGNUP_CLOSED, and admins add users in the console. Default true. */
   publicSignup?: boolean
+  /** Anyone may look users up (search-users, get-user-id), as the seed has it; false: only a signed-in caller. Default true. */
+  publicLookup?: boolean
   /** The clock. Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
   /** Waits out a login delay. Default a timer; tests pass one that moves their fake clock. */
@@ -101,6 +103,7 @@ export interface ResolvedAuthOptions {
   loginLimits: LoginLimits
   signupLimits: SignupLimits
   publicSignup: boolean
+  publicLookup: boolean
   now: () => Date
   sleep: (ms: number) => Promise<void>
   logger: Logger | undefined
@@ -164,6 +167,8 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   positiveInteger(signupLimits.windowSeconds, 'signupLimits.windowSeconds')
   const publicSignup = options.publicSignup ?? true
   if (typeof publicSignup !== 'boolean') throw new ConfigurationError('publicSignup', `createAuthService: publicSignup must be true or false (got ${String(options.publicSignup)})`)
+  const publicLookup = options.publicLookup ?? true
+  if (typeof publicLookup !== 'boolean') throw new ConfigurationError('publicLookup', `createAuthService: publicLookup must be true or false (got ${String(options.publicLookup)})`)
   const { onEvent, logger } = options
   const reauthSeconds = options.reauthSeconds ?? DEFAULT_REAUTH_SECONDS
   if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new ConfigurationError('reauthSeconds', `createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
@@ -190,6 +195,7 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     loginLimits,
     signupLimits,
     publicSignup,
+    publicLookup,
     now: options.now ?? (() => new Date()),
     sleep: options.sleep ?? (ms => sleepFor(ms)),
     logger,

@@ -54,6 +54,7 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     keyDefaultDays: config.proxyKeyDefaultDays,
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     publicSignup: config.authPublicSignup,
+    publicLookup: config.authPublicLookup,
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
     limits: config.geminiLimits,
