@@ -171,12 +171,20 @@ export function createConsole (options: ConsoleOptions): Console {
   /** Names for the ids a usage view shows: usernames, key names (the key's id when it is gone). */
   async function namer (rows: Parameters<typeof shownIds>[0], dimensions: Dimension[]): Promise<(dimension: Dimension, id: string | null) => string> {
     const names = new Map<string, string>()
+    const nameUser = async (id: string): Promise<void> => {
+      if (!names.has(`user:${id}`)) names.set(`user:${id}`, id === 'operator' ? '(operator password)' : (await users.findById(id))?.username ?? id)
+    }
     for (const d of dimensions) {
       for (const id of shownIds(rows, d)) {
         if (id === null || d === 'model') continue
-        if (d === 'user') names.set(`user:${id}`, id === 'operator' ? '(operator password)' : (await users.findById(id))?.username ?? id)
+        if (d === 'user') await nameUser(id)
         else names.set(`key:${id}`, (await store.keys.get(id))?.name ?? `${id} (deleted)`)
       }
+    }
+    // The admin's by-key view names each key's owner beside it.
+    if (dimensions.includes('user')) {
+      const shownKeys = new Set(shownIds(rows, 'key'))
+      for (const row of rows) if (row.keyId !== null && shownKeys.has(row.keyId)) await nameUser(row.userId)
     }
     return (d, id) => id === null ? (d === 'key' ? '(no key)' : '') : d === 'model' ? id : names.get(`${d}:${id}`) ?? id
   }

@@ -108,7 +108,7 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const own = await h.call('GET', `/api/usage?from=${day(-2)}&to=${day()}`)
   t.equal(own.status, 200)
   t.same(own.body.days, [day(-2), day(-1), day()])
-  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6 })
+  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6, errors_4xx: 0, errors_5xx: 0 })
   t.same(own.body.daily.map((d: any) => d.requests), [0, 3, 1])
   t.same(own.body.by.model.map((g: any) => g.label), ['gemini-2.5-pro', 'gemini-2.5-flash'])
   t.same(own.body.by.key.map((g: any) => g.label).sort(), ['(no key)', '=cmd|calc'])
@@ -138,6 +138,26 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const allCsv = await h.call('GET', `/api/admin/usage.csv?from=${day(-2)}`)
   t.equal(allCsv.text.trim().split('\r\n').length, 1 + 3 + TOP_SERIES + 2)
   t.equal((await h.call('GET', `/api/admin/usage.csv?user_id=${userId}&from=${day(-2)}`)).text.trim().split('\r\n').length, 4)
+})
+
+t.test('usage reads right: refusals are errors of their key and user, not a model; 4xx and 5xx carried; the admin\'s by-key view names each key\'s owner', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const { userId, username } = await h.member()
+  const key = (await h.call('POST', '/api/keys', { json: { name: 'ci' } })).body
+  await h.store.usage.record([
+    row({ userId, keyId: key.key_id, requests: 3, errors5xx: 1 }),
+    row({ userId, keyId: key.key_id, model: '(refused)', requests: 2, inputTokens: 0, outputTokens: 0, thinkingTokens: 0, errors4xx: 2 }),
+  ])
+  const own = await h.call('GET', `/api/usage?from=${day(-1)}&to=${day()}`)
+  t.match(own.body.totals, { requests: 5, errors_4xx: 2, errors_5xx: 1 }, 'the errors columns the API and CSV carry')
+  t.same(own.body.by.model.map((g: any) => g.label), ['gemini-2.5-flash'], 'no model named for the refusals')
+  t.match(own.body.by.key, [{ label: 'ci', totals: { requests: 5, errors_4xx: 2 } }], 'the refusals are the key\'s errors')
+  t.equal(own.body.by.key[0].owner, undefined, 'a user\'s own view names no owner')
+  t.same(own.body.daily.at(-1).errors_4xx, 2)
+  await h.admin()
+  const all = await h.call('GET', `/api/admin/usage?from=${day(-1)}&to=${day()}`)
+  t.match(all.body.by.key, [{ label: 'ci', owner: username }], 'the owner beside each key')
 })
 
 t.test('admin: users searched and paged with their last sign-in; level, status, lockout, sessions and limits', async t => {
