@@ -13,7 +13,7 @@ const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Token
 const PAGE = 25
 
 function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => Promise<void>, onClose: () => void }) {
-  const { sensitive } = useApp()
+  const { sensitive, confirm } = useApp()
   const [detail, setDetail] = useState<Detail | undefined>(undefined)
   const [level, setLevel] = useState('')
   const [limits, setLimits] = useState<Record<string, string>>({})
@@ -48,9 +48,9 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         <button type="submit" disabled={act.busy}>Set level</button>
       </form>
       <div class="row">
-        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(() => sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })), u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
+        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(async () => { if (!u.disabled) await confirm(`Disable ${u.username}? Their sessions end and their keys are refused until you enable them again.`, `Disable ${u.username}`); await sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })) }, u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
         <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
-        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/sessions`), 'Sessions ended.') }}>End all sessions</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(async () => { await confirm(`End every session of ${u.username}? They are signed out everywhere at once.`, 'End all sessions'); await api('DELETE', `admin/users/${id}/sessions`) }, 'Sessions ended.') }}>End all sessions</button>
       </div>
       <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/password`, { password: newPassword, current_password: pw })), `New password set for ${u.username}; their sessions ended.`).then(() => setNewPassword('')) }}>
         <label for="user-new-password">New password</label>
@@ -64,7 +64,7 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
           <ul>
             {userKeys.map(k => (
               <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)})</span>{' '}
-                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { if (confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`)) void change(() => api('DELETE', `admin/users/${id}/keys/${k.key_id}`), `Key ${k.name} revoked.`) }}>Revoke</button>
+                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { void change(async () => { await confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`, `Revoke ${k.name}`); await api('DELETE', `admin/users/${id}/keys/${k.key_id}`) }, `Key ${k.name} revoked.`) }}>Revoke</button>
               </li>
             ))}
           </ul>
@@ -166,7 +166,16 @@ export function UsersPage () {
   )
 }
 
-interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[] }
+interface Standing { id: string, stage: 'ga' | 'preview' | 'shutdown', shutdown_on: string | null, replacement: string | null }
+interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[], families: Array<{ family: string, models: Standing[] }> }
+
+const STAGES: Record<Standing['stage'], string> = { ga: 'GA', preview: 'preview', shutdown: 'shut down' }
+
+/** A model's stage in words: GA or preview, the day it is due to go, or shut down and what serves it. */
+function stageOf (m: Standing): string {
+  if (m.stage === 'shutdown') return `shut down since ${m.shutdown_on ?? '?'}; served by ${m.replacement ?? '?'}`
+  return m.shutdown_on === null ? STAGES[m.stage] : `${STAGES[m.stage]}; shuts down on ${m.shutdown_on} (then ${m.replacement ?? '?'})`
+}
 
 export function UpstreamPage () {
   const [view, setView] = useState<Upstream | undefined>(undefined)
@@ -194,8 +203,15 @@ export function UpstreamPage () {
                   <tbody>{view.credentials.map(c => <tr key={c.name}><th scope="row">{c.name}</th><td>{c.state.replace('_', ' ')}</td><td>{c.state === 'cooling' ? `until ${when(c.until)}` : c.reason ?? ''}</td></tr>)}</tbody>
                 </table></TableScroll>
                 )}
-            <h2>Models served ({view.models.length})</h2>
-            <ul class="columns">{view.models.map(m => <li key={m} class="mono">{m}</li>)}</ul>
+            <h2>Models by family</h2>
+            <p class="help">Base models ({view.families.reduce((n, f) => n + f.models.filter(m => m.stage !== 'shutdown').length, 0)} served now); each also has its -search and thinking variants. A shut-down model's name is answered by its replacement.</p>
+            {view.families.map(f => (
+              <TableScroll key={f.family} label={`Models of the ${f.family} family`}><table>
+                <caption>{f.family}</caption>
+                <thead><tr><th scope="col">Model</th><th scope="col">Status</th></tr></thead>
+                <tbody>{f.models.map(m => <tr key={m.id} class={m.stage === 'shutdown' ? 'shut-down' : undefined}><th scope="row" class="mono">{m.id}</th><td>{stageOf(m)}</td></tr>)}</tbody>
+              </table></TableScroll>
+            ))}
           </>
           ))}
     </>

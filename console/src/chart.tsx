@@ -29,7 +29,8 @@ export function UsageChart ({ days, groups, title }: { days: string[], groups: C
       height: 260,
       legend: { show: false },
       cursor: { show: true, drag: { x: false, y: false } },
-      scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      // Half a day each side, so the first and last bars are whole, a lone day's included.
+      scales: { x: { time: true, range: () => [xs[0] - half, xs[xs.length - 1] + half] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       axes: [
         // Days as the tables write them (yyyy-mm-dd, UTC), spaced so the labels never overlap.
         { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid }, space: 96, incrs: [86_400, 2 * 86_400, 7 * 86_400, 14 * 86_400, 28 * 86_400, 56 * 86_400, 112 * 86_400], values: (_u, ticks) => ticks.map(t => new Date(t * 1000).toISOString().slice(0, 10)) },

@@ -2,7 +2,7 @@
 // and files, and its JSON API, which signs in to a cookie session and calls the accounts service's own rules.
 import type { HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
 import type { AuthService } from '../auth/service.ts'
-import type { Proxy } from '../proxy/create-proxy.ts'
+import type { Proxy, UpstreamView } from '../proxy/create-proxy.ts'
 import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { SessionRecord, UserRecord } from '../store/types.ts'
 import { authParts } from '../auth/service.ts'
@@ -25,6 +25,9 @@ import { dataResponse, withSecurityHeaders } from './security-headers.ts'
 import { shownIds, usageCsv, usageView } from './usage-view.ts'
 import type { Dimension } from './usage-view.ts'
 import { DEFAULT_CONSOLE_PATH } from '../option-rules.ts'
+
+/** The order the upstream page lists model families in: the newest first, then the special ones. */
+const FAMILY_ORDER = ['gemini-4', 'gemini-3', 'gemini-2.5-pro', 'gemini-2.5-flash', 'image', 'embedding', 'legacy', 'other']
 
 export interface ConsoleOptions {
   /** The accounts service the console signs in to (createAuthService's result). Required. */
@@ -206,6 +209,18 @@ export function createConsole (options: ConsoleOptions): Console {
       'content-disposition': `attachment; filename="gatehouse-usage-${who}-${range.from}-to-${range.to}.csv"`,
     }
     return { status: 200, headers, body: (async function * () { yield Buffer.from(text) })() }
+  }
+
+  /** The listed base models by family (newest families first), each with its stage: the upstream page's list. */
+  function modelFamilies (standings: UpstreamView['standings']): Array<{ family: string, models: Array<Record<string, string | null>> }> {
+    const families = new Map<string, Array<Record<string, string | null>>>()
+    for (const s of standings) {
+      let list = families.get(s.family)
+      if (list === undefined) families.set(s.family, list = [])
+      list.push({ id: s.id, stage: s.stage, shutdown_on: s.shutdownOn ?? null, replacement: s.replacement ?? null })
+    }
+    const rank = (family: string): number => { const i = FAMILY_ORDER.indexOf(family); return i === -1 ? FAMILY_ORDER.length : i }
+    return [...families].sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).map(([family, models]) => ({ family, models }))
   }
 
   const page = (name: string) => async (req: HandlerRequest): Promise<HandlerResponse> => await assets.serve(name, req.headers['if-none-match'])
@@ -434,7 +449,7 @@ export function createConsole (options: ConsoleOptions): Console {
 
     route('GET', '/api/admin/upstream', async (req) => {
       await admin(req)
-      if (options.proxy === undefined) return dataResponse({ configured: false, backend: null, credentials: [], models: [] })
+      if (options.proxy === undefined) return dataResponse({ configured: false, backend: null, credentials: [], models: [], families: [] })
       const view = options.proxy.upstream()
       const ready = await options.proxy.ready()
       return dataResponse({
@@ -444,6 +459,7 @@ export function createConsole (options: ConsoleOptions): Console {
         reason: ready.reason ?? null,
         credentials: view.credentials.map(c => ({ name: c.name, state: c.state, reason: c.reason ?? null, until: c.until === undefined ? null : new Date(c.until).toISOString() })),
         models: view.models,
+        families: modelFamilies(view.standings),
       })
     }),
   ]

@@ -26,7 +26,7 @@ import type { PriceList } from '../metering/call-cost.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
 import { createModelCatalog, modelLocations } from './models/catalog.ts'
-import type { ModelCatalog } from './models/catalog.ts'
+import type { ModelCatalog, ModelStanding } from './models/catalog.ts'
 import { createModelAliases } from './models/operator-aliases.ts'
 import type { ModelAliases } from './models/operator-aliases.ts'
 import { loadModelFile } from './models/data.ts'
@@ -163,6 +163,8 @@ export interface UpstreamView {
   backend: string | undefined
   credentials: CredentialStatus[]
   models: readonly string[]
+  /** Each listed base model's family and stage (GA, preview, shut down and its replacement). */
+  standings: readonly ModelStanding[]
 }
 
 function positiveInteger (value: number, name: string): number {
@@ -339,7 +341,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     prices,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
-    upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids }),
+    upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, standings: ctx.catalog.standings() }),
     async close () {
       discovery?.stop()
       await fetcher?.close()

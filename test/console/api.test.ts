@@ -197,14 +197,14 @@ t.test('admin: users searched and paged with their last sign-in; level, status, 
   t.equal((await h.call('DELETE', '/api/admin/users/000000000000000000000000/sessions')).status, 404)
 })
 
-t.test('upstream: the pool\'s credentials and the models, or that there is no proxy', async t => {
+t.test('upstream: the pool\'s credentials and the models by family, newest first, a shut-down one with its replacement; or that there is no proxy', async t => {
   const none = await startConsoleHarness()
   t.teardown(none.close)
   await none.admin()
-  t.same((await none.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [] })
+  t.same((await none.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [], families: [] })
   const proxy = {
     ready: async () => ({ ok: false, reason: 'every credential is set aside' }),
-    upstream: () => ({ backend: 'gemini-api', models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'], credentials: [{ name: 'key 1', state: 'cooling', until: Date.UTC(2030, 0, 1) }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid' }] }),
+    upstream: () => ({ backend: 'gemini-api', models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'], standings: [{ id: 'gemini-2.5-flash', family: 'gemini-2.5-flash', stage: 'ga' }, { id: 'gemini-3-pro-preview', family: 'gemini-3', stage: 'shutdown', shutdownOn: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }], credentials: [{ name: 'key 1', state: 'cooling', until: Date.UTC(2030, 0, 1) }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid' }] }),
   } as unknown as Proxy
   const h = await startConsoleHarness({ proxy })
   t.teardown(h.close)
@@ -218,6 +218,10 @@ t.test('upstream: the pool\'s credentials and the models, or that there is no pr
     reason: 'every credential is set aside',
     credentials: [{ name: 'key 1', state: 'cooling', reason: null, until: '2030-01-01T00:00:00.000Z' }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid', until: null }],
     models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'],
+    families: [
+      { family: 'gemini-3', models: [{ id: 'gemini-3-pro-preview', stage: 'shutdown', shutdown_on: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }] },
+      { family: 'gemini-2.5-flash', models: [{ id: 'gemini-2.5-flash', stage: 'ga', shutdown_on: null, replacement: null }] },
+    ],
   })
 })
 
