@@ -171,17 +171,21 @@ export function createConsole (options: ConsoleOptions): Console {
     return { limits: limitsToWire({ ...unlimited, ...effectiveLimits(levelEntry(byLevel, user.accessLevel), await store.limits.get(user.id)) }), used: null }
   }
 
-  /** Names for the ids a usage view shows: usernames, key names (the key's id when it is gone). */
+  /** Names for the ids a usage view shows: usernames, key names (a revoked key's kept; its id once that is gone too). */
   async function namer (rows: Parameters<typeof shownIds>[0], dimensions: Dimension[]): Promise<(dimension: Dimension, id: string | null) => string> {
     const names = new Map<string, string>()
     const nameUser = async (id: string): Promise<void> => {
       if (!names.has(`user:${id}`)) names.set(`user:${id}`, id === 'operator' ? '(operator password)' : (await users.findById(id))?.username ?? id)
     }
     for (const d of dimensions) {
-      for (const id of shownIds(rows, d)) {
-        if (id === null || d === 'model') continue
-        if (d === 'user') await nameUser(id)
-        else names.set(`key:${id}`, (await store.keys.get(id))?.name ?? `${id} (deleted)`)
+      const ids = shownIds(rows, d).filter((id): id is string => id !== null)
+      if (d === 'user') for (const id of ids) await nameUser(id)
+      if (d !== 'key') continue
+      // A revoked key keeps its name (KeyStore.names), marked as revoked.
+      const known = await store.keys.names(ids)
+      for (const id of ids) {
+        const name = known.get(id)
+        names.set(`key:${id}`, name === undefined ? `${id} (deleted)` : await store.keys.get(id) === null ? `${name} (revoked)` : name)
       }
     }
     // The admin's by-key view names each key's owner beside it.
@@ -194,11 +198,10 @@ export function createConsole (options: ConsoleOptions): Console {
 
   async function csvOf (rows: Parameters<typeof shownIds>[0]): Promise<string> {
     const usernames = new Map<string, string>()
-    const keyNames = new Map<string, string>()
     for (const row of rows) {
       if (!usernames.has(row.userId)) usernames.set(row.userId, row.userId === 'operator' ? '' : (await users.findById(row.userId))?.username ?? '')
-      if (row.keyId !== null && !keyNames.has(row.keyId)) keyNames.set(row.keyId, (await store.keys.get(row.keyId))?.name ?? '')
     }
+    const keyNames = await store.keys.names([...new Set(rows.flatMap(r => r.keyId === null ? [] : [r.keyId]))])
     return usageCsv(rows, id => usernames.get(id) ?? '', id => id === null ? '' : keyNames.get(id) ?? '')
   }
 

@@ -17,7 +17,15 @@ export interface StoredLimits {
   limits: UserLimits
 }
 
+/** A deleted key's name, kept for usage (KeyStore.names). */
+export interface RetiredKey {
+  keyId: string
+  name: string
+  deletedAt: Date
+}
+
 export interface EmbeddedData {
+  retiredKeys: RetiredKey[]
   users: UserRecord[]
   sessions: SessionRecord[]
   attempts: StoredAttempt[]
@@ -43,6 +51,7 @@ export function encodeStoreFile (data: EmbeddedData): string {
     limits: data.limits,
     usage: data.usage,
     owners: data.owners.map(o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() })),
+    retiredKeys: data.retiredKeys.map(k => ({ keyId: k.keyId, name: k.name, deletedAt: k.deletedAt.toISOString() })),
   }, null, 2) + '\n'
 }
 
@@ -69,6 +78,8 @@ export function decodeStoreFile (text: string): EmbeddedData {
     usage: optionalArrayAt(top, 'usage').map((v, i) => readUsage(objectAt(v, `usage[${i}]`), `usage[${i}]`)),
     // Absent in files written before resource owners were recorded.
     owners: optionalArrayAt(top, 'owners').map((v, i) => readOwner(objectAt(v, `owners[${i}]`), `owners[${i}]`)),
+    // Absent in files written before deleted keys' names were kept.
+    retiredKeys: optionalArrayAt(top, 'retiredKeys').map((v, i) => readRetiredKey(objectAt(v, `retiredKeys[${i}]`), `retiredKeys[${i}]`)),
   }
   assertUnique(data.users.map(u => u.id), 'users', 'id')
   assertUnique(data.users.map(u => u.usernameKey), 'users', 'usernameKey')
@@ -158,6 +169,10 @@ function readOwner (o: Record<string, unknown>, where: string): OwnerRecord {
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
   }
+}
+
+function readRetiredKey (o: Record<string, unknown>, where: string): RetiredKey {
+  return { keyId: stringAt(o, 'keyId', where), name: stringAt(o, 'name', where), deletedAt: dateAt(o, 'deletedAt', where) }
 }
 
 function objectAt (value: unknown, where: string): Record<string, unknown> {

@@ -9,8 +9,8 @@ import { createFileSaver } from './atomic-file-saver.ts'
 import { removeStaleTempFiles } from '../fs/atomic-write.ts'
 import type { FileSaver } from './atomic-file-saver.ts'
 import { decodeStoreFile, encodeStoreFile } from './embedded-file-format.ts'
-import type { EmbeddedData } from './embedded-file-format.ts'
-import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
+import type { EmbeddedData, RetiredKey } from './embedded-file-format.ts'
+import { ATTEMPT_RETENTION_SECONDS, RETIRED_KEY_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
 import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AttemptCount, KeyRecord, OwnerRecord, ResponseRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
@@ -98,6 +98,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   const sessionsByUser = new Map<string, Map<string, string>>()
   const attempts = new Map<string, AttemptCount>()
   const keys = new Map<string, KeyRecord>()
+  const retiredKeys = new Map<string, RetiredKey>()
   const keyIdByDigest = new Map<string, string>()
   const limits = new Map<string, UserLimits>()
   const usage = new Map<string, UsageRecord>()
@@ -145,6 +146,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     if (k === undefined) return false
     keys.delete(keyId)
     keyIdByDigest.delete(k.digest)
+    retiredKeys.set(keyId, { keyId, name: k.name, deletedAt: clock() })
     return true
   }
 
@@ -202,6 +204,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
     for (const [resource, o] of owners) if (o.expiresAt.getTime() <= now) owners.delete(resource)
+    for (const [keyId, k] of retiredKeys) if (k.deletedAt.getTime() + RETIRED_KEY_RETENTION_SECONDS * 1000 <= now) retiredKeys.delete(keyId)
     for (const [id, r] of responses) if (r.expiresAt.getTime() <= now) dropResponse(id)
   }
 
@@ -214,6 +217,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       limits: [...limits].map(([userId, l]) => ({ userId, limits: l })),
       usage: [...usage.values()],
       owners: [...owners.values()],
+      retiredKeys: [...retiredKeys.values()],
     }
   }
 
@@ -252,6 +256,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const l of data?.limits ?? []) limits.set(l.userId, l.limits)
     for (const r of data?.usage ?? []) addUsage(r)
     for (const o of data?.owners ?? []) owners.set(o.resource, o)
+    for (const k of data?.retiredKeys ?? []) retiredKeys.set(k.keyId, k)
     sweep()
     saver = createFileSaver(file, () => encodeStoreFile(snapshot()), options.logger)
     // A new file is written now, so a path that cannot be written fails at start, not at the first sign-up.
@@ -441,6 +446,15 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         for (const k of doomed) removeKey(k.keyId)
         if (doomed.length > 0) await commit()
         return doomed.length
+      },
+
+      async names (keyIds) {
+        const out = new Map<string, string>()
+        for (const keyId of keyIds) {
+          const name = keys.get(text(keyId, 'keyId'))?.name ?? retiredKeys.get(keyId)?.name
+          if (name !== undefined) out.set(keyId, name)
+        }
+        return out
       },
 
       async touch (keyId, lastUsedAt) {

@@ -160,6 +160,19 @@ t.test('usage reads right: refusals are errors of their key and user, not a mode
   t.match(all.body.by.key, [{ label: 'ci', owner: username }], 'the owner beside each key')
 })
 
+t.test('a revoked key\'s name is kept in usage: the views mark it revoked, the CSV names it', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const { userId } = await h.member()
+  const key = (await h.call('POST', '/api/keys', { json: { name: 'old laptop' } })).body
+  await h.store.usage.record([row({ userId, keyId: key.key_id })])
+  t.equal((await h.call('DELETE', `/api/keys/${key.key_id}`)).status, 200)
+  const own = await h.call('GET', `/api/usage?from=${day(-1)}&to=${day()}`)
+  t.same(own.body.by.key.map((g: any) => g.label), ['old laptop (revoked)'])
+  const csv = await h.call('GET', `/api/usage.csv?from=${day(-1)}&to=${day()}`)
+  t.match(csv.text, `,${key.key_id},old laptop,`)
+})
+
 t.test('admin: users searched and paged with their last sign-in; level, status, lockout, sessions and limits', async t => {
   const h = await startConsoleHarness()
   t.teardown(h.close)

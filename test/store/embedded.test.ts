@@ -257,7 +257,22 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [], retiredKeys: [] })
+})
+
+t.test('a deleted key\'s name is kept in the file for usage, and dropped 400 days after its deletion', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const clock = { at: Date.UTC(2026, 0, 1) }
+  const first = await createEmbeddedStore({ file, now: () => new Date(clock.at) })
+  const key = makeKey('a'.repeat(24), { keyId: 'k-gone', name: 'old laptop' })
+  await first.keys.create(key)
+  await first.keys.delete('k-gone')
+  await first.close()
+  const again = await openAt(t, { file, now: () => new Date(clock.at) })
+  t.same([...await again.keys.names(['k-gone'])], [['k-gone', 'old laptop']], 'read back from the file')
+  clock.at += 400 * 86_400_000
+  await again.keys.create(makeKey('b'.repeat(24)))
+  t.same([...await again.keys.names(['k-gone'])], [], 'swept once its retention passed')
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {
