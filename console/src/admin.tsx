@@ -6,11 +6,21 @@ import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
 interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null }
-interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> } }
+interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> }, level_limits: Record<string, Record<string, number | null>> }
 
 const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
 const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once' }
 const PAGE = 25
+
+const limitText = (v: number | null | undefined): string => v == null ? 'unlimited' : fmt.format(v)
+
+/** What changes in a user's limits if their level goes from `from` to `to`, in words; empty when nothing does. */
+function limitChanges (detail: Detail, from: string, to: string): string {
+  const now = detail.level_limits[from] ?? {}
+  const then = detail.level_limits[to] ?? {}
+  return Object.entries(LIMITS).filter(([k]) => now[k] !== then[k])
+    .map(([k, v]) => `${v.charAt(0).toLowerCase() + v.slice(1)} ${limitText(now[k])} → ${limitText(then[k])}`).join('; ')
+}
 
 function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => Promise<void>, onClose: () => void }) {
   const { sensitive, confirm } = useApp()
@@ -44,9 +54,10 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
       </dl>
       <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/level`, { access_level: level, current_password: pw })), `Level set to ${level}.`) }}>
         <label for="user-level">Access level</label>
-        <select id="user-level" value={level} onChange={(e) => setLevel(e.currentTarget.value)}>{LEVELS.map(l => <option key={l} value={l}>{l}</option>)}</select>
+        <select id="user-level" value={level} aria-describedby="level-limits" onChange={(e) => setLevel(e.currentTarget.value)}>{LEVELS.map(l => <option key={l} value={l}>{l}</option>)}</select>
         <button type="submit" disabled={act.busy}>Set level</button>
       </form>
+      <p id="level-limits" class="help" aria-live="polite">{level === u.access_level ? '' : (changes => changes === '' ? `At ${level} their limits stay as they are.` : `At ${level} their limits change: ${changes}.`)(limitChanges(detail, u.access_level, level))}</p>
       <div class="row">
         <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(async () => { if (!u.disabled) await confirm(`Disable ${u.username}? Their sessions end and their keys are refused until you enable them again.`, `Disable ${u.username}`); await sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })) }, u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
         <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>

@@ -2,7 +2,8 @@
 // The rate limiter (lib/metering/rate-limiter.ts) reads overrides through a short cache, so a change holds on
 // every replica within its overridesCacheMs.
 import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
-import type { LimitStore, UserStore } from '../store/types.ts'
+import type { AccessLevel, LimitStore, UserStore } from '../store/types.ts'
+import { ACCESS_LEVELS } from '../store/types.ts'
 import type { LimitsByLevel, RateLimits } from '../metering/limits-rule.ts'
 import { effectiveLimits, levelEntry, limitsToWire, parseLimitsBody } from '../metering/limits-rule.ts'
 import { fail } from '../errors.ts'
@@ -39,6 +40,11 @@ export async function userLimitsView (users: UserStore, limits: LimitStore, byLe
     // Every field, null where unlimited, so an admin sees what holds without knowing the level table.
     effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(levelEntry(byLevel, user.accessLevel), override) }),
   }
+}
+
+/** The limits a user with `override` would have at each access level (levelEntry's fallback included): the console's warning before a level change. */
+export function limitsAtEachLevel (byLevel: LimitsByLevel, override: Readonly<RateLimits> | null): Record<AccessLevel, Record<string, number | null>> {
+  return Object.fromEntries(ACCESS_LEVELS.map(level => [level, limitsToWire({ ...UNLIMITED, ...effectiveLimits(levelEntry(byLevel, level), override) })])) as Record<AccessLevel, Record<string, number | null>>
 }
 
 /** Sets a user's override from a wire body (400 for a bad one, 404 for an unknown user); an empty body clears it. */

@@ -12,7 +12,7 @@ import type Joi from 'joi'
 import type { LazySchema } from '../auth/schemas.ts'
 import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, passwordResetBody, selfUpdateBody, signupBody, targetParams, userStatusBody, USER_AGENT_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
-import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
+import { limitsAtEachLevel, setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
 import { effectiveLimits, levelEntry, limitsToWire } from '../metering/limits-rule.ts'
 import { adminUser, publicSession } from '../auth/user-view.ts'
@@ -368,6 +368,7 @@ export function createConsole (options: ConsoleOptions): Console {
         sessions: (await sessions.list(id)).length,
         keys: (await keys.list(id)).length,
         limits: await userLimitsView(users, store.limits, byLevel, id),
+        level_limits: limitsAtEachLevel(byLevel, await store.limits.get(id)),
         standing: await standing(user),
       })
     }),

@@ -3,6 +3,8 @@ import t from 'tap'
 import { startAuthHarness } from '../support/auth-harness.ts'
 import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
 import type { Reply } from '../support/auth-client.ts'
+import { limitsAtEachLevel } from '../../lib/auth/limit-routes.ts'
+import { resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
 
 const BY_LEVEL = { default: { rpm: 10, tpm: 1000 }, member: { rpm: 60, concurrent: 2 } }
 
@@ -85,4 +87,14 @@ t.test('hostile input on the limits routes is a 400 and leaves the store unchang
   for (const target of ['nothex', 'f'.repeat(25), '$where']) t.equal((await limitsCall(h, admin, 'PUT', target, { rpm: 1 })).status, 400, target)
   t.equal((await limitsCall(h, admin, 'GET', user.userId, undefined, { query: { admin_id: admin.userId, token: admin.token, user_id: 'x' } })).status, 400, 'unknown query keys')
   t.same(await h.store.limits.get(user.userId), { rpm: 7 })
+})
+
+t.test('limitsAtEachLevel: what a user would have at each level, the level fallback and their override included (the console\'s warning)', async t => {
+  const byLevel = resolveLimitsOption({ member: { rpm: 60, tpm: 1000 }, dev: {} })
+  const at = limitsAtEachLevel(byLevel, { tpm: 5 })
+  t.same(at.default, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null }, 'no level at or below: unlimited, the override on top')
+  t.same(at.member, { rpm: 60, tpm: 5, tokens_per_day: null, concurrent: null })
+  t.same(at.admin, at.member, 'admin has no entry: member\'s')
+  t.same(at.dev, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null }, '{} is unlimited')
+  t.same(at.hush.rpm, null, 'hush is unlimited unless listed')
 })

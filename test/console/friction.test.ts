@@ -197,6 +197,10 @@ async function walk (t: Test, gw: StartedGateway, width: number): Promise<void> 
   await page.getByLabel('Username contains').fill(member)
   await page.getByLabel('Username contains').press('Enter')
   await page.getByRole('button', { name: `Manage ${member}` }).press('Enter')
+  await page.getByLabel('Access level').selectOption('dev')
+  t.equal(await page.locator('#level-limits').textContent(), 'At dev their limits change: requests per minute 60 → unlimited.', 'the console warns before a level change changes the limits')
+  await page.getByLabel('Access level').selectOption('member')
+  t.equal(await page.locator('#level-limits').textContent(), '', 'no warning for the level they have')
   await page.getByRole('button', { name: `Disable ${member}` }).press('Enter')
   await ask.getByRole('button', { name: 'Cancel' }).press('Enter')
   t.match(await page.locator('.panel dl').textContent(), 'Statusenabled', 'cancelled: still enabled')
@@ -227,6 +231,8 @@ t.test('the console\'s friction of issue 31, at 1280 px and at 390 px', async t 
     GEMINI_API_KEY: 'upstream-key',
     GEMINI_API_ENDPOINT: fake.url,
     GEMINI_MODEL_ACCESS: JSON.stringify({ member: ['gemini-2.5-flash*', 'gemini-embedding*'] }),
+    // dev has no entry: it takes admin's, an explicit {} (unlimited).
+    GEMINI_LIMITS: JSON.stringify({ member: { rpm: 60 }, admin: {} }),
     // Every sensitive action asks for the password: the re-auth prompt is on the path.
     AUTH_REAUTH_SECONDS: '0',
   }, { now: () => new Date(NOW), sleep: async () => {} })
