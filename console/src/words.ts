@@ -70,7 +70,8 @@ export function plainWords (detail: string, retryAfter?: number, now: Date = new
   if (quoted !== null) {
     let rest = quoted[2]
     for (const [pattern, words] of PHRASES) rest = rest.replace(pattern, words)
-    text = `${label(quoted[1])}${rest.replace(/"([a-z_]+(?:\[\d+\])?)"/g, (_m, f: string) => label(f))}`
+    // Another field the message names ("from" must not be after "to"), known fields only: "_" stays a character.
+    text = `${label(quoted[1])}${rest.replace(/"([a-z][a-z_]*)"/g, (whole, f: string) => LABELS[f] ?? whole)}`
     if (!/[.!?]$/.test(text)) text += '.'
   }
   if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter > 0) {
