@@ -35,6 +35,8 @@ export interface Metrics {
   metering: MeteringObserver
   /** Reports the proxy routes' budget of request bodies in flight (capacity, reserved bytes, waiting requests). */
   watchBodyBudget (budget: BodyBudget): void
+  /** Reads, on each scrape, the served base models with no price in force (the proxy's upstream().unpriced). */
+  watchUnpriced (unpriced: () => readonly string[]): void
   /** The Prometheus text exposition. */
   render (): Promise<{ contentType: string, body: string }>
 }
@@ -57,6 +59,35 @@ const CREDENTIAL_STATES = ['ready', 'cooling', 'set_aside'] as const
 const STORE_BATCH = 256
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
+/**
+ * Increments of a counter on the request path, summed per label set in a Map and handed to prom-client on each scrape
+ * (its `collect`): prom-client hashes and checks the labels on every inc, which costs more than the sum.
+ */
+class PendingSums {
+  private readonly sums = new Map<string, { labels: Record<string, string>, n: number }>()
+
+  /** `key` names the label set (its values joined); `labels` is read only on the first add of a key. */
+  add (key: string, labels: () => Record<string, string>, n = 1): void {
+    const known = this.sums.get(key)
+    if (known !== undefined) known.n += n
+    else this.sums.set(key, { labels: labels(), n })
+  }
+
+  flushInto (counter: Counter<string>): void {
+    for (const entry of this.sums.values()) {
+      if (entry.n > 0) counter.inc(entry.labels, entry.n)
+      entry.n = 0
+    }
+  }
+}
+
+/** A counter whose request-path increments are PendingSums, flushed whenever the registry is read. */
+function pendingCounter<L extends string> (config: { name: string, help: string, labelNames: readonly L[], registers: Registry[] }): { counter: Counter<L>, sums: PendingSums } {
+  const sums = new PendingSums()
+  const counter: Counter<L> = new Counter({ ...config, collect () { sums.flushInto(counter as Counter<string>) } })
+  return { counter, sums }
+}
+
 function statusClass (status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other'
 }
@@ -66,12 +97,12 @@ export function createMetrics (options: MetricsOptions): Metrics {
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry })
   const knownModels = new Set(options.models)
 
-  const requests = new Counter({
+  const requests = pendingCounter({
     name: 'gatehouse_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status class',
     labelNames: ['method', 'route', 'status_class'] as const,
     registers: [registry],
-  })
+  }).sums
   const requestDuration = new Histogram({
     name: 'gatehouse_http_request_duration_seconds',
     help: 'Time from receiving a request to the end of its response (streams included)',
@@ -79,12 +110,12 @@ export function createMetrics (options: MetricsOptions): Metrics {
     buckets: REQUEST_BUCKETS,
     registers: [registry],
   })
-  const upstreamCalls = new Counter({
+  const upstreamCalls = pendingCounter({
     name: 'gatehouse_upstream_requests_total',
     help: 'Upstream model API calls, by model base name and HTTP status (0: no answer)',
     labelNames: ['model', 'status'] as const,
     registers: [registry],
-  })
+  }).sums
   const upstreamDuration = new Histogram({
     name: 'gatehouse_upstream_request_duration_seconds',
     help: 'Upstream model API call duration until the response headers, by model base name and HTTP status',
@@ -136,25 +167,25 @@ export function createMetrics (options: MetricsOptions): Metrics {
     collect: flushStore,
   })
 
-  const modelTokens = new Counter({
+  const modelTokens = pendingCounter({
     name: 'gatehouse_model_tokens_total',
     help: 'Model tokens of proxied calls as the upstream reported them, by model base name, kind (input, output, thinking, cached) and the caller\'s access level (operator: the operator password)',
     labelNames: ['model', 'kind', 'access_level'] as const,
     registers: [registry],
-  })
-  const modelRequests = new Counter({
+  }).sums
+  const modelRequests = pendingCounter({
     name: 'gatehouse_model_requests_total',
     help: 'Proxied model calls, by model base name, the caller\'s access level (operator: the operator password) and status class',
     labelNames: ['model', 'access_level', 'status_class'] as const,
     registers: [registry],
-  })
+  }).sums
   // Whole micro-dollars, as the usage rows hold them: a counter of integers adds up with no drift.
-  const modelSpend = new Counter({
+  const modelSpend = pendingCounter({
     name: 'gatehouse_model_spend_microdollars_total',
     help: 'What proxied model calls cost at the price list\'s prices, in micro-dollars (1e-6 USD), by model base name and the caller\'s access level',
     labelNames: ['model', 'access_level'] as const,
     registers: [registry],
-  })
+  }).sums
   const modelUnpriced = new Counter({
     name: 'gatehouse_model_unpriced_requests_total',
     help: 'Proxied model calls that used tokens of a model with no price in force (their cost is not in the spend), by model base name and access level',
@@ -166,6 +197,15 @@ export function createMetrics (options: MetricsOptions): Metrics {
     help: 'Proxy calls refused by a rate limit, by limit (requests, tokens, tokens_per_day, concurrent)',
     labelNames: ['limit'] as const,
     registers: [registry],
+  })
+
+  let unpricedModels: (() => readonly string[]) | undefined
+  // A count, not a label per model: which ones they are is in GET /v1/models (their `unpriced` flag).
+  new Gauge({
+    name: 'gatehouse_models_unpriced',
+    help: 'Base models the proxy serves that have no price in force now (calls to them are not in the spend; docs/prices.md, "Unpriced models")',
+    registers: [registry],
+    collect () { this.set(unpricedModels?.().length ?? 0) },
   })
 
   let bodyBudget: BodyBudget | undefined
@@ -264,13 +304,13 @@ export function createMetrics (options: MetricsOptions): Metrics {
     registry,
     observeRequest (method, route, status, seconds) {
       const labels = { method: METHODS.has(method) ? method : 'other', route, status_class: statusClass(status) }
-      requests.inc(labels)
+      requests.add(`${labels.method} ${route} ${labels.status_class}`, () => labels)
       requestDuration.observe(labels, seconds)
     },
     proxy: {
       upstreamCall (model, status, seconds) {
         const labels = { model: modelLabel(model), status: upstreamStatus(status) }
-        upstreamCalls.inc(labels)
+        upstreamCalls.add(`${labels.model} ${labels.status}`, () => labels)
         upstreamDuration.observe(labels, seconds)
       },
       streamOpened () {
@@ -301,18 +341,20 @@ export function createMetrics (options: MetricsOptions): Metrics {
         const model = modelLabel(entry.model)
         // Labels are bounded sets: a caller's level (never their id), a catalogue model name.
         const access = ACCESS_LABELS.has(accessLevel) ? accessLevel : 'other'
-        modelRequests.inc({ model, access_level: access, status_class: statusClass(entry.status) })
+        const statusClassOf = statusClass(entry.status)
+        modelRequests.add(`${model} ${access} ${statusClassOf}`, () => ({ model, access_level: access, status_class: statusClassOf }))
         for (const [kind, field] of TOKEN_KINDS) {
           const count = entry.usage?.[field]
-          if (typeof count === 'number' && Number.isFinite(count) && count > 0) modelTokens.inc({ model, kind, access_level: access }, Math.floor(count))
+          if (typeof count === 'number' && Number.isFinite(count) && count > 0) modelTokens.add(`${model} ${kind} ${access}`, () => ({ model, kind, access_level: access }), Math.floor(count))
         }
         const cost = entry.costMicros
-        if (typeof cost === 'number' && Number.isSafeInteger(cost) && cost > 0) modelSpend.inc({ model, access_level: access }, cost)
+        if (typeof cost === 'number' && Number.isSafeInteger(cost) && cost > 0) modelSpend.add(`${model} ${access}`, () => ({ model, access_level: access }), cost)
         if (entry.unpriced === true) modelUnpriced.inc({ model, access_level: access })
       },
       onLimited (limit) { rateLimited.inc({ limit: LIMITS.has(limit) ? limit : 'other' }) },
     },
     watchBodyBudget (budget) { bodyBudget = budget },
+    watchUnpriced (unpriced) { unpricedModels = unpriced },
     async render () {
       return { contentType: registry.contentType, body: await registry.metrics() }
     },

@@ -58,7 +58,8 @@ function createFailureLog (logger: Logger | undefined, intervalMs: number, now: 
   }
 }
 
-function opsError (err: unknown): HandlerResponse {
+/** The error shape of the gateway's own routes (probes, `GET /`). */
+export function opsError (err: unknown): HandlerResponse {
   const status = isGatehouseError(err) ? err.status : 500
   return { status, body: { status: 'error', message: isGatehouseError(err) ? err.message : 'Internal error' } }
 }

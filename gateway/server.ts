@@ -16,6 +16,7 @@ import type { RouteTable } from '../lib/index.ts'
 import type { Store, TrustedProxies } from '../lib/index.ts'
 import { openStore } from './store.ts'
 import { createProbes } from './probes.ts'
+import { createIndexRoute } from './index-route.ts'
 import type { ReadinessCheck } from './probes.ts'
 import { createServices } from './services.ts'
 import { nameRequestSpans } from './tracing.ts'
@@ -112,6 +113,8 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
     services = await createServices(config, { store, logger, metrics, now: options.now, sleep: options.sleep })
     checks.push(...services.readiness)
     await server.register({ plugin: hapiPlugin, options: { tables: [...services.routeTables, ...options.extraRoutes ?? []], logger, trustedProxies, onRoute: nameRequestSpans } })
+    const index = createIndexRoute({ tables: services.routeTables, consolePath: services.consolePath, backend: services.backend, metricsHere: config.metricsPort === undefined })
+    mountRoutes(server, [index], { logger, trustedProxies, onRoute: nameRequestSpans })
     await server.start()
     started = true
     url = displayUrl(config.host, server.info.port as number)
@@ -120,9 +123,10 @@ export async function createGateway (config: GatewayConfig, options: GatewayOpti
       metricsServer = await startMetricsServer(config.host, config.metricsPort, metrics, logger)
       metricsUrl = `${displayUrl(config.host, (metricsServer.address() as AddressInfo).port)}/metrics`
     }
-    // The console's URL is what a newcomer opens first, so the start line names it.
+    // The console's URL is what a newcomer opens first, and the backend what serves them: the start line names both.
     const consoleUrl = services.consolePath === undefined ? undefined : `${url}${services.consolePath}/`
-    announce.info({ url, metricsUrl, consoleUrl: consoleUrl ?? null }, consoleUrl === undefined ? `Gatehouse listening on ${url}` : `Gatehouse listening on ${url} (console: ${consoleUrl})`)
+    const backend = services.backend ?? 'none'
+    announce.info({ url, metricsUrl, backend, consoleUrl: consoleUrl ?? null }, `Gatehouse listening on ${url} (backend: ${backend}${consoleUrl === undefined ? '' : `, console: ${consoleUrl}`})`)
     if (services.adminPasswordFile !== undefined) {
       // On the start that created the system user. The password itself never reaches the log: it is in a file
       // only this process's user can read, and the store keeps only its argon2 hash.

@@ -15,6 +15,8 @@ export interface Services {
   adminPasswordFile?: string
   /** The system user's name (AUTH_ADMIN_USERNAME, else the library's default). */
   adminUsername: string
+  /** The backend that serves the proxy, by its GEMINI_BACKEND name (`gemini-api`, `vertex`, `code-assist`); undefined when none is configured. */
+  backend?: string
   /** Where the console is served (its route table's scope, e.g. `/console`); undefined when it is off. */
   consolePath?: string
   /** The usage ledger on the store (createUsageLedger: batched writes); close() flushes it. */
@@ -59,6 +61,7 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
     now: deps.now,
   })
   if (proxy.bodyBudget !== undefined) metrics.watchBodyBudget(proxy.bodyBudget)
+  metrics.watchUnpriced(() => proxy.upstream().unpriced)
   if (config.proxyPassword === undefined) logger.warn('GEMINI_AUTH_PASSWORD is not set: only user keys reach the proxy')
   if (config.responsesSecret === undefined) logger.warn('PROXY_RESPONSES_SECRET is not set: Responses reasoning items are sealed with a key of this process only')
 
@@ -68,10 +71,12 @@ export async function createServices (config: GatewayConfig, deps: ServiceDeps):
 
   // Each table's scope picks the shape of its unknown paths: /v1/api the accounts', any other /v1 the chat one.
   // The console's files are read when its page is first served, not here (docs/console.md, "Assets").
+  const served = proxy.upstream()
   const webConsole = options.console === undefined ? undefined : createConsole({ ...options.console, auth, proxy, limiter })
   return {
     routeTables: webConsole === undefined ? [auth.routeTable, proxy.routeTable] : [auth.routeTable, proxy.routeTable, webConsole.routeTable],
     readiness,
+    backend: served.configured ? served.backend : undefined,
     consolePath: webConsole?.routeTable.scope,
     adminPasswordFile: passwordFile?.path,
     adminUsername: system.username,

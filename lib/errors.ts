@@ -51,6 +51,7 @@ export const ERRORS = {
   RATE_LIMITED: { status: 429, message: 'Rate limit reached; retry after the time in Retry-After' },
   MODEL_NOT_FOUND: { status: 404, message: 'Model not found' },
   MODEL_NOT_ALLOWED: { status: 403, message: 'This key may not use that model' },
+  EXPLICIT_CACHING_UNSUPPORTED: { status: 400, message: 'This model takes no explicit context caches (cachedContents); it caches repeated prompts implicitly' },
   RESOURCE_NOT_ALLOWED: { status: 403, message: "This key's access level may not use that kind of upstream resource; ask the operator" },
   TOO_MANY_RESOURCES: { status: 429, message: 'This user owns as many upstream resources as allowed; delete some first' },
   TOO_MANY_PARTS: { status: 400, message: 'Too many content parts in one request' },

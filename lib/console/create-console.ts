@@ -453,9 +453,11 @@ export function createConsole (options: ConsoleOptions): Console {
 
     route('GET', '/api/admin/upstream', async (req) => {
       await admin(req)
-      if (options.proxy === undefined) return dataResponse({ configured: false, backend: null, credentials: [], models: [], families: [] })
-      const view = options.proxy.upstream()
-      const ready = await options.proxy.ready()
+      const proxy = options.proxy
+      const view = proxy?.upstream()
+      // Without an upstream nothing can be served: no model is claimed (the catalog would list them all).
+      if (proxy === undefined || view === undefined || view.configured === false) return dataResponse({ configured: false, backend: null, credentials: [], models: [], families: [] })
+      const ready = await proxy.ready()
       return dataResponse({
         configured: true,
         backend: view.backend ?? null,

@@ -43,8 +43,8 @@ export interface HandlerResponse {
  */
 export type Handler = (req: HandlerRequest) => Promise<HandlerResponse>
 
-/** Which documented error shape a route answers with. */
-export type Surface = 'auth' | 'chat' | 'native' | 'messages' | 'ops'
+/** A family of routes with its own documented error shape: the account routes, ops, and each proxy surface (lib/proxy/surfaces.ts). */
+export type Surface = 'auth' | 'ops' | 'chat' | 'native' | 'messages' | 'responses' | 'interactions'
 
 export interface Route {
   /** Upper-case HTTP method, or '*' for any. */

@@ -3,7 +3,7 @@ import type { Route, RouteTable } from '../http/contract.ts'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Backend, CredentialStatus, ProxyObserver, ReadyState } from './upstream/backend.ts'
-import { checkBackendOptions, createBackend } from './upstream/create-backend.ts'
+import { checkBackendOptions, createBackend, isConfiguredBackend } from './upstream/create-backend.ts'
 import type { BackendOptions } from './upstream/create-backend.ts'
 import { DEFAULT_CHAT_LIMITS, createChatRequestValidator } from './chat/request-schema.ts'
 import type { ChatSchemaLimits } from './chat/request-schema.ts'
@@ -31,6 +31,7 @@ import { createModelAliases } from './models/operator-aliases.ts'
 import type { ModelAliases } from './models/operator-aliases.ts'
 import { loadModelFile } from './models/data.ts'
 import { proxyRoutes } from './routes.ts'
+import { registeredSurfaces } from './surfaces.ts'
 import { createBodyBudget, defaultBodyBudgetBytes } from '../http/body-budget.ts'
 import type { BodyBudget } from '../http/body-budget.ts'
 import { DEFAULT_BODY_READ_LIMITS } from '../http/read-body.ts'
@@ -153,16 +154,20 @@ export interface Proxy {
   discoverModels (): Promise<void>
   /** The price list in force (the shipped one with the operator's pricesFile), checked at construction. */
   prices: PriceList
-  /** Read-only, for the console: the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
+  /** Read-only, for the console: whether an upstream is configured, the backend's name, each pooled credential's state (none for a backend passed in) and the model ids listed. */
   upstream (): UpstreamView
   /** Closes what createProxy created (the image fetcher, and the backend when it built it). */
   close (): Promise<void>
 }
 
 export interface UpstreamView {
+  /** False when no upstream is configured (every call answers 503 UPSTREAM_NOT_CONFIGURED); true for a backend passed in. */
+  configured: boolean
   backend: string | undefined
   credentials: CredentialStatus[]
   models: readonly string[]
+  /** The listed base models with no price in force now (docs/prices.md, "Unpriced models"). */
+  unpriced: readonly string[]
   /** Each listed base model's family and stage (GA, preview, shut down and its replacement). */
   standings: readonly ModelStanding[]
 }
@@ -291,13 +296,16 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const chatLimits = { ...DEFAULT_CHAT_LIMITS, ...options.chatLimits }
   const modelPolicy = createModelPolicy(options.modelAccess, options.minAccessLevel)
   const modelAlias = createModelAliases(options.modelAliases)
-  const catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now)
+  // A backend without a name is priced as the Gemini API (the price list keys prices by backend).
+  const priceBackend = backend.name ?? 'gemini-api'
+  const priceKnown = (model: string, at: Date): boolean => prices.priceAt(model, priceBackend, at) !== undefined
+  const catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, undefined, priceKnown)
   checkAliasTargets(options.modelAliases, catalog)
   const responses = createResponsesSettings(options.responses, options.now ?? (() => new Date()))
   const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
-    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()), prices, backend: backend.name }),
+    metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()), prices, backend: priceBackend }),
     ownership: createOwnership({
       owners: options.resources?.owners,
       byLevel: resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel'),
@@ -322,15 +330,16 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     logger: options.logger,
     observer: options.observer,
   }
-  const routeTable = proxyRoutes(ctx, { validateChat: createChatRequestValidator(chatLimits), responses })
-  const discovery: ModelDiscovery | undefined = discoveryOn === false
+  const routeTable = proxyRoutes(ctx, registeredSurfaces({ validateChat: createChatRequestValidator(chatLimits), responses }))
+  // With no upstream there is nothing to list: the warning createBackend logs is the one line about it.
+  const discovery: ModelDiscovery | undefined = discoveryOn === false || !isConfiguredBackend(backend)
     ? undefined
     : startModelDiscovery({
       backend,
       specs: modelSpecs ?? loadModelFile(),
       intervalMs: discoveryOn === true ? undefined : discoveryOn.intervalMs,
       // Each good round rebuilds the catalog the routes read.
-      onChange: discovered => { ctx.catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, discovered) },
+      onChange: discovered => { ctx.catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, discovered, priceKnown) },
       logger: options.logger,
       observer: options.observer,
     })
@@ -341,7 +350,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     prices,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
-    upstream: () => ({ backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, standings: ctx.catalog.standings() }),
+    upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, unpriced: ctx.catalog.unpriced(), standings: ctx.catalog.standings() }),
     async close () {
       discovery?.stop()
       await fetcher?.close()

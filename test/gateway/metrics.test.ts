@@ -161,6 +161,15 @@ t.test('the budget of large request bodies is reported: capacity, bytes reserved
   t.equal(sample(text, 'gatehouse_body_budget_waiting_requests'), 0)
 })
 
+t.test('the unpriced models the gateway serves are a gauge, with no label (docs/prices.md, "Unpriced models")', async t => {
+  const gw = await startGateway({ ...ADMIN, GEMINI_AUTH_PASSWORD: 'gateway-proxy-password', GEMINI_API_KEY: 'upstream-key', GEMINI_API_ENDPOINT: 'http://127.0.0.1:9' })
+  t.teardown(gw.close)
+  const text = await scrape(gw.url + '/metrics')
+  // gemini-nano-banana-2.1 has no price on any date in the shipped list.
+  t.ok((sample(text, 'gatehouse_models_unpriced') ?? 0) >= 1)
+  t.ok(text.split('\n').some(l => /^gatehouse_models_unpriced \d+$/.test(l)), 'one sample, no label')
+})
+
 t.test('with METRICS_PORT set, /metrics is served on that port only', async t => {
   const gw = await startGateway({ ...ADMIN, METRICS_PORT: '0' })
   t.teardown(gw.close)

@@ -48,7 +48,7 @@ t.test('publint finds nothing to fix in the packed package (warnings count as er
 })
 
 t.test('attw: the packed types resolve for node10, node16 (from ESM and CJS) and bundlers, without fetching anything', async t => {
-  // The package is ESM only (engines: Node >= 22.18, where require() loads ES modules), so a require()
+  // The package is ESM only (engines: Node 22.19 or 24+, where require() loads ES modules), so a require()
   // resolving to ESM is expected; every other problem fails. No @types lookup: that would need the registry.
   const { code, output } = await check('attw', ['--no-definitely-typed', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii', '--no-emoji', await packed])
   t.equal(code, 0, 'attw exits 0', { output })

@@ -86,6 +86,44 @@ t.test('a shut-down id no credential lists is served by its listed replacement f
   }
 })
 
+// The seed's 1.5 and 1.0 ids were shut down in 2025 (lib/proxy/models/models.json): no upstream lists them again.
+t.test('replacements win over discovery: a seed id no credential lists is served by the nearest model of its chain that one lists, and stays listed, either side of 2026-12-01', async t => {
+  const rows: Array<[at: Date, listed: string[], served: Record<string, string>]> = [
+    [BEFORE_SHUTDOWN, ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-3.8-flash'], { 'gemini-1.5-pro': 'gemini-2.5-pro', 'gemini-1.5-flash': 'gemini-2.5-flash', 'gemini-1.0-pro': 'gemini-2.5-flash' }],
+    // From 2026-12-01 the fake, as Google, lists 2.5 no more: the chain goes on to the replacements it lists.
+    [AFTER_SHUTDOWN, ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-3.8-flash', 'gemini-3.5-flash-lite'], { 'gemini-1.5-pro': 'gemini-3.8-flash', 'gemini-1.5-flash': 'gemini-3.5-flash-lite', 'gemini-1.0-pro': 'gemini-3.5-flash-lite' }],
+  ]
+  for (const [at, listed, served] of rows) {
+    const p = await discovering(t, 'k1', true, at)
+    p.fake.now = () => at
+    p.fake.listedModels = listed.map(id => listedModel(id))
+    await p.proxy.discoverModels()
+    const offered = await p.listed()
+    for (const [id, by] of Object.entries(served)) {
+      t.ok(offered.includes(id), `${id} stays listed on ${at.toISOString()}`)
+      const answer = await p.generate(id)
+      t.equal(answer.status, 200, `${id} answered on ${at.toISOString()}`)
+      t.equal(p.fake.calls('generateContent').at(-1)?.model, by, `${id} is sent as ${by}`)
+    }
+  }
+})
+
+t.test('an id a credential still lists is where a chain stops: after 2026-12-01 gemini-1.5-pro goes to a listed gemini-2.5-pro rather than an unlisted replacement', async t => {
+  const p = await discovering(t, 'k1', true, AFTER_SHUTDOWN)
+  p.fake.listedModels = [listedModel('gemini-2.5-pro')]
+  await p.proxy.discoverModels()
+  t.ok((await p.listed()).includes('gemini-1.5-pro'))
+  t.equal((await p.generate('gemini-1.5-pro')).status, 200)
+  t.equal(p.fake.calls('generateContent').at(-1)?.model, 'gemini-2.5-pro')
+  const nothing = await discovering(t, 'k1', true, AFTER_SHUTDOWN)
+  nothing.fake.listedModels = [listedModel('gemini-3.6-flash')]
+  await nothing.proxy.discoverModels()
+  t.notOk((await nothing.listed()).includes('gemini-1.5-pro'), 'no model of its chain listed: not offered')
+  const refused = await nothing.generate('gemini-1.5-pro')
+  t.equal(refused.status, 404)
+  t.match(await refused.json(), { error: { message: /not listed by the gemini-api upstream/ } })
+})
+
 t.test('a failed discovery keeps the last good list', async t => {
   const p = await discovering(t)
   p.fake.listedModels.push(listedModel('gemini-9-test'))
@@ -125,7 +163,7 @@ t.test('on Vertex, discovery reads the publisher model list: a model of the file
   await proxy.discoverModels()
   t.ok(fake.calls('listModels').some(r => r.api === 'vertex'), 'the publisher model list was read')
   const listed = ((await (await fetch(url + '/v1beta/models', { headers: AUTH })).json()) as { models: Array<{ name: string }> }).models.map(m => m.name.slice('models/'.length))
-  t.same(listed.sort(), ['gemini-2.5-flash-image', 'gemini-3.1-flash-image'], 'only what Vertex lists')
+  t.same(listed.sort(), ['gemini-2.5-flash-image', 'gemini-3.1-flash-image', 'gemini-3.1-flash-image-preview'], 'only what Vertex lists, and the shut-down preview its listed replacement serves')
   const refused = await fetch(`${url}/v1beta/models/gemini-3.8-flash:generateContent`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: BODY })
   t.equal(refused.status, 404)
   t.match(await refused.json(), { error: { message: /not listed by the vertex upstream/ } })

@@ -75,9 +75,10 @@ t.test('a retired id is served by its replacement', async t => {
 t.test('the shipped model file follows Google\'s pages where they contradicted the earlier one', async t => {
   // Gemini 3.6 Flash takes MINIMAL (its guide's level table); the earlier file sent low for "minimal".
   t.same(chatThinking(catalog.resolve('gemini-3.6-flash'), 'minimal'), { thinkingLevel: 'minimal', includeThoughts: true })
-  // The image previews were shut down for their GA ids; Gatehouse serves the old names with the new models.
-  t.equal(catalog.resolve('gemini-3-pro-image-preview').base, 'gemini-3-pro-image')
-  t.equal(catalog.resolve('gemini-3.1-flash-image-preview').base, 'gemini-3.1-flash-image')
+  // The image previews were shut down for their GA ids on 2026-06-25; Gatehouse serves the old names with the new models.
+  const june = createModelCatalog(undefined, undefined, 'gemini-api', () => new Date('2026-06-25T00:00:00Z'))
+  t.equal(june.resolve('gemini-3-pro-image-preview').base, 'gemini-3-pro-image')
+  t.equal(june.resolve('gemini-3.1-flash-image-preview').base, 'gemini-3.1-flash-image')
   // Google routes gemini-3.5-flash to 3.6 Flash only on the Gemini API; Vertex and Code Assist still serve it.
   t.equal(catalog.resolve('gemini-3.5-flash').base, 'gemini-3.5-flash')
   const specs = loadModelFile()

@@ -77,6 +77,37 @@ t.test('the fake Gemini API refuses what Gemini 4 refuses, so the rules below ca
   t.equal(await call({ temperature: 0.2, thinkingConfig: { thinkingLevel: 'HIGH' } }), 200, 'sampling is ignored, not refused')
 })
 
+t.test('Gemini 4 takes no explicit cache: a cachedContents create naming one is refused up front (EXPLICIT_CACHING_UNSUPPORTED), on both backends; the fakes refuse it too', async t => {
+  const cache = (model: string): Record<string, unknown> => ({ model, contents: [{ role: 'user', parts: [{ text: 'a long document' }] }], ttl: '300s' })
+  const h = await startProxy(t, { geminiApi: true })
+  const direct = await fetch(`${h.fake.url}/v1beta/cachedContents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(cache('models/gemini-4-argon')) })
+  t.equal(direct.status, 400, 'the fake Gemini API refuses it, as Google does')
+  const vertex = await startFakeVertex(t)
+  const onVertex = createProxy({ password: PASSWORD, upstream: { backend: 'vertex', vertexEndpoint: vertex.url, projectId: 'proj-1', vertexLocation: 'global', credentialsFile: vertex.keyFile, maxRetries: 0 } })
+  const server = http.createServer(createNodeListener(onVertex.routeTable))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => { server.closeAllConnections(); await new Promise(resolve => server.close(resolve)); await onVertex.close() })
+  const vertexUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  for (const [url, fake] of [[h.url, h.fake], [vertexUrl, vertex.fake]] as const) {
+    for (const model of ['models/gemini-4-argon', 'gemini-4-neon', 'models/gemini-4-carbon-cyber-permissive']) {
+      const res = await post(url, '/v1beta/cachedContents', cache(model))
+      t.equal(res.status, 400, `${model}: ${res.text}`)
+      t.match(res.json, { error: { code: 400, status: 'INVALID_ARGUMENT', message: /takes no explicit context caches \(cachedContents\).*implicit caching/ } })
+    }
+    const creates = (): number => fake.requests.filter(r => r.method === 'POST' && /\/cachedContents$/.test(r.path)).length
+    t.equal(creates(), url === h.url ? 1 : 0, 'nothing reached the upstream (but the direct call above)')
+    const other = await post(url, '/v1beta/cachedContents', cache('models/gemini-3.6-flash'))
+    t.equal(other.status, 200, `a model that takes explicit caches still creates one: ${other.text}`)
+    t.equal(creates(), url === h.url ? 2 : 1)
+  }
+  const onFakeVertex = await fetch(`${vertex.url}/v1/projects/proj-1/locations/global/cachedContents`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${vertex.fake.issuedTokens[0]}` },
+    body: JSON.stringify(cache('projects/proj-1/locations/global/publishers/google/models/gemini-4-argon')),
+  })
+  t.equal(onFakeVertex.status, 400, 'the fake Vertex refuses it too')
+})
+
 t.test('chat completions on Gemini 4 drop the refused and ignored fields and send a level, never a budget', async t => {
   const h = await startProxy(t, { geminiApi: true })
   const res = await post(h.url, '/v1/chat/completions', {

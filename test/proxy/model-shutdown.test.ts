@@ -3,6 +3,7 @@
 import t from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { createModelCatalog } from '../../lib/index.ts'
+import { listedModel } from '../support/fake-upstream.ts'
 
 const auth = { authorization: `Bearer ${PASSWORD}`, 'content-type': 'application/json' }
 
@@ -68,6 +69,11 @@ t.test('GET /v1beta/models/{id} for an id outside the catalogue is forwarded to 
   const res = await fetch(`${h.url}/v1beta/models/gemini-9-ultra`, { headers: auth })
   t.ok(h.fake.requests.some(r => r.method === 'GET' && r.path === '/v1beta/models/gemini-9-ultra'), 'the upstream was asked')
   t.equal(res.status, 404, 'and its answer comes back')
+  t.match(await res.json(), { error: { status: 'NOT_FOUND', message: /models\/gemini-9-ultra is not found/ } }, 'in Google\'s words')
+  h.fake.listedModels.push(listedModel('gemini-9-lab', { input: 4096, output: 1024 }))
+  const known = await fetch(`${h.url}/v1beta/models/gemini-9-lab`, { headers: auth })
+  t.equal(known.status, 200, 'a model the upstream knows and the catalogue does not')
+  t.match(await known.json(), { name: 'models/gemini-9-lab', inputTokenLimit: 4096, outputTokenLimit: 1024 }, 'the upstream\'s own entry')
   const refused = await fetch(`${h.url}/v1beta/models/gpt-4o`, { headers: auth })
   t.equal(refused.status, 404)
   t.notOk(h.fake.requests.some(r => r.path === '/v1beta/models/gpt-4o'), 'a name that is no Gemini model is not sent')
@@ -101,6 +107,16 @@ t.test('every stale entry of the model file is served by what serves it today, p
     ['vertex', '2026-11-27', 'gemini-3.1-flash-image', 'gemini-3.1-flash-image'],
     ['vertex', '2026-11-27', 'gemini-3.1-flash-lite-image', 'gemini-3.1-flash-lite-image'],
     ['gemini-api', '2026-11-27', 'gemini-embedding-001', 'gemini-embedding-001'],
+    // The image previews: shut down on the Gemini API on 2026-06-25 for their GA ids (the deprecations page), and
+    // Nano Banana 2's on from there to Nano Banana 2.1; Vertex discontinued Nano Banana 2's preview on 2026-07-17.
+    ['gemini-api', '2026-06-24', 'gemini-3-pro-image-preview', 'gemini-3-pro-image-preview'],
+    ['gemini-api', '2026-06-25', 'gemini-3-pro-image-preview', 'gemini-3-pro-image'],
+    ['gemini-api', '2026-06-24', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image-preview'],
+    ['gemini-api', '2026-06-25', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image'],
+    ['gemini-api', '2026-12-01', 'gemini-3.1-flash-image-preview', 'gemini-nano-banana-2.1'],
+    ['vertex', '2026-07-16', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image-preview'],
+    ['vertex', '2026-12-01', 'gemini-3.1-flash-image-preview', 'gemini-3.1-flash-image'],
+    ['vertex', '2026-12-01', 'gemini-3-pro-image-preview', 'gemini-3-pro-image'],
     ['gemini-api', '2026-11-27', 'gemini-3-pro-preview', 'gemini-3.1-pro-preview'],
     // The seed's ids follow their chains: 1.5 and 1.0 went to 2.5 in 2025, and 2.5 goes on its own date per backend.
     ['gemini-api', '2026-11-27', 'gemini-1.5-flash', 'gemini-2.5-flash'],

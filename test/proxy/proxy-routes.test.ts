@@ -121,7 +121,8 @@ t.test('without any upstream configured the routes answer 503, naming createProx
 t.test('the route table: every route has a surface, a body limit and its surface\'s error mapper', async t => {
   const proxy = createProxy({ password: 'route-table-password', maxBodyBytes: 1234 })
   t.teardown(() => proxy.close())
-  // A route's surface is the error mapper it carries (chatErrorResponse, nativeErrorResponse, messagesErrorResponse).
+  // A route's surface is the error mapper it carries (chatErrorResponse, nativeErrorResponse, messagesErrorResponse;
+  // modelListErrorResponse answers in the asking client's style).
   const summary = proxy.routes.map(r => `${r.method} ${r.path} ${r.errorResponse.name.replace(/ErrorResponse$/, '')}`)
   t.same(summary, [
     'POST /v1/chat/completions chat',
@@ -132,9 +133,9 @@ t.test('the route table: every route has a surface, a body limit and its surface
     'OPTIONS /v1/messages messages',
     'POST /v1/messages/count_tokens messages',
     'OPTIONS /v1/messages/count_tokens messages',
-    'GET /v1/models chat',
-    'OPTIONS /v1/models chat',
-    'GET /v1/models/{id} chat',
+    'GET /v1/models modelList',
+    'OPTIONS /v1/models modelList',
+    'GET /v1/models/{id} modelList',
     '* /v1/models/{path*} native',
     'GET /v1beta/models native',
     'GET /v1beta/models/{id} native',
@@ -146,16 +147,16 @@ t.test('the route table: every route has a surface, a body limit and its surface
     'OPTIONS /v1/responses/compact responses',
     'GET /v1/responses responses',
     'GET /v1/responses/{id} responses',
-    'DELETE /v1/responses/{id} responses',
     'OPTIONS /v1/responses/{id} responses',
+    'DELETE /v1/responses/{id} responses',
     'GET /v1/responses/{id}/input_items responses',
     'OPTIONS /v1/responses/{id}/input_items responses',
     ...['/v1beta', '/v1'].flatMap(v => [
       `POST ${v}/interactions native`,
       `OPTIONS ${v}/interactions native`,
       `GET ${v}/interactions/{id} native`,
-      `DELETE ${v}/interactions/{id} native`,
       `OPTIONS ${v}/interactions/{id} native`,
+      `DELETE ${v}/interactions/{id} native`,
       `POST ${v}/interactions/{id}/cancel native`,
       `OPTIONS ${v}/interactions/{id}/cancel native`,
     ]),

@@ -11,7 +11,8 @@ import { PNG_1X1 } from './harness.ts'
 import { errorReply } from '../support/fake-upstream.ts'
 import { createEmbeddedStore, createRateLimiter } from '../../lib/index.ts'
 import type { KeyCaller, UsageEntry } from '../../lib/index.ts'
-import { EVERY_KIND, SURFACES } from './surfaces.ts'
+import { EVERY_KIND, PARTIAL, SURFACES } from './surfaces.ts'
+import { registeredSurfaces } from '../../lib/proxy/surfaces.ts'
 import type { Ask, SurfaceUnderTest } from './surfaces.ts'
 
 const KEY = 'ghk_' + 'C'.repeat(43)
@@ -94,6 +95,38 @@ async function heldImage (t: Test): Promise<{ url: string, arrived: Promise<void
   t.teardown(() => new Promise<void>(resolve => { answer(); server.closeAllConnections(); server.close(() => resolve()) }))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/image.png`, arrived: arrivedP, answer }
 }
+
+t.test('every registered surface is held to these rules: the registry names no surface this suite does not run', async t => {
+  // Settings are only read when a surface's routes are built.
+  const registered = new Set(registeredSurfaces({} as never).map(s => s.name))
+  t.same([...registered].filter(name => !SURFACES.some(s => s.name === name)), [], 'every registry entry has its entry in test/proxy/surfaces.ts')
+})
+
+t.test('every surface charges an abandoned stream the usage reported so far and records it as 499 (client closed)', async t => {
+  const r = await rig(t)
+  let n = 0
+  for (const surface of SURFACES) {
+    const ask = { model: 'gemini-2.5-flash', stream: true }
+    r.h.fake.reply(surface.call(ask), surface.abandonedStream.reply)
+    const controller = new AbortController()
+    const res = await fetch(r.h.url + surface.path(ask), {
+      method: 'POST',
+      headers: { ...surface.auth(KEY), 'content-type': 'application/json' },
+      body: JSON.stringify(surface.body(ask)),
+      signal: controller.signal,
+    })
+    t.equal(res.status, 200, surface.name)
+    const reader = res.body!.getReader()
+    let text = ''
+    while (!surface.abandonedStream.seen(text)) text += new TextDecoder().decode((await reader.read()).value)
+    controller.abort()
+    await r.h.fake.last(surface.call(ask))!.closed
+    await r.recorded(++n)
+    const entry = r.entries[n - 1]
+    t.equal(entry.status, 499, `${surface.name}: recorded as the client closing`)
+    t.match(entry.usage, { inputTokens: PARTIAL.prompt, outputTokens: PARTIAL.candidates }, `${surface.name}: charged what the stream reported`)
+  }
+})
 
 t.test('every surface holds the image budget while it fetches an image URL, and gives it back once answered', async t => {
   for (const surface of SURFACES.filter(s => s.fetchesImages)) {

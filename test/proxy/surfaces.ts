@@ -40,7 +40,13 @@ export interface SurfaceUnderTest {
   shownInput: (json: any) => number | undefined
   /** Whether `json` is an error in the surface's own shape. */
   isError: (json: any) => boolean
+  /**
+   * A stream whose first event reports PARTIAL usage and whose next comes only after the client left; `seen` tells
+   * from the text received that the first event got through.
+   */
+  abandonedStream: { reply: FakeReply, seen: (text: string) => boolean }
 }
+
 
 /** Token counts of every kind, as generateContent's usageMetadata reports them. */
 export const EVERY_KIND = { prompt: 40, cached: 4, candidates: 30, thoughts: 10, toolUsePrompt: 6 }
@@ -60,6 +66,21 @@ const geminiReply: FakeReply = {
     usageMetadata: geminiUsage,
     modelVersion: 'gemini-2.5-flash',
   },
+}
+
+/** The usage a stream reported before the client left: what an abandoned call is charged. */
+export const PARTIAL = { prompt: 40, candidates: 3 }
+
+/** A generateContent stream: a first event with text and partial usage, the rest held back. */
+const geminiAbandoned = {
+  reply: {
+    chunks: [
+      { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'first' }] } }], usageMetadata: { promptTokenCount: PARTIAL.prompt, candidatesTokenCount: PARTIAL.candidates } },
+      { candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'never read' }] }, finishReason: 'STOP' }], usageMetadata: geminiUsage },
+    ],
+    holdAfter: 1,
+  },
+  seen: (text: string) => text.includes('first'),
 }
 
 const generationConfig = (sent: FakeRequest): Record<string, unknown> => sent.body?.generationConfig ?? {}
@@ -96,6 +117,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     usageReply: geminiReply,
     shownInput: json => json.usage.prompt_tokens,
     isError: json => openaiShape(json) && typeof json.error.code !== 'undefined',
+    abandonedStream: geminiAbandoned,
   },
   {
     name: 'native',
@@ -119,6 +141,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     // Google's own answer, passed on with its usageMetadata as it came.
     shownInput: () => undefined,
     isError: googleShape,
+    abandonedStream: geminiAbandoned,
   },
   {
     name: 'messages',
@@ -140,6 +163,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     // Anthropic counts cache reads apart from input_tokens.
     shownInput: json => json.usage.input_tokens + json.usage.cache_read_input_tokens,
     isError: json => json?.type === 'error' && isObject(json.error) && typeof json.error.type === 'string' && typeof json.error.message === 'string',
+    abandonedStream: geminiAbandoned,
   },
   {
     name: 'responses',
@@ -160,6 +184,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     usageReply: geminiReply,
     shownInput: json => json.usage.input_tokens,
     isError: json => openaiShape(json) && 'code' in json.error,
+    abandonedStream: geminiAbandoned,
   },
   {
     name: 'interactions',
@@ -202,5 +227,16 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     },
     shownInput: () => undefined,
     isError: googleShape,
+    abandonedStream: {
+      reply: {
+        chunks: [
+          { event_type: 'interaction.created', interaction: { id: 'v1_left', status: 'in_progress' } },
+          { event_type: 'interaction.status_update', interaction_id: 'v1_left', status: 'in_progress', usage: { total_input_tokens: PARTIAL.prompt, total_output_tokens: PARTIAL.candidates } },
+          { event_type: 'step.delta', index: 0, delta: { type: 'text', text: 'never read' } },
+        ],
+        holdAfter: 2,
+      },
+      seen: text => text.includes('total_output_tokens'),
+    },
   },
 ]

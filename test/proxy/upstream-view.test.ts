@@ -2,13 +2,14 @@
 // API"): the backend's name, each pooled credential's state, the models listed; the observer still hears of pools.
 import t from 'tap'
 import { createProxy } from '../../lib/index.ts'
-import type { CredentialStatus } from '../../lib/index.ts'
+import type { Backend, CredentialStatus } from '../../lib/index.ts'
 
 t.test('upstream() names the backend, lists each pooled key as ready, and the catalog\'s models', async t => {
   const heard: Array<() => CredentialStatus[]> = []
   const proxy = createProxy({ upstream: { backend: 'gemini-api', apiKey: 'first-key-aaaaaaaaaaaa, second-key-bbbbbbbbbbbb' }, models: ['gemini-2.5-flash'], observer: { credentialPool: (s) => heard.push(s) } })
   t.teardown(() => proxy.close())
   const view = proxy.upstream()
+  t.equal(view.configured, true, 'an upstream is configured')
   t.equal(view.backend, 'gemini-api')
   t.equal(view.credentials.length, 2)
   t.ok(view.credentials.every(c => c.state === 'ready'), 'both keys ready')
@@ -21,4 +22,15 @@ t.test('upstream() without an upstream, or with a backend passed in, reports no 
   const proxy = createProxy({})
   t.teardown(() => proxy.close())
   t.same(proxy.upstream().credentials, [])
+  t.equal(proxy.upstream().configured, false, 'no upstream: not configured, whatever the catalog lists')
+  const own: Backend = {
+    generate: async () => ({ candidates: [] }),
+    stream: async () => (async function * () {})(),
+    countTokens: async () => ({ totalTokens: 0 }),
+    ready: async () => ({ ok: true }),
+    close: async () => {},
+  }
+  const passed = createProxy({ backend: own })
+  t.teardown(() => passed.close())
+  t.equal(passed.upstream().configured, true, 'a backend passed in is configured')
 })

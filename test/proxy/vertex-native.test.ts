@@ -206,6 +206,25 @@ t.test('other native paths on Vertex answer 404 naming the vertex backend and wh
   t.same(vertex.fake.requests, [])
 })
 
+t.test('GET /v1beta/models/{id} for an id outside the catalogue reads Vertex\'s publisher model, answered as a Gemini API Model, under the model policy', async t => {
+  for (const mode of [serviceAccount, express]) {
+    const keys = { async resolveKey (secret: string): Promise<KeyCaller | undefined> { return secret === 'ghk_' + 'v'.repeat(43) ? { kind: 'key', userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member', models: ['gemini-2.5-*'] } : undefined } }
+    const { url, vertex } = await start(t, mode, { keys })
+    vertex.fake.listedModels.push({ name: 'models/gemini-9-lab' })
+    const res = await fetch(`${url}/v1beta/models/gemini-9-lab`, { headers: { authorization: `Bearer ${PASSWORD}` } })
+    t.equal(res.status, 200)
+    t.same(await res.json(), { name: 'models/gemini-9-lab', baseModelId: 'gemini-9-lab', version: '001', displayName: 'gemini-9-lab' })
+    t.equal(vertex.fake.last('getModel')?.path, '/v1beta1/publishers/google/models/gemini-9-lab', 'publishers.models.get')
+    const missing = await fetch(`${url}/v1beta/models/gemini-9-ultra`, { headers: { authorization: `Bearer ${PASSWORD}` } })
+    t.equal(missing.status, 404, 'Vertex\'s 404 comes back')
+    t.match(await missing.json(), { error: { status: 'NOT_FOUND' } })
+    const before = vertex.fake.calls('getModel').length
+    const refused = await fetch(`${url}/v1beta/models/gemini-9-lab`, { headers: { authorization: `Bearer ghk_${'v'.repeat(43)}` } })
+    t.equal(refused.status, 403, 'a key the policy does not allow the model')
+    t.equal(vertex.fake.calls('getModel').length, before, 'and Vertex is not asked')
+  }
+})
+
 t.test("the client's key never reaches Vertex: the proxy's own credentials replace it on every embedding call", async t => {
   const { url, vertex } = await start(t, express)
   const res = await fetch(`${url}/v1beta/models/gemini-embedding-2:embedContent?key=${PASSWORD}&alt=json`, {
@@ -230,4 +249,8 @@ t.test('on code-assist, other native paths still answer 404 naming the backend a
   const res = await fetch(`${url}/v1beta/files`, { headers: { authorization: `Bearer ${PASSWORD}` } })
   t.equal(res.status, 404)
   t.match(await res.json(), { error: { message: 'The code-assist backend has no /v1beta/files: other native paths pass through on the gemini-api and vertex backends only' } })
+  // Code Assist has no model details to read: an id outside the catalogue is a 404 saying so, with nothing sent.
+  const detail = await fetch(`${url}/v1beta/models/gemini-9-ultra`, { headers: { authorization: `Bearer ${PASSWORD}` } })
+  t.equal(detail.status, 404)
+  t.match(await detail.json(), { error: { status: 'NOT_FOUND', message: /code-assist backend has no \/v1beta\/models\/gemini-9-ultra/ } })
 })

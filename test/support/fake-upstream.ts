@@ -22,6 +22,8 @@
 //   Model lists   GET /v1beta/models (Gemini API models.list, pageSize / pageToken, at most 1000 a page) and
 //                 GET /v1beta1/publishers/google/models (Vertex, bearer token or express key), from fake.listedModels
 //                 (fake.keyModels narrows one key's list); call 'listModels'
+//                 GET /v1beta/models/{m} and /v1beta1/publishers/google/models/{m}: that entry of the same list, else
+//                 Google's 404; call 'getModel'
 //   Files, caches POST /upload/v1beta/files, GET /v1beta/files/{id} (call 'files'), POST/GET /v1beta/cachedContents
 //                 (call 'cachedContents'): each owned by the key that created it (fake.owned); a Gemini API generate,
 //                 stream or countTokens naming a file or cache another key created (or none) gets Google's bare 403
@@ -52,7 +54,8 @@
 //   fake.tokenExpiresIn = 3599         expires_in of issued tokens
 //   fake.caches                        Vertex cached contents by full name (projects/p/locations/l/cachedContents/id)
 //   fake.now = () => date              when set, a generate/stream/countTokens naming a model on or after its shutdown date
-//                                      in fake.shutdowns (key `api model`, value YYYY-MM-DD) gets 404 NOT_FOUND
+//                                      in fake.shutdowns (key `api model`, value YYYY-MM-DD) gets 404 NOT_FOUND, and the
+//                                      model lists leave it out from that date
 //   fake.decodeTokens = n              when set, a Gemini 4 generate/stream answered by default writes an answer of n
 //                                      output tokens (the word "w" each) by Google's long-decode rules: one call gives at
 //                                      most its per-call cap (65,536 streamed; 32,768 non-streamed on Argon and Carbon),
@@ -60,8 +63,9 @@
 //                                      stops at its cap with tokens left ends with finishReason CONTINUATION and a
 //                                      continuationToken the next request sends back at its top level
 // Gemini 4 rules, always: a Gemini 4 generate/stream gets 400 INVALID_ARGUMENT for a thinkingBudget, a MINIMAL level
-// (XHIGH too on Argon and Carbon), presencePenalty/frequencyPenalty or candidateCount > 1, and on Vertex a location
-// other than global, us and eu gets 404 NOT_FOUND (docs/model-proxy.md, "Gemini 4").
+// (XHIGH too on Argon and Carbon), presencePenalty/frequencyPenalty or candidateCount > 1, a cachedContents create
+// naming a Gemini 4 model gets 400 INVALID_ARGUMENT (no explicit caching), and on Vertex a location other than
+// global, us and eu gets 404 NOT_FOUND (docs/model-proxy.md, "Gemini 4").
 //   fake.gemini                        the Gemini API's files, caches, batches and operations (fake-gemini-resources.ts)
 //   fake.reset()                       forgets requests and queued replies, restores defaults
 //
@@ -77,7 +81,7 @@
 // the rules above (auth, signatures, shutdowns, Gemini 4) and has no queued reply; undefined falls back to the default.
 //
 // A FakeReply (all fields optional): status, headers, body (JSON), text (literal body), chunks (stream events),
-// sse (literal SSE text), multiLine / crlf / comments (how events are framed), chunkDelayMs, delayMs,
+// sse (literal SSE text), multiLine / crlf / comments (how events are framed), chunkDelayMs, holdAfter, delayMs,
 // stall ('headers': never answer; 'body': headers, then nothing), dropAfter (cut the connection after N
 // events). A 200 reply without body/text/chunks/sse gets the call's default answer (so `{ delayMs: 50 }`
 // delays the default); a non-200 one without a body gets a Google error body for that status.
@@ -99,7 +103,7 @@ import { interactionReply, isInteractionsPath, newFakeInteractions } from './fak
 import { shapeAnswer } from './fake-system-parameters.ts'
 import type { FakeInteractions } from './fake-interactions.ts'
 
-export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'files' | 'resources' | 'interactions' | 'token' | 'other'
+export type FakeCall = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'predict' | 'embedContent' | 'loadCodeAssist' | 'onboardUser' | 'getOperation' | 'cachedContents' | 'listModels' | 'getModel' | 'files' | 'resources' | 'interactions' | 'token' | 'other'
 
 export interface FakeRequest {
   api: 'code-assist' | 'gemini-api' | 'vertex' | 'oauth' | 'unknown'
@@ -132,6 +136,8 @@ export interface FakeReply {
   crlf?: boolean
   comments?: boolean
   chunkDelayMs?: number
+  /** Events from this index on are never sent: the stream stays open until the client leaves (a model still generating). */
+  holdAfter?: number
   delayMs?: number
   stall?: 'headers' | 'body'
   dropAfter?: number
@@ -390,6 +396,7 @@ function defaultReplies (): Record<FakeCall, FakeReply> {
     getOperation: operation({ done: true, project: 'fake-project' }),
     cachedContents: {},
     listModels: {},
+    getModel: {},
     files: {},
     resources: {},
     interactions: {},
@@ -407,6 +414,8 @@ function route (method: string, path: string): { api: FakeRequest['api'], call: 
   if (method === 'GET' && path === '/v1beta/models') return { api: 'gemini-api', call: 'listModels' }
   if (isInteractionsPath(path)) return { api: 'gemini-api', call: 'interactions' }
   if (method === 'GET' && path === '/v1beta1/publishers/google/models') return { api: 'vertex', call: 'listModels' }
+  const detail = /^\/(v1beta\/models|v1beta1\/publishers\/google\/models)\/([^/:]+)$/.exec(path)
+  if (detail !== null && method === 'GET') return { api: detail[1] === 'v1beta/models' ? 'gemini-api' : 'vertex', call: 'getModel', model: decodeURIComponent(detail[2]) }
   if (/^\/(?:upload\/)?v1beta\/files(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'files' }
   if (/^\/v1beta\/cachedContents(?:\/[^/]+)?$/.test(path)) return { api: 'gemini-api', call: 'cachedContents' }
   const ca = /^\/v1internal:(\w+)$/.exec(path)
@@ -435,6 +444,8 @@ function defaultShutdowns (): Map<string, string> {
     ['gemini-api gemini-2.5-flash', '2026-12-01'],
     ['gemini-api gemini-2.5-flash-image', '2026-10-02'],
     ['gemini-api gemini-3-pro-preview', '2026-03-09'],
+    ['gemini-api gemini-3-pro-image-preview', '2026-06-25'],
+    ['gemini-api gemini-3.1-flash-image-preview', '2026-06-25'],
     ['vertex gemini-2.5-pro', '2026-10-20'],
     ['vertex gemini-2.5-flash', '2026-10-20'],
     ['vertex gemini-2.5-flash-lite', '2026-10-20'],
@@ -470,6 +481,13 @@ function gemini4Refusal (rec: FakeRequest, body: any): FakeReply | undefined {
   }
   if (typeof config.candidateCount === 'number' && config.candidateCount > 1) return invalidArgument('Multiple candidates is not enabled for this model.')
   return undefined
+}
+
+/** Gemini 4 takes no explicit caches (docs/model-proxy.md, "Gemini 4"): a cache create naming one is refused, on both APIs. */
+function cacheCreateRefusal (rec: FakeRequest): FakeReply | undefined {
+  if (rec.method !== 'POST' || !/\/cachedContents$/.test(rec.path) || typeof rec.body?.model !== 'string') return undefined
+  const model = /(?:^|\/)models\/([^/]+)$/.exec(rec.body.model)?.[1] ?? ''
+  return model.startsWith('gemini-4-') ? invalidArgument(`Model ${model} does not support explicit context caching (cachedContents); it uses implicit caching.`) : undefined
 }
 
 /** One long-decode hop of a Gemini 4 answer `total` tokens long, as a generate body or stream chunks. */
@@ -643,7 +661,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
       }
     }
     // The publisher model list names no project: it takes a bearer token (application-default credentials) or the express key.
-    if (rec.api === 'vertex' && rec.call === 'listModels' && rec.headers.authorization !== undefined) {
+    if (rec.api === 'vertex' && (rec.call === 'listModels' || rec.call === 'getModel') && rec.headers.authorization !== undefined) {
       const token = /^Bearer (.+)$/.exec(String(rec.headers.authorization))?.[1]
       return fake.acceptedTokens === undefined || (token !== undefined && fake.acceptedTokens.has(token)) ? undefined : googleErrors.accessTokenExpired()
     }
@@ -742,12 +760,17 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return errorReply(405)
   }
 
+  /** Whether `model` is shut down on `api` by fake.now (unset: nothing is). */
+  function shutDown (api: string, model: string): boolean {
+    const date = fake.now === undefined ? undefined : fake.shutdowns.get(`${api} ${model}`)
+    return date !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${date}T00:00:00Z`)
+  }
+
   /** What the model rules say about a model call (shutdowns, Gemini 4), or undefined. */
   function modelReply (rec: FakeRequest): FakeReply | undefined {
     if (rec.call !== 'generateContent' && rec.call !== 'streamGenerateContent' && rec.call !== 'countTokens') return undefined
     const body = rec.api === 'code-assist' ? rec.body?.request : rec.body
-    const shutdown = fake.now === undefined || rec.model === undefined ? undefined : fake.shutdowns.get(`${rec.api} ${rec.model}`)
-    if (shutdown !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${shutdown}T00:00:00Z`)) {
+    if (rec.model !== undefined && shutDown(rec.api, rec.model)) {
       return errorReply(404, { message: `models/${rec.model ?? ''} is not found for API version v1beta, or is not supported for ${rec.call}. Call ListModels to see the list of available models and their supported methods.` })
     }
     const refusal = gemini4Refusal(rec, body)
@@ -757,12 +780,20 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
     return undefined
   }
 
-  /** models.list (Gemini API, paged by pageSize / pageToken) and the publisher model list (Vertex). */
+  /** models.list (Gemini API, paged by pageSize / pageToken) and the publisher model list (Vertex); models.get and publishers.models.get from the same list. */
   function listReply (rec: FakeRequest): FakeReply | undefined {
-    if (rec.call !== 'listModels') return undefined
+    if (rec.call !== 'listModels' && rec.call !== 'getModel') return undefined
     const key = String(rec.headers['x-goog-api-key'] ?? rec.query.key ?? '')
     const only = rec.api === 'gemini-api' ? fake.keyModels.get(key) : undefined
-    const all = only === undefined ? fake.listedModels : fake.listedModels.filter(m => only.includes(String(m.name).slice('models/'.length)))
+    const serves = (id: string): boolean => (only === undefined || only.includes(id)) && !shutDown(rec.api, id)
+    const all = fake.listedModels.filter(m => serves(String(m.name).slice('models/'.length)))
+    if (rec.call === 'getModel') {
+      const found = all.find(m => m.name === `models/${rec.model ?? ''}`)
+      if (found === undefined) {
+        return errorReply(404, { message: rec.api === 'gemini-api' ? `models/${rec.model ?? ''} is not found for API version v1beta, or is not supported for GET. Call ListModels to see the list of available models and their supported methods.` : `Publisher Model \`publishers/google/models/${rec.model ?? ''}\` not found.` })
+      }
+      return { body: rec.api === 'gemini-api' ? found : { name: `publishers/google/models/${rec.model ?? ''}`, versionId: '001', launchStage: 'GA', openSourceCategory: 'PROPRIETARY' } }
+    }
     const from = Number(rec.query.pageToken ?? 0)
     const size = Math.min(Number(rec.query.pageSize ?? 50), 1000)
     const page = all.slice(from, from + size)
@@ -810,14 +841,10 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   /** The Interactions API (fake-interactions.ts), unless a reply was queued for it. */
   function interactionsReply (rec: FakeRequest): FakeReply | undefined {
     if (rec.call !== 'interactions' || (queues.get('interactions')?.length ?? 0) > 0) return undefined
-    const shutdown = (model: string): boolean => {
-      const date = fake.now === undefined ? undefined : fake.shutdowns.get(`gemini-api ${model}`)
-      return date !== undefined && (fake.now as () => Date)().getTime() >= Date.parse(`${date}T00:00:00Z`)
-    }
     return interactionReply(rec, fake.interactions, {
       keyScoped: fake.keyScoped,
       decodeTokens: fake.decodeTokens,
-      serves: model => /^gemini-/.test(model) && !shutdown(model),
+      serves: model => /^gemini-/.test(model) && !shutDown('gemini-api', model),
       text: DEFAULT_TEXT,
     })
   }
@@ -847,7 +874,7 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
   async function answer (rec: FakeRequest, res: ServerResponse): Promise<void> {
     // Without key-scoped resources, the Gemini API's files and caches are the project's (fake-gemini-resources.ts).
     if (!fake.keyScoped && rec.api === 'gemini-api' && (rec.call === 'files' || rec.call === 'cachedContents') && isGeminiResourcePath(rec.path)) rec.call = 'resources'
-    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? scriptReply(rec) ?? nextReply(rec.call, rec.model)
+    const reply = authFailure(rec) ?? interactionsReply(rec) ?? signatureFailure(rec) ?? listReply(rec) ?? cacheCreateRefusal(rec) ?? resourceReply(rec) ?? cacheReply(rec) ?? geminiResourceReply(rec, fake.gemini, fake.url) ?? modelReply(rec) ?? scriptReply(rec) ?? nextReply(rec.call, rec.model)
     if (reply.delayMs !== undefined) await pause(reply.delayMs)
     if (reply.stall === 'headers') return
     const status = reply.status ?? 200
@@ -866,6 +893,10 @@ export async function startFakeUpstream (options: FakeUpstreamOptions = {}): Pro
           // Let the events already written reach the client before the connection is cut.
           await pause(20)
           res.socket?.destroy()
+          return
+        }
+        if (reply.holdAfter !== undefined && i >= reply.holdAfter) {
+          await new Promise<void>(resolve => { res.once('close', resolve); pauses.add(resolve) })
           return
         }
         if (i > 0 && reply.chunkDelayMs !== undefined) await pause(reply.chunkDelayMs)

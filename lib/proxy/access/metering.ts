@@ -6,7 +6,7 @@
 // A request on no model (a file, an operation, a model list) is admitted for its request count only and recorded
 // under NO_MODEL; one refused before its call began is recorded under REFUSED, spending no limit (docs/model-proxy.md,
 // "Limits and usage").
-import type { HandlerRequest } from '../../http/contract.ts'
+import type { HandlerRequest, Surface } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { AccessLevel } from '../../store/types.ts'
 import type { RateLimiter, Admission } from '../../metering/rate-limiter.ts'
@@ -15,8 +15,6 @@ import type { TokenUsage } from '../../metering/token-usage.ts'
 import type { PriceList } from '../../metering/call-cost.ts'
 import { callUsageOf } from '../../metering/call-cost.ts'
 import type { ProxyCaller } from './caller.ts'
-
-export type Surface = UsageEntry['surface']
 
 export interface MeteringOptions {
   limiter?: RateLimiter

@@ -4,13 +4,13 @@
 // here, so a surface added later inherits it by construction. Metering observes the call's normalised events
 // (usage seen, output forwarded, ended) whatever the surface; errors thrown before the end reach the route table's
 // error mapper, which ends the call with the status answered (lib/proxy/routes.ts).
-import type { Handler, HandlerRequest } from '../../http/contract.ts'
+import type { Handler, HandlerRequest, Surface } from '../../http/contract.ts'
 import { fail, isGatehouseError } from '../../errors.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { allowedModel, modelNotAllowed } from '../access/model-policy.ts'
 import { CLIENT_CLOSED, DEFAULT_OUTPUT_RESERVATION, bodyBytes, outputReservation } from '../access/metering.ts'
 import { addressBucket } from '../../http/client-address.ts'
-import type { MeteredCall, Surface, Unreported } from '../access/metering.ts'
+import type { MeteredCall, Unreported } from '../access/metering.ts'
 import type { ProxyContext } from '../context.ts'
 import type { ModelName } from '../models/name.ts'
 import type { Backend, EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
@@ -20,6 +20,7 @@ import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
 import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
 import type { GeminiAnswer } from '../gemini/hub.ts'
 import { UsageScan } from './usage-scan.ts'
+import type { TokenUsage } from '../../metering/token-usage.ts'
 import { contentOptions } from './content-options.ts'
 import { applyRequestRules } from './request-rules.ts'
 import type { ContentOptions } from './content-options.ts'
@@ -252,31 +253,60 @@ export function governed (ctx: ProxyContext, surface: Surface, handler: Handler)
   }
 }
 
+/** What the metered forward reads of an answer as its bytes go by (a Gemini usage scan, an interaction's reader). */
+export interface AnswerReader {
+  push: (chunk: Uint8Array) => void
+  /** The body ended: whatever is still buffered is read. */
+  end?: () => void
+  /** Awaited before the bytes read so far go out (an interaction's owner recorded before the client sees its id). */
+  beforeSend?: () => Promise<void>
+  /** A JSON answer read whole at its end: its last chunk goes out only once the end was read. */
+  readonly holdsLast?: boolean
+  readonly usage: TokenUsage | undefined
+  /** Characters of answer text forwarded (the floor of an abandoned call's charge). */
+  readonly chars?: number
+  /** The answer reported a failure in its body (an SSE error event): the call ends as a 502. */
+  readonly failed?: boolean
+}
+
 /**
- * An answer passed through, metered as it goes to the client: the usage it reports read from its bytes (JSON or
- * SSE, never held whole), and the call ended with its status once the body is done (or 499 when the client left).
+ * An answer passed through, metered as it goes to the client: what it reports read from its bytes by `reader`
+ * (default the Gemini usage scan of JSON or SSE, never held whole), and the call ended with its status once the body
+ * is done (499 when the client left: `signal`). Serves the native pass-through and the Interactions create.
  */
-export function meteredAnswer (metered: MeteredCall, answer: ForwardResponse): AsyncIterable<Uint8Array> {
+export function meteredAnswer (metered: MeteredCall, answer: ForwardResponse, signal?: AbortSignal, reader?: AnswerReader): AsyncIterable<Uint8Array> {
   const ok = answer.status >= 200 && answer.status < 300
   if (!ok) {
     metered.end(answer.status)
     return answer.body
   }
-  const scan = new UsageScan((answer.headers['content-type'] ?? '').startsWith('text/event-stream'))
+  const read: AnswerReader = reader ?? new UsageScan((answer.headers['content-type'] ?? '').startsWith('text/event-stream'))
   const source = answer.body
   return (async function * metering () {
     let status = CLIENT_CLOSED
+    let pending: Uint8Array | undefined
     try {
       for await (const chunk of source) {
-        scan.push(chunk)
+        read.push(chunk)
+        if (read.holdsLast === true) {
+          if (pending !== undefined) yield pending
+          pending = chunk
+          continue
+        }
+        if (read.beforeSend !== undefined) await read.beforeSend()
         yield chunk
       }
-      status = answer.status
+      read.end?.()
+      if (read.beforeSend !== undefined) await read.beforeSend()
+      if (pending !== undefined) yield pending
+      status = read.failed === true ? 502 : answer.status
     } catch (err) {
-      status = isGatehouseError(err) ? err.status : 502
+      // The upstream cut because the client left (the host aborted the forward) is the client's closing.
+      status = signal?.aborted === true ? CLIENT_CLOSED : isGatehouseError(err) ? err.status : 502
       throw err
     } finally {
-      metered.usage(scan.usage)
+      metered.usage(read.usage)
+      if (read.chars !== undefined) metered.forwarded(read.chars)
       metered.end(status)
     }
   })()

@@ -2,13 +2,10 @@
 // one EmbedContentRequest per input, `dimensions` as outputDimensionality; docs/upstream-protocol.md).
 // Limits: `input` is a non-empty string or 1 to MAX_EMBEDDING_INPUTS non-empty strings (token arrays are refused);
 // the body's size is the route's.
-import type { Handler, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
-import { CORS_HEADERS } from '../access/client-auth.ts'
-import { isGatehouseError } from '../../errors.ts'
 import { withParam } from './error-body.ts'
-import { beginModelCall } from '../call/lifecycle.ts'
+import type { EmbedOperation, Parsed } from '../call/surface.ts'
 import type { ProxyContext } from '../context.ts'
 import { MAX_EMBEDDING_INPUTS } from '../upstream/backend.ts'
 
@@ -44,33 +41,33 @@ function base64Vector (values: number[]): string {
   return bytes.toString('base64')
 }
 
-export function createEmbeddingsHandler (ctx: ProxyContext): Handler {
-  return async function embeddings (req): Promise<HandlerResponse> {
-    const caller = await ctx.checkAuth(req)
-    const request = parseEmbeddingsRequest(readJsonBody(req))
-    const backend = ctx.backend
-    if (backend.embed === undefined) throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no embeddings; POST /v1/embeddings needs the gemini-api or vertex backend`)
-    const call = await beginModelCall(ctx, req, caller, { surface: 'chat', model: request.model, noOutput: true, modelRefused: err => isGatehouseError(err) ? withParam(err, 'model') : err })
-    const requests = request.input.map(text => ({
+/** POST /v1/embeddings on the backend's embed; a backend without one answers 404 before the call begins. */
+export function embeddingsOperation (ctx: ProxyContext): EmbedOperation<Parsed<EmbeddingsRequest>> {
+  return {
+    kind: 'embed',
+    parse (req) {
+      const body = parseEmbeddingsRequest(readJsonBody(req))
+      const backend = ctx.backend
+      if (backend.embed === undefined) throw fail('NOT_FOUND', `The ${backend.name ?? 'configured'} backend has no embeddings; POST /v1/embeddings needs the gemini-api or vertex backend`)
+      return { model: body.model, body }
+    },
+    toGemini: ({ body }) => body.input.map(text => ({
       content: { parts: [{ text }] },
-      ...(request.dimensions === undefined ? {} : { outputDimensionality: request.dimensions }),
-    }))
-    const result = await call.embed(requests)
-    // The upstream's count when it gives one, else the usual 4 characters per token.
-    const promptTokens = result.promptTokens ?? request.input.reduce((n, text) => n + Math.ceil(text.length / 4), 0)
-    return {
-      status: 200,
-      headers: { ...CORS_HEADERS, ...call.headers },
-      body: {
+      ...(body.dimensions === undefined ? {} : { outputDimensionality: body.dimensions }),
+    })),
+    fromGemini (result, { body }, call) {
+      // The upstream's count when it gives one, else the usual 4 characters per token.
+      const promptTokens = result.promptTokens ?? body.input.reduce((n, text) => n + Math.ceil(text.length / 4), 0)
+      return {
         object: 'list',
         data: result.embeddings.map((e, index) => ({
           object: 'embedding',
           index,
-          embedding: request.encodingFormat === 'base64' ? base64Vector(e.values) : e.values,
+          embedding: body.encodingFormat === 'base64' ? base64Vector(e.values) : e.values,
         })),
         model: call.model.requested,
         usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-      },
-    }
+      }
+    },
   }
 }

@@ -276,12 +276,35 @@ function fieldsFor (limits: ChatSchemaLimits): Field[] {
     top_logprobs: opt(Joi.number().integer().min(0).max(20)),
     modalities: opt(Joi.array().items(Joi.string().valid('text', 'image', 'audio'))),
   }
+  const quick: Record<string, (value: unknown) => boolean> = { ...QUICK_SCALARS, messages: quickMessages }
   return Object.entries(fields).map(([name, schema]) => ({
     name,
     schema: schema.prefs(PREFS),
     required: schema.$_getFlag('presence') === 'required',
-    quick: name === 'messages' ? quickMessages : undefined,
+    quick: quick[name],
   }))
+}
+
+const isBoolean = (v: unknown): boolean => v === null || typeof v === 'boolean'
+/** A number joi's schema above takes: finite, safe, within [min, max], whole when `integer`; null as opt() allows. */
+const numberIn = (min: number, max: number, integer = false) => (v: unknown): boolean =>
+  v === null || (typeof v === 'number' && v >= min && v <= max && (integer ? Number.isSafeInteger(v) : Number.isFinite(v)))
+
+/** Quick checks of the scalar fields, each accepting only what its schema in fieldsFor accepts (joi then is skipped). */
+const QUICK_SCALARS: Record<string, (value: unknown) => boolean> = {
+  model: v => typeof v === 'string' && v.length >= 1,
+  stream: isBoolean,
+  logprobs: isBoolean,
+  temperature: numberIn(0, 2),
+  top_p: numberIn(0, 1),
+  top_k: numberIn(1, Number.MAX_SAFE_INTEGER, true),
+  max_tokens: numberIn(1, Number.MAX_SAFE_INTEGER, true),
+  max_completion_tokens: numberIn(1, Number.MAX_SAFE_INTEGER, true),
+  n: numberIn(1, 8, true),
+  seed: numberIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true),
+  presence_penalty: numberIn(-2, 2),
+  frequency_penalty: numberIn(-2, 2),
+  top_logprobs: numberIn(0, 20, true),
 }
 
 /** `messages.3.content` → `messages[3].content`, as OpenAI names params. */

@@ -3,9 +3,7 @@
 // reports, which settles the call. A JSON answer is one Interaction; a stream is SSE events whose `usage`,
 // `interaction.usage` and `metadata.total_usage` are running totals (the last one counts).
 import type { TokenUsage } from '../../metering/token-usage.ts'
-import type { MeteredCall } from '../access/metering.ts'
-import { CLIENT_CLOSED } from '../access/metering.ts'
-import { isGatehouseError } from '../../errors.ts'
+import type { AnswerReader } from '../call/lifecycle.ts'
 import { createSseDecoder } from '../upstream/sse.ts'
 import { readInteractionUsage } from '../gemini/hub.ts'
 
@@ -36,59 +34,48 @@ function readEvent (data: string, seen: Seen): void {
 }
 
 /**
- * The answer's body, passed on chunk by chunk while read: `created` is awaited with the interaction's id before the
- * bytes naming it go out (a stream's first event; a JSON answer's end), and the call ends with the usage read once
- * the body is done (CLIENT_CLOSED when the client left first).
+ * The reader of an interaction's answer for the metered forward (lib/proxy/call/lifecycle.ts, meteredAnswer):
+ * `created` is awaited with the interaction's id before the bytes naming it go out (a stream's first event; a JSON
+ * answer's end, its last chunk held until then), and the usage read settles the call.
  */
-export function watchedAnswer (body: AsyncIterable<Uint8Array>, streamed: boolean, metered: MeteredCall, created: (id: string) => Promise<void>): AsyncIterable<Uint8Array> {
-  return (async function * watched () {
-    const seen: Seen = { chars: 0, failed: false }
-    let recorded = false
-    const record = async (): Promise<void> => {
+export function interactionReader (streamed: boolean, created: (id: string) => Promise<void>): AnswerReader {
+  const seen: Seen = { chars: 0, failed: false }
+  let recorded = false
+  const decoder = streamed ? createSseDecoder() : undefined
+  // A JSON answer: its bytes (up to the bound), read at its end.
+  const whole: Buffer[] = []
+  let size = 0
+  return {
+    holdsLast: decoder === undefined,
+    get usage () { return seen.usage },
+    get chars () { return seen.chars },
+    get failed () { return seen.failed },
+    push (chunk) {
+      if (decoder !== undefined) {
+        for (const data of decoder.push(chunk)) readEvent(data, seen)
+        return
+      }
+      size += chunk.length
+      if (size <= MAX_READ_BYTES) whole.push(Buffer.from(chunk))
+    },
+    end () {
+      if (decoder !== undefined) {
+        for (const data of decoder.end()) readEvent(data, seen)
+        return
+      }
+      if (size > MAX_READ_BYTES) return
+      try {
+        const interaction: unknown = JSON.parse(Buffer.concat(whole).toString('utf8'))
+        if (isObject(interaction)) {
+          if (typeof interaction.id === 'string') seen.id = interaction.id
+          seen.usage = readInteractionUsage(interaction.usage)
+        }
+      } catch {}
+    },
+    async beforeSend () {
       if (recorded || seen.id === undefined) return
       recorded = true
       await created(seen.id)
-    }
-    const decoder = streamed ? createSseDecoder() : undefined
-    // A JSON answer: its bytes (up to the bound) for reading at its end, and its last chunk, held until then.
-    const whole: Buffer[] = []
-    let size = 0
-    let pending: Uint8Array | undefined
-    let status = CLIENT_CLOSED
-    try {
-      for await (const chunk of body) {
-        if (decoder !== undefined) {
-          for (const data of decoder.push(chunk)) readEvent(data, seen)
-          await record()
-          yield chunk
-          continue
-        }
-        size += chunk.length
-        if (size <= MAX_READ_BYTES) whole.push(Buffer.from(chunk))
-        if (pending !== undefined) yield pending
-        pending = chunk
-      }
-      if (decoder !== undefined) {
-        for (const data of decoder.end()) readEvent(data, seen)
-      } else if (size <= MAX_READ_BYTES) {
-        try {
-          const interaction: unknown = JSON.parse(Buffer.concat(whole).toString('utf8'))
-          if (isObject(interaction)) {
-            if (typeof interaction.id === 'string') seen.id = interaction.id
-            seen.usage = readInteractionUsage(interaction.usage)
-          }
-        } catch {}
-      }
-      await record()
-      if (pending !== undefined) yield pending
-      status = seen.failed ? 502 : 200
-    } catch (err) {
-      status = isGatehouseError(err) ? err.status : 502
-      throw err
-    } finally {
-      metered.usage(seen.usage)
-      metered.forwarded(seen.chars)
-      metered.end(status)
-    }
-  })()
+    },
+  }
 }

@@ -14,7 +14,7 @@ import { ConfigurationError, fail } from '../../errors.ts'
 import type { ModelName } from './name.ts'
 import { checkModelName, parseModelName, normaliseModelId, modelFamily } from './name.ts'
 import type { ModelSpec } from './data.ts'
-import { MODEL_BACKENDS, loadModelFile, servedBy } from './data.ts'
+import { MODEL_BACKENDS, loadModelFile, replacementChain, servedBy } from './data.ts'
 import type { DiscoveredModels } from './discovery.ts'
 
 const SHIPPED: readonly ModelSpec[] = loadModelFile()
@@ -48,7 +48,12 @@ export interface NativeModel {
   topP: number
   topK: number
   thinking?: boolean
+  /** Present (true) when no price is in force for the model that serves the id (docs/prices.md, "Unpriced models"). */
+  unpriced?: true
 }
+
+/** Whether the price list holds a price in force at `at` for `model` on the configured backend. */
+export type PriceKnown = (model: string, at: Date) => boolean
 
 export interface ModelCatalog {
   /** Every listed id (variants included), sorted. */
@@ -63,6 +68,8 @@ export interface ModelCatalog {
   openaiModel (id: string): Record<string, unknown> | undefined
   /** `GET /v1beta/models` body: every listed model, or those whose base name `allows` accepts. */
   nativeList (allows?: (base: string) => boolean): { models: NativeModel[] }
+  /** The listed base ids whose serving model has no price in force now (none without a price lookup), sorted. */
+  unpriced (): string[]
   /** Each listed base model's family and where it stands on the backend now (the console's upstream page). */
   standings (): ModelStanding[]
 }
@@ -125,8 +132,9 @@ function entry (base: string, suffixes: string[], spec: ModelSpec | undefined): 
  * `backend` is the configured Backend's name: models whose file entry leaves it out of `backends` are not listed
  * and answer 404 naming it, and a model shut down on it is served by its replacement from the shutdown's date (read
  * from `now`, default the wall clock). Default none (as any name the file does not know): no model is left out or replaced.
+ * `priceKnown` (the price list, lib/metering/call-cost.ts) marks the entries of models with no price (`unpriced`).
  */
-export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string, now: () => Date = () => new Date(), discovered?: DiscoveredModels): ModelCatalog {
+export function createModelCatalog (models?: readonly string[], specs: readonly ModelSpec[] = SHIPPED, backend?: string, now: () => Date = () => new Date(), discovered?: DiscoveredModels, priceKnown?: PriceKnown): ModelCatalog {
   // Discovery (lib/proxy/models/discovery.ts): only what the upstream lists is offered, plus what it lists and the file lacks.
   if (discovered !== undefined) {
     specs = [...specs, ...discovered.added]
@@ -141,11 +149,13 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   }
   const filtering = backend !== undefined && (MODEL_BACKENDS as readonly string[]).includes(backend)
   const serves = (spec: ModelSpec | undefined): boolean => !filtering || spec === undefined || spec.backends.includes(backend as string)
-  // A shut-down id the upstream still lists is served as itself; else by its replacement, if that one is offered.
+  // Replacements win over discovery: an id the upstream still lists is served as itself, else by the nearest model of
+  // its replacement chain that a credential lists (Google may still list, and route, an id the file has shut down).
   const replacedBy = (spec: ModelSpec | undefined, at: Date): ModelSpec | undefined => {
-    if (spec === undefined || !filtering || (discovered !== undefined && offered(spec.id))) return undefined
-    const next = servedBy(spec, byId, backend as string, at)
-    return next !== undefined && offered(next.id) ? next : undefined
+    if (spec === undefined || !filtering) return undefined
+    if (discovered === undefined) return servedBy(spec, byId, backend as string, at)
+    if (offered(spec.id)) return undefined
+    return replacementChain(spec, byId, backend as string, at).find(next => offered(next.id))
   }
   const explicit = models !== undefined
   models ??= specs.map(s => s.id)
@@ -185,6 +195,18 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     }
     return [base, spec]
   }
+  // Priced as the model that answers it now: a shut-down id costs what its replacement costs.
+  const unpricedBase = (base: string, at: Date): boolean => {
+    if (priceKnown === undefined) return false
+    const spec = byId.get(base)
+    return !priceKnown(replacedBy(spec, at)?.id ?? base, at)
+  }
+  const flagAt = (at: Date): ((id: string) => boolean) => {
+    const flagged = new Set([...bases].filter(base => unpricedBase(base, at)))
+    return id => flagged.has(baseOf.get(id) as string)
+  }
+  const openaiOf = (id: string, unpriced: boolean): Record<string, unknown> => unpriced ? { ...openaiEntry(id), unpriced: true } : openaiEntry(id)
+  const nativeOf = (model: NativeModel, unpriced: boolean): NativeModel => unpriced ? { ...model, unpriced: true } : model
   // Detail routes: a model the backend does not serve says so; other unlisted names stay the route's own 404.
   const refuseUnserved = (id: string): void => {
     let model: ModelName
@@ -199,9 +221,10 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
   return {
     ids,
     get (id) {
-      const entry = entries.get(normaliseModelId(id))
+      const name = normaliseModelId(id)
+      const entry = entries.get(name)
       if (entry === undefined) refuseUnserved(id)
-      return entry
+      return entry === undefined ? undefined : nativeOf(entry, unpricedBase(baseOf.get(name) as string, now()))
     },
     resolve (name) {
       const model = parseModelName(name)
@@ -218,16 +241,23 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       return { ...model, requested: replacement.id + suffixes, base: replacement.id, family: replacement.family, spec: replacement, shutDown: spec.id }
     },
     openaiList (allows) {
-      return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(openaiEntry) }
+      const unpriced = flagAt(now())
+      return { object: 'list', data: (allows === undefined ? ids : ids.filter(id => allows(baseOf.get(id) as string))).map(id => openaiOf(id, unpriced(id))) }
     },
     openaiModel (id) {
       const name = normaliseModelId(id)
-      if (entries.has(name)) return openaiEntry(name)
+      if (entries.has(name)) return openaiOf(name, unpricedBase(baseOf.get(name) as string, now()))
       refuseUnserved(id)
       return undefined
     },
     nativeList (allows) {
-      return { models: allows === undefined ? sorted : sorted.filter(m => allows(baseOf.get(m.name.slice('models/'.length)) as string)) }
+      const unpriced = flagAt(now())
+      const listed = allows === undefined ? sorted : sorted.filter(m => allows(baseOf.get(m.name.slice('models/'.length)) as string))
+      return { models: listed.map(m => nativeOf(m, unpriced(m.name.slice('models/'.length)))) }
+    },
+    unpriced () {
+      const at = now()
+      return [...bases].filter(base => unpricedBase(base, at)).sort()
     },
     standings () {
       const at = now()

@@ -5,7 +5,7 @@
 // the file and the field (docs/model-proxy.md, "The model file").
 import { readJsonOptionFile } from '../../fs/json-option-file.ts'
 import { fileURLToPath } from 'node:url'
-import { ConfigurationError } from '../../errors.ts'
+import { ConfigurationError, fail } from '../../errors.ts'
 
 /** Model families that decide variants and thinking budgets (docs/model-proxy.md, "Families"). */
 export type ModelFamily = 'gemini-2.5-flash' | 'gemini-2.5-pro' | 'gemini-3' | 'gemini-4' | 'image' | 'legacy' | 'embedding' | 'other'
@@ -221,19 +221,26 @@ function checkReplacements (specs: ModelSpec[], bad: (field: string, rule: strin
 }
 
 /**
- * The id that answers for `spec` on `backend` at `now`: the model itself, or, from a shutdown's date on, its
- * replacement (followed while that one is shut down too). Undefined when nothing replaces it.
+ * The models that replace `spec` on `backend` at `now`, nearest first: from a shutdown's date on its replacement,
+ * then that one's while it is shut down too. Empty while `spec` is not shut down there.
  */
-export function servedBy (spec: ModelSpec, byId: ReadonlyMap<string, ModelSpec>, backend: string, now: Date): ModelSpec | undefined {
+export function replacementChain (spec: ModelSpec, byId: ReadonlyMap<string, ModelSpec>, backend: string, now: Date): ModelSpec[] {
+  const chain: ModelSpec[] = []
   let current = spec
   for (let hops = 0; hops <= byId.size; hops++) {
     const status = current.status[backend]
-    if (status?.stage !== 'shutdown' || now.getTime() < Date.parse(`${status.on as string}T00:00:00Z`)) return current === spec ? undefined : current
+    if (status?.stage !== 'shutdown' || now.getTime() < Date.parse(`${status.on as string}T00:00:00Z`)) return chain
     const next = byId.get(status.replacement as string)
-    if (next === undefined) return undefined
+    if (next === undefined) return chain
+    chain.push(next)
     current = next
   }
-  return undefined
+  return chain
+}
+
+/** The model that answers for `spec` on `backend` at `now` by the file alone: the end of its replacement chain, or undefined when nothing replaces it. */
+export function servedBy (spec: ModelSpec, byId: ReadonlyMap<string, ModelSpec>, backend: string, now: Date): ModelSpec | undefined {
+  return replacementChain(spec, byId, backend, now).at(-1)
 }
 
 function parseThinking (value: unknown, at: string, bad: (field: string, rule: string) => never): ThinkingControl | null {
@@ -260,6 +267,16 @@ function parseThinking (value: unknown, at: string, bad: (field: string, rule: s
 /** Reads and checks a model file (default the shipped one). */
 export function loadModelFile (path: string = DEFAULT_MODELS_FILE): ModelSpec[] {
   return parseModelFile(readJsonOptionFile('modelsFile', path), path)
+}
+
+/**
+ * Refuses a cache creation (`cachedContents`) on a model whose entry says it takes no explicit caches (Gemini 4
+ * caches implicitly): before any upstream call, with EXPLICIT_CACHING_UNSUPPORTED. A model the file does not know passes.
+ */
+export function refuseExplicitCache (model: { requested: string, spec?: ModelSpec }): void {
+  if (model.spec?.explicitCaching !== false) return
+  throw fail('EXPLICIT_CACHING_UNSUPPORTED', `The model \`${model.requested}\` takes no explicit context caches (cachedContents): ` +
+    'it caches repeated prompt prefixes by itself (implicit caching), so send the prompt as it is; docs/model-proxy.md, "Gemini 4"')
 }
 
 /**

@@ -23,6 +23,7 @@ import { forwardedQuery } from './forwarded-query.ts'
 import { allowedModel } from '../access/model-policy.ts'
 import { allowedTunedModel, beginModelCall, beginRequest, beginTunedModelCall, meteredAnswer } from '../call/lifecycle.ts'
 import { modelTargetOf, producesNoOutput, spendsNoTokens } from '../call/model-path.ts'
+import { refuseExplicitCache } from '../models/data.ts'
 
 /** The API prefixes passed through; the first one in the request path starts the forwarded path (a host may mount the routes under its own prefix). */
 const API_ROOT = /\/(?:upload\/)?v1(?:beta)?(?=\/|$)/
@@ -145,6 +146,8 @@ interface Governed {
 async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined, readBytes: number | undefined): Promise<Governed> {
   if (req.method === 'POST' && CACHE_CREATE.test(path)) {
     const { bytes, model } = await cacheCreation(given)
+    // Before admission: a model that takes no explicit caches would only be refused upstream.
+    refuseExplicitCache(ctx.catalog.resolve(model))
     const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true, readBytes: bytes.length })
     return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
   }
@@ -192,7 +195,7 @@ export async function passThrough (ctx: ProxyContext, req: HandlerRequest, calle
   const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: forwardedQuery(req.method, path, { ...req.query, pageToken }) }))
   // A model call ends with its answer's body, charged the usage it reports; a request ends with its answer.
   let answerBody = answer.body
-  if (onModel) answerBody = meteredAnswer(call, answer)
+  if (onModel) answerBody = meteredAnswer(call, answer, req.signal)
   else call.end(answer.status)
   return {
     status: answer.status,

@@ -76,7 +76,7 @@ export interface ForwardRequest {
   /** The body as it arrives, never buffered; undefined when there is none. */
   body?: AsyncIterable<Uint8Array>
   signal?: AbortSignal
-  /** The base id of the model a cache creation or an interaction names in its body, already resolved and allowed (lib/proxy/native/pass-through.ts, lib/proxy/interactions/routes.ts). */
+  /** The base id of the model a cache creation or an interaction names in its body, already resolved and allowed (lib/proxy/native/pass-through.ts, lib/proxy/interactions/surface.ts). */
   bodyModel?: string
 }
 

@@ -18,16 +18,26 @@ export interface BackendOptions extends CodeAssistBackendOptions, GeminiApiBacke
 // Names the library's options first, then the variables the gateway (and readEnvironment) sets them from.
 const NOT_CONFIGURED = 'No upstream is configured: give createProxy an `upstream` with credentials, credentialsFile or credentialsDir (Code Assist) or apiKey (Gemini API); from the environment: GEMINI_CREDENTIALS, GOOGLE_APPLICATION_CREDENTIALS, GEMINI_CREDENTIALS_DIR or GEMINI_API_KEY'
 
+// The backends that stand for "no upstream", so the proxy can say none is configured (createProxy's upstream()).
+const UNCONFIGURED = new WeakSet<Backend>()
+
 /** A backend that answers every call with UPSTREAM_NOT_CONFIGURED (503) and is never ready. */
 export function createUnconfiguredBackend (reason = NOT_CONFIGURED): Backend {
   const refuse = async (): Promise<never> => { throw fail('UPSTREAM_NOT_CONFIGURED', reason) }
-  return {
+  const backend: Backend = {
     generate: refuse,
     stream: refuse,
     countTokens: refuse,
     ready: async () => ({ ok: false, reason }),
     close: async () => {},
   }
+  UNCONFIGURED.add(backend)
+  return backend
+}
+
+/** False for the backend createBackend returns when no upstream is configured. */
+export function isConfiguredBackend (backend: Backend): boolean {
+  return !UNCONFIGURED.has(backend)
 }
 
 function refuse (name: string, rule: string, value: unknown, prefix: string): never {

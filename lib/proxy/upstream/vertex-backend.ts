@@ -13,6 +13,7 @@ import { contentsToCount } from './count-tokens.ts'
 import type { UpstreamClientOptions } from './options.ts'
 import { createVertexEmbed } from './vertex-embed.ts'
 import { createVertexForward } from './vertex-forward.ts'
+import { notPassedThrough } from './forward.ts'
 import { createVertexCacheForward, pinnedToCache, withFullCacheName } from './vertex-cache.ts'
 import type { VertexCacheSite, VertexCacheSites } from './vertex-cache.ts'
 import { DEFAULT_VERTEX_LOCATION, vertexHost, vertexLocationList } from '../../option-rules.ts'
@@ -198,7 +199,10 @@ export function createVertexBackendOn (run: OnVertexTarget, options: VertexBacke
   return {
     name: 'vertex',
     embed,
-    forward: createVertexForward(embed, createVertexCacheForward(client, run, options.sites)),
+    forward: createVertexForward(embed, createVertexCacheForward(client, run, options.sites), async (model, signal) => await run(async target => {
+      if (target.modelList === undefined) throw notPassedThrough('vertex', `/v1beta/models/${model}`, 'this target has no publisher model list')
+      return await client.json({ url: `${target.modelList}/${encodeURIComponent(model)}`, method: 'GET', model, auth: target.auth, signal })
+    }, model)),
     async generate (call) {
       return asResponse(await runFor(call.request)(target => client.json({ url: target.url(call.model, 'generateContent'), body: vertexRequest(call.request, target), model: call.model, auth: target.auth, signal: call.signal, expectObject: true }), call.model))
     },

@@ -2,21 +2,22 @@
 // call under the lifecycle; get, cancel and delete are requests on the creator's own interaction. The body is
 // Google's own wire format, so it is passed on after the checks rather than translated; answers come back as the
 // upstream gave them, failures in Google's error shape. Each route exists under /v1beta and /v1 (the API is GA in v1).
-import type { Handler, HandlerRequest, HandlerResponse, Route } from '../../http/contract.ts'
+import type { Handler, HandlerRequest } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
-import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
+import { CORS_HEADERS } from '../access/client-auth.ts'
 import type { ProxyCaller } from '../access/caller.ts'
-import { beginModelCall, beginRequest } from '../call/lifecycle.ts'
+import { beginModelCall, beginRequest, meteredAnswer } from '../call/lifecycle.ts'
 import { applyInteractionRules } from '../call/request-rules.ts'
+import type { SurfaceDeclaration, SurfaceRoute } from '../call/surface.ts'
 import type { ProxyContext } from '../context.ts'
+import { createNativeErrorResponse } from '../native/error-body.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import type { Backend, ForwardRequest, ForwardResponse } from '../upstream/backend.ts'
 import { notPassedThrough } from '../upstream/forward.ts'
 import { mediaUrisIn } from '../upstream/resource-pins.ts'
-import { watchedAnswer } from './answer.ts'
+import { interactionReader } from './answer.ts'
 import { apiRevision, createRequest, interactionId, interactionResource } from './request.ts'
 
-type Mapper = (err: unknown, req?: HandlerRequest) => HandlerResponse
 type Forward = NonNullable<Backend['forward']>
 
 /** The query fields a get passes on (resuming a stream, the input included); anything else stays here. */
@@ -55,13 +56,8 @@ function oneChunk (bytes: Uint8Array): AsyncIterable<Uint8Array> {
   return (async function * once () { yield bytes })()
 }
 
-/**
- * `governedRoute` builds a route under the lifecycle's deny by default, recorded under the `interactions` surface
- * (lib/proxy/routes.ts); `errorResponse` answers in Google's shape, metered.
- */
-export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, governedRoute: (method: string, path: string, handler: Handler, errorResponse: Mapper) => Route): Route[] {
-  const route = (method: string, path: string, handler: Handler): Route => governedRoute(method, path, handler, errorResponse)
-  const preflight: Handler = async req => preflightResponse(req)
+function interactionsRoutes (ctx: ProxyContext): SurfaceRoute[] {
+  const route = (method: string, path: string, handler: Handler): SurfaceRoute => ({ method, path, handler })
 
   const create = (version: string): Handler => async req => {
     const caller = await ctx.checkAuth(req)
@@ -83,8 +79,6 @@ export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, go
       signal: req.signal,
       bodyModel: call.model.base,
     })
-    const ok = answer.status >= 200 && answer.status < 300
-    if (!ok) call.metered.end(answer.status)
     const streamed = (answer.headers['content-type'] ?? '').startsWith('text/event-stream')
     const recordOwner = async (id: string): Promise<void> => {
       if (asked.stored) await ctx.ownership.createdInteraction(caller, interactionResource(id))
@@ -92,7 +86,7 @@ export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, go
     return {
       status: answer.status,
       headers: { ...CORS_HEADERS, ...answerHeaders(answer), ...call.headers },
-      body: ok ? watchedAnswer(answer.body, streamed, call.metered, recordOwner) : answer.body,
+      body: meteredAnswer(call.metered, answer, req.signal, interactionReader(streamed, recordOwner)),
     }
   }
 
@@ -122,11 +116,15 @@ export function interactionsRoutes (ctx: ProxyContext, errorResponse: Mapper, go
 
   return ['/v1beta', '/v1'].flatMap(version => [
     route('POST', `${version}/interactions`, create(version)),
-    route('OPTIONS', `${version}/interactions`, preflight),
     route('GET', `${version}/interactions/{id}`, onItem(version, 'GET', '')),
     route('DELETE', `${version}/interactions/{id}`, onItem(version, 'DELETE', '')),
-    route('OPTIONS', `${version}/interactions/{id}`, preflight),
     route('POST', `${version}/interactions/{id}/cancel`, onItem(version, 'POST', '/cancel')),
-    route('OPTIONS', `${version}/interactions/{id}/cancel`, preflight),
   ])
+}
+
+/** Failures answer in Google's shape, as the native routes' do. */
+export const interactionsSurface: SurfaceDeclaration = {
+  name: 'interactions',
+  errorResponse: createNativeErrorResponse,
+  routes: interactionsRoutes,
 }
