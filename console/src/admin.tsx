@@ -57,7 +57,7 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         <select id="user-level" value={level} aria-describedby="level-limits" onChange={(e) => setLevel(e.currentTarget.value)}>{LEVELS.map(l => <option key={l} value={l}>{l}</option>)}</select>
         <button type="submit" disabled={act.busy}>Set level</button>
       </form>
-      <p id="level-limits" class="help" aria-live="polite">{level === u.access_level ? '' : (changes => changes === '' ? `At ${level} their limits stay as they are.` : `At ${level} their limits change: ${changes}.`)(limitChanges(detail, u.access_level, level))}</p>
+      <p id="level-limits" class="hint" aria-live="polite">{level === u.access_level ? '' : (changes => changes === '' ? `At ${level} their limits stay as they are.` : `At ${level} their limits change: ${changes}.`)(limitChanges(detail, u.access_level, level))}</p>
       <div class="row">
         <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(async () => { if (!u.disabled) await confirm(`Disable ${u.username}? Their sessions end and their keys are refused until you enable them again.`, `Disable ${u.username}`); await sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })) }, u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
         <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
