@@ -1,8 +1,9 @@
 // Issue 31's console friction in a real Chromium, at 1280 px and at a 390 px phone width: usage reads right (errors
-// columns, refusals no model, owners beside keys, bars, ISO days, a refused range shows only its error), actions
-// that cannot be undone ask first, a wrong re-auth password is told beside its button in plain words, a lockout
-// says when it ends, validation errors read as words, and the upstream page groups models by family with their
-// stage. axe (WCAG 2.2 AA) on each page; screenshots land in test/console/screenshots (git-ignored).
+// columns, refusals no model, owners beside keys, a revoked key's name kept, bars, ISO days, a refused range shows
+// only its error), actions that cannot be undone ask first, a wrong re-auth password is told beside its button in
+// plain words, a lockout says when it ends, validation errors read as words, a level change says how the limits
+// change, and the upstream page groups models by family with their stage. axe (WCAG 2.2 AA) on each page;
+// screenshots land in test/console/screenshots (git-ignored).
 import t from 'tap'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -179,6 +180,14 @@ async function walk (t: Test, gw: StartedGateway, width: number): Promise<void> 
   await audit(t, page, 'revoke-confirm', width)
   await ask.getByRole('button', { name: 'Cancel' }).press('Enter')
   t.equal(await call('gemini-embedding-2', 'embedContent', { content: { parts: [{ text: 'hi' }] } }), 200, 'cancelled: the key still works')
+  await page.getByRole('button', { name: 'Revoke key laptop' }).press('Enter')
+  await ask.getByRole('button', { name: 'Revoke laptop' }).press('Enter')
+  await page.getByText('You have no keys.').waitFor()
+  t.equal(await call('gemini-embedding-2', 'embedContent', { content: { parts: [{ text: 'hi' }] } }), 401, 'confirmed: revoked')
+  await go(page, 'Usage')
+  await page.getByLabel('By', { exact: true }).selectOption('key')
+  await showDay(page, '4')
+  t.match(await page.getByRole('region', { name: 'Totals' }).textContent(), 'laptop (revoked)', 'a revoked key\'s name is kept in usage')
   await page.getByRole('button', { name: 'Sign out' }).press('Enter')
   await page.getByRole('heading', { name: 'Sign in to Gatehouse' }).waitFor()
 
@@ -190,7 +199,7 @@ async function walk (t: Test, gw: StartedGateway, width: number): Promise<void> 
   await showDay(page, width === 1280 ? '4' : '8')
   const byKey = page.getByRole('region', { name: 'Totals' })
   t.match(await byKey.locator('thead').textContent(), /^keyOwner/, 'an owner column')
-  t.match(await byKey.locator('tbody').textContent(), `laptop${member}`, 'the key beside its owner')
+  t.match(await byKey.locator('tbody').textContent(), `laptop (revoked)${member}`, 'the key beside its owner')
   await audit(t, page, 'all-usage-by-key', width)
 
   await go(page, 'Users')
