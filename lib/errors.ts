@@ -30,6 +30,7 @@ export const ERRORS = {
   KEY_NOT_FOUND: { status: 404, message: 'API key not found' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many failed login attempts; try again later' },
   TOO_MANY_SIGNUPS: { status: 429, message: 'Too many sign-ups from this address; try again later' },
+  TOO_MANY_LOOKUPS: { status: 429, message: 'Too many user lookups from this address; try again later' },
   // console
   CROSS_SITE_REQUEST: { status: 403, message: 'Refused: this request did not come from the console page (Sec-Fetch-Site or Origin)' },
   CONSOLE_NEEDS_HTTPS: { status: 403, message: 'Signing in here needs HTTPS: over plain HTTP on this host name the browser drops the console\'s Secure cookie. Open the console over HTTPS (TLS at the gateway or its ingress) or at http://localhost, or, on a trusted network only, set CONSOLE_ALLOW_HTTP=true (createConsole\'s allowHttp)' },

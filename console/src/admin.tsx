@@ -6,7 +6,7 @@ import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
 interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null }
-interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> } }
+interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> }, level_limits: Record<string, Record<string, number | null>> }
 
 const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
 const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once', usd_per_day: 'Spend per UTC day (USD)', usd_per_month: 'Spend per UTC month (USD)' }
@@ -14,8 +14,18 @@ const LIMITS: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Token
 const amount = (name: string, n: number): string => name.startsWith('usd_') ? usd.format(n) : fmt.format(n)
 const PAGE = 25
 
+const limitText = (v: number | null | undefined): string => v == null ? 'unlimited' : fmt.format(v)
+
+/** What changes in a user's limits if their level goes from `from` to `to`, in words; empty when nothing does. */
+function limitChanges (detail: Detail, from: string, to: string): string {
+  const now = detail.level_limits[from] ?? {}
+  const then = detail.level_limits[to] ?? {}
+  return Object.entries(LIMITS).filter(([k]) => now[k] !== then[k])
+    .map(([k, v]) => `${v.charAt(0).toLowerCase() + v.slice(1)} ${limitText(now[k])} → ${limitText(then[k])}`).join('; ')
+}
+
 function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => Promise<void>, onClose: () => void }) {
-  const { sensitive } = useApp()
+  const { sensitive, confirm } = useApp()
   const [detail, setDetail] = useState<Detail | undefined>(undefined)
   const [level, setLevel] = useState('')
   const [limits, setLimits] = useState<Record<string, string>>({})
@@ -46,13 +56,14 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
       </dl>
       <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/level`, { access_level: level, current_password: pw })), `Level set to ${level}.`) }}>
         <label for="user-level">Access level</label>
-        <select id="user-level" value={level} onChange={(e) => setLevel(e.currentTarget.value)}>{LEVELS.map(l => <option key={l} value={l}>{l}</option>)}</select>
+        <select id="user-level" value={level} aria-describedby="level-limits" onChange={(e) => setLevel(e.currentTarget.value)}>{LEVELS.map(l => <option key={l} value={l}>{l}</option>)}</select>
         <button type="submit" disabled={act.busy}>Set level</button>
       </form>
+      <p id="level-limits" class="hint" aria-live="polite">{level === u.access_level ? '' : (changes => changes === '' ? `At ${level} their limits stay as they are.` : `At ${level} their limits change: ${changes}.`)(limitChanges(detail, u.access_level, level))}</p>
       <div class="row">
-        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(() => sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })), u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
+        <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(async () => { if (!u.disabled) await confirm(`Disable ${u.username}? Their sessions end and their keys are refused until you enable them again.`, `Disable ${u.username}`); await sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })) }, u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
         <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
-        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/sessions`), 'Sessions ended.') }}>End all sessions</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(async () => { await confirm(`End every session of ${u.username}? They are signed out everywhere at once.`, 'End all sessions'); await api('DELETE', `admin/users/${id}/sessions`) }, 'Sessions ended.') }}>End all sessions</button>
       </div>
       <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/password`, { password: newPassword, current_password: pw })), `New password set for ${u.username}; their sessions ended.`).then(() => setNewPassword('')) }}>
         <label for="user-new-password">New password</label>
@@ -66,7 +77,7 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
           <ul>
             {userKeys.map(k => (
               <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)})</span>{' '}
-                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { if (confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`)) void change(() => api('DELETE', `admin/users/${id}/keys/${k.key_id}`), `Key ${k.name} revoked.`) }}>Revoke</button>
+                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { void change(async () => { await confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`, `Revoke ${k.name}`); await api('DELETE', `admin/users/${id}/keys/${k.key_id}`) }, `Key ${k.name} revoked.`) }}>Revoke</button>
               </li>
             ))}
           </ul>
@@ -168,7 +179,16 @@ export function UsersPage () {
   )
 }
 
-interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[] }
+interface Standing { id: string, stage: 'ga' | 'preview' | 'shutdown', shutdown_on: string | null, replacement: string | null }
+interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[], families: Array<{ family: string, models: Standing[] }> }
+
+const STAGES: Record<Standing['stage'], string> = { ga: 'GA', preview: 'preview', shutdown: 'shut down' }
+
+/** A model's stage in words: GA or preview, the day it is due to go, or shut down and what serves it. */
+function stageOf (m: Standing): string {
+  if (m.stage === 'shutdown') return `shut down since ${m.shutdown_on ?? '?'}; served by ${m.replacement ?? '?'}`
+  return m.shutdown_on === null ? STAGES[m.stage] : `${STAGES[m.stage]}; shuts down on ${m.shutdown_on} (then ${m.replacement ?? '?'})`
+}
 
 export function UpstreamPage () {
   const [view, setView] = useState<Upstream | undefined>(undefined)
@@ -196,8 +216,15 @@ export function UpstreamPage () {
                   <tbody>{view.credentials.map(c => <tr key={c.name}><th scope="row">{c.name}</th><td>{c.state.replace('_', ' ')}</td><td>{c.state === 'cooling' ? `until ${when(c.until)}` : c.reason ?? ''}</td></tr>)}</tbody>
                 </table></TableScroll>
                 )}
-            <h2>Models served ({view.models.length})</h2>
-            <ul class="columns">{view.models.map(m => <li key={m} class="mono">{m}</li>)}</ul>
+            <h2>Models by family</h2>
+            <p class="help">Base models ({view.families.reduce((n, f) => n + f.models.filter(m => m.stage !== 'shutdown').length, 0)} served now); each also has its -search and thinking variants. A shut-down model's name is answered by its replacement.</p>
+            {view.families.map(f => (
+              <TableScroll key={f.family} label={`Models of the ${f.family} family`}><table>
+                <caption>{f.family}</caption>
+                <thead><tr><th scope="col">Model</th><th scope="col">Status</th></tr></thead>
+                <tbody>{f.models.map(m => <tr key={m.id} class={m.stage === 'shutdown' ? 'shut-down' : undefined}><th scope="row" class="mono">{m.id}</th><td>{stageOf(m)}</td></tr>)}</tbody>
+              </table></TableScroll>
+            ))}
           </>
           ))}
     </>

@@ -1,10 +1,15 @@
 // Calls to the console's API: URLs relative to the page (so any path prefix holds), the console header on every call,
 // the session in an HttpOnly cookie the browser sends by itself (nothing is kept in storage).
+import { plainWords } from './words.ts'
+
 export class ApiError extends Error {
   readonly status: number
-  constructor (status: number, message: string) {
-    super(message)
+  /** The API's own text; `message` is it in plain words (console/src/words.ts). */
+  readonly detail: string
+  constructor (status: number, detail: string, retryAfter?: number) {
+    super(plainWords(detail, retryAfter))
     this.status = status
+    this.detail = detail
   }
 }
 
@@ -22,12 +27,15 @@ export async function api<T = any> (method: string, path: string, body?: unknown
   const text = await res.text()
   let parsed: any
   try { parsed = text === '' ? undefined : JSON.parse(text) } catch { parsed = undefined }
-  if (!res.ok) throw new ApiError(res.status, typeof parsed?.detail === 'string' ? parsed.detail : `The gateway answered ${res.status} ${res.statusText}`)
+  const retryAfter = res.headers.get('retry-after')
+  if (!res.ok) throw new ApiError(res.status, typeof parsed?.detail === 'string' ? parsed.detail : `The gateway answered ${res.status} ${res.statusText}`, retryAfter === null ? undefined : Number(retryAfter))
   return parsed as T
 }
 
 /** True for the refusal that asks for the current password (recent authentication). */
-export const needsPassword = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && /current password|current_password/.test(err.message) && !/is not the current password/.test(err.message)
+export const needsPassword = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && /current password|current_password/.test(err.detail) && !wrongPassword(err)
+/** True for the refusal of a wrong current password (the re-auth prompt's own error). */
+export const wrongPassword = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && /is not the current password/.test(err.detail)
 
 export const fmt = new Intl.NumberFormat('en')
 /** US dollars as the console shows spend and budgets: at least cents, at most micro-dollars. */

@@ -53,7 +53,7 @@ function NewKey ({ created, model, onClose }: { created: Created, model: string,
 }
 
 export function KeysPage () {
-  const { me, sensitive } = useApp()
+  const { me, sensitive, confirm } = useApp()
   const [keys, setKeys] = useState<Key[] | undefined>(undefined)
   const [name, setName] = useState('')
   const [days, setDays] = useState('90')
@@ -131,7 +131,7 @@ export function KeysPage () {
                   <td>{when(k.last_used_at)}</td>
                   <td>{k.models === null ? 'all allowed' : k.models.join(', ')}</td>
                   <td>{k.usd_per_month === null ? 'none' : usd.format(k.usd_per_month)}</td>
-                  <td><button type="button" class="danger" aria-label={`Revoke key ${k.name}`} onClick={() => { void list.run(async () => { await api('DELETE', `keys/${k.key_id}`); await load(); return `Key ${k.name} revoked.` }) }}>Revoke</button></td>
+                  <td><button type="button" class="danger" aria-label={`Revoke key ${k.name}`} onClick={() => { void list.run(async () => { await confirm(`Revoke the key ${k.name}? Programs using it are refused within seconds; this cannot be undone.`, `Revoke ${k.name}`); await api('DELETE', `keys/${k.key_id}`); await load(); return `Key ${k.name} revoked.` }) }}>Revoke</button></td>
                 </tr>
               ))}
             </tbody>

@@ -2,7 +2,7 @@
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, fmt, usd, when } from './api.ts'
-import { AppContext, Status, isUnauthorized, useAction, useApp, usePasswordPrompt, TableScroll } from './shared.tsx'
+import { AppContext, Status, isUnauthorized, useAction, useApp, useConfirm, usePasswordPrompt, TableScroll } from './shared.tsx'
 import type { Me } from './shared.tsx'
 import { KeysPage } from './keys.tsx'
 import { UsagePage } from './usage.tsx'
@@ -80,6 +80,7 @@ function Home () {
 interface SessionView { id: string, device: string, created_at: string, expires_at: string, current: boolean }
 
 function SessionsPage () {
+  const { confirm } = useApp()
   const [list, setList] = useState<SessionView[] | undefined>(undefined)
   const { busy, error, done, run } = useAction()
   const load = async (): Promise<void> => { setList(await api('GET', 'sessions')) }
@@ -88,7 +89,7 @@ function SessionsPage () {
     <>
       <h1 tabIndex={-1}>Your sessions</h1>
       <p>Every place you are signed in, the newest first. Ending a session signs that device out at once.</p>
-      <button type="button" disabled={busy} onClick={() => { void run(async () => { const r = await api('DELETE', 'sessions'); await load(); return `Ended ${r.ended} other session(s).` }) }}>Sign out everywhere else</button>
+      <button type="button" disabled={busy} onClick={() => { void run(async () => { await confirm('Sign out every other device? They need your password to come back.', 'Sign out the others'); const r = await api('DELETE', 'sessions'); await load(); return `Ended ${r.ended} other session(s).` }) }}>Sign out everywhere else</button>
       <Status error={error} done={done} />
       {list !== undefined && (
         <TableScroll label="Signed-in sessions"><table>
@@ -100,7 +101,7 @@ function SessionsPage () {
                 <td>{s.device}{s.current ? ' (this browser)' : ''}</td>
                 <td>{when(s.created_at)}</td>
                 <td>{when(s.expires_at)}</td>
-                <td>{s.current ? '—' : <button type="button" class="secondary" aria-label={`End the session of ${s.device} from ${when(s.created_at)}`} onClick={() => { void run(async () => { await api('DELETE', `sessions/${s.id}`); await load(); return 'Session ended.' }) }}>End</button>}</td>
+                <td>{s.current ? '—' : <button type="button" class="secondary" aria-label={`End the session of ${s.device} from ${when(s.created_at)}`} onClick={() => { void run(async () => { await confirm(`End the session of ${s.device} from ${when(s.created_at)}? That device is signed out at once.`, 'End session'); await api('DELETE', `sessions/${s.id}`); await load(); return 'Session ended.' }) }}>End</button>}</td>
               </tr>
             ))}
           </tbody>
@@ -186,6 +187,7 @@ function App () {
   const [me, setMe] = useState<Me | null | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
   const prompt = usePasswordPrompt()
+  const asking = useConfirm()
   async function refresh (): Promise<void> {
     try {
       const answer = await api<Me & { signed_in: boolean }>('GET', 'me')
@@ -202,9 +204,10 @@ function App () {
   if (me === null) return <Login onIn={refresh} />
   const out = (): void => { void api('POST', 'logout').finally(() => { setMe(null); location.hash = '' }) }
   return (
-    <AppContext.Provider value={{ me, refresh, sensitive: prompt.sensitive }}>
+    <AppContext.Provider value={{ me, refresh, sensitive: prompt.sensitive, confirm: asking.confirm }}>
       <Shell me={me} onOut={out} />
       {prompt.dialog}
+      {asking.dialog}
     </AppContext.Provider>
   )
 }

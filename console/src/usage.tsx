@@ -4,12 +4,14 @@ import { api, apiUrl, daysAgo, fmt, today, usd } from './api.ts'
 import { Status, useAction, TableScroll } from './shared.tsx'
 import { UsageChart } from './chart.tsx'
 
-const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens', cost_micros: 'Spend (USD)' } as const
+const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens', errors_4xx: 'Errors 4xx', errors_5xx: 'Errors 5xx', cost_micros: 'Spend (USD)' } as const
 type Metric = keyof typeof METRICS
 /** A count as the page shows it: spend (micro-dollars on the wire) in dollars. */
 const shown = (metric: string, n: number): string => metric === 'cost_micros' ? usd.format(n / 1_000_000) : fmt.format(n)
 type Counts = Record<Metric, number>
-interface Group { id: string | null, label: string, totals: Counts, series: Record<Metric, number[]> }
+interface Group { id: string | null, label: string, owner?: string, totals: Counts, series: Record<Metric, number[]> }
+/** A UTC day as the pickers and tables write it. */
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/
 interface View { from: string, to: string, days: string[], totals: Counts, daily: Array<{ day: string } & Counts>, by: Record<string, Group[]>, top_users?: Array<{ id: string, label: string } & Counts>, top_spenders?: Array<{ id: string, label: string } & Counts> }
 
 export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
@@ -22,21 +24,30 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
   const { busy, error, done, run } = useAction()
   const base = scope === 'admin' ? 'admin/usage' : 'usage'
   const query = `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`
+  // A range the server refuses shows its reason alone: the previous range's numbers are no answer to it.
   const load = (): Promise<void> => run(async () => {
-    setView(await api<View>('GET', `${base}?${query}`))
+    try {
+      for (const [name, value] of [['From', from], ['To', to]]) if (!ISO_DAY.test(value)) throw new Error(`${name} must be a day written yyyy-mm-dd, such as ${today()}.`)
+      setView(await api<View>('GET', `${base}?${query}`))
+    } catch (err) {
+      setView(undefined)
+      throw err
+    }
     return ''
   })
   useEffect(() => { void load() }, [])
   // The chart's axis counts dollars for spend, as the tables do.
   const groups = useMemo(() => (view?.by[by] ?? []).map(g => ({ label: g.label, values: metric === 'cost_micros' ? g.series[metric].map(n => n / 1_000_000) : g.series[metric] })), [view, by, metric])
   const active = view?.daily.filter(d => d.requests > 0) ?? []
+  // The admin sees whose each key is.
+  const owners = scope === 'admin' && by === 'key'
   return (
     <>
       <h1 tabIndex={-1}>{scope === 'admin' ? 'Usage of everyone' : 'Your usage'}</h1>
-      <p>Days are UTC days; counts are summed per day on the server.</p>
-      <form class="filters" onSubmit={(e) => { e.preventDefault(); void load() }}>
-        <div><label for="u-from">From (UTC)</label><input id="u-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} /></div>
-        <div><label for="u-to">To (UTC)</label><input id="u-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} /></div>
+      <p>Days are UTC days, written yyyy-mm-dd; counts are summed per day on the server. Errors count the requests answered 4xx (refused calls among them) or 5xx.</p>
+      <form class="filters" noValidate onSubmit={(e) => { e.preventDefault(); void load() }}>
+        <div><label for="u-from">From (UTC, yyyy-mm-dd)</label><input id="u-from" class="day" inputMode="numeric" autocomplete="off" maxLength={10} required value={from} onInput={(e) => setFrom(e.currentTarget.value.trim())} /></div>
+        <div><label for="u-to">To (UTC, yyyy-mm-dd)</label><input id="u-to" class="day" inputMode="numeric" autocomplete="off" maxLength={10} required value={to} onInput={(e) => setTo(e.currentTarget.value.trim())} /></div>
         <div><label for="u-metric">Show</label>
           <select id="u-metric" value={metric} onChange={(e) => setMetric(e.currentTarget.value as Metric)}>
             {Object.entries(METRICS).map(([k, v]) => <option key={k} value={k}>{v}</option>)}
@@ -58,9 +69,9 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
           <h2>By {by}</h2>
           <TableScroll label="Totals"><table>
             <caption>Totals by {by}, {view.from} to {view.to}</caption>
-            <thead><tr><th scope="col">{by}</th>{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
+            <thead><tr><th scope="col">{by}</th>{owners && <th scope="col">Owner</th>}{Object.values(METRICS).map(v => <th scope="col" key={v}>{v}</th>)}</tr></thead>
             <tbody>
-              {(view.by[by] ?? []).map(g => <tr key={g.label}><th scope="row">{g.label}</th>{Object.keys(METRICS).map(k => <td key={k}>{shown(k, g.totals[k as Metric])}</td>)}</tr>)}
+              {(view.by[by] ?? []).map(g => <tr key={g.label}><th scope="row">{g.label}</th>{owners && <td>{g.owner ?? '—'}</td>}{Object.keys(METRICS).map(k => <td key={k}>{shown(k, g.totals[k as Metric])}</td>)}</tr>)}
             </tbody>
           </table></TableScroll>
           {view.top_users !== undefined && (

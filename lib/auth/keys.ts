@@ -9,6 +9,7 @@ import { ACCESS_LEVELS } from '../store/types.ts'
 import { fail } from '../errors.ts'
 import { newUserId, tokenDigest } from './tokens.ts'
 import { parseDollars } from '../metering/prices.ts'
+import type { ModelPolicy } from '../proxy/access/model-policy.ts'
 
 /** The secret (anything else is no key, answered without a store lookup): KEY_PREFIX and 32 random bytes as 43 base64url characters. */
 const KEY_SECRET_PATTERN = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{43}$`)
@@ -80,6 +81,8 @@ export interface Keys {
 export interface KeysDeps {
   store: Store
   minLevel: AccessLevel
+  /** The model policy: a key's `models` must fit its owner's level (ModelPolicy.unfit). */
+  modelPolicy: Pick<ModelPolicy, 'unfit'>
   /** Days a key lives when its creator gives no expires_in_days; 0: forever. */
   defaultDays: number
   now: () => Date
@@ -98,7 +101,7 @@ interface CacheEntry {
   touchedAt: number
 }
 
-export function createKeys ({ store, minLevel, defaultDays, now, logger }: KeysDeps): Keys {
+export function createKeys ({ store, minLevel, modelPolicy, defaultDays, now, logger }: KeysDeps): Keys {
   const { keys, users } = store
   // Insertion order is age: a refreshed answer is re-inserted, so the first entry is the oldest.
   const cache = new Map<string, CacheEntry>()
@@ -154,6 +157,8 @@ export function createKeys ({ store, minLevel, defaultDays, now, logger }: KeysD
       const user = await users.findById(userId)
       if (user === null) throw fail('SESSION_NOT_FOUND')
       if (!levelAtLeast(user.accessLevel, minLevel)) throw fail('INSUFFICIENT_PERMISSIONS', `Only users at level ${minLevel} or above may create API keys`)
+      const unfit = input.models === undefined ? undefined : modelPolicy.unfit(user.accessLevel, input.models)
+      if (unfit !== undefined) throw fail('INVALID_INPUT', `Access level ${user.accessLevel} may not use the model \`${unfit}\` (GEMINI_MODEL_ACCESS), so a key for it could make no call`, { param: 'models' })
       // Concurrent creates may pass this check together and end a few keys over: the cap bounds storage, not access.
       if ((await keys.listByUser(userId)).length >= MAX_KEYS_PER_USER) throw fail('TOO_MANY_KEYS')
       const secret = KEY_PREFIX + randomBytes(32).toString('base64url')

@@ -2,9 +2,10 @@
 // The rate limiter (lib/metering/rate-limiter.ts) reads overrides through a short cache, so a change holds on
 // every replica within its overridesCacheMs.
 import type { HandlerRequest, HandlerResponse, Route } from '../http/contract.ts'
-import type { LimitStore, UserStore } from '../store/types.ts'
-import type { LimitsByLevel } from '../metering/limits-rule.ts'
-import { effectiveLimits, limitsToWire, parseLimitsBody, UNLIMITED } from '../metering/limits-rule.ts'
+import type { AccessLevel, LimitStore, UserStore } from '../store/types.ts'
+import { ACCESS_LEVELS } from '../store/types.ts'
+import type { LimitsByLevel, RateLimits } from '../metering/limits-rule.ts'
+import { effectiveLimits, levelEntry, limitsToWire, parseLimitsBody, UNLIMITED } from '../metering/limits-rule.ts'
 import { fail } from '../errors.ts'
 
 export interface LimitRouteDeps {
@@ -35,8 +36,13 @@ export async function userLimitsView (users: UserStore, limits: LimitStore, byLe
     user_id: userId,
     limits: override === null ? null : limitsToWire(override),
     // Every field, null where unlimited, so an admin sees what holds without knowing the level table.
-    effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(byLevel[user.accessLevel], override) }),
+    effective: limitsToWire({ ...UNLIMITED, ...effectiveLimits(levelEntry(byLevel, user.accessLevel), override) }),
   }
+}
+
+/** The limits a user with `override` would have at each access level (levelEntry's fallback included): the console's warning before a level change. */
+export function limitsAtEachLevel (byLevel: LimitsByLevel, override: Readonly<RateLimits> | null): Record<AccessLevel, Record<string, number | null>> {
+  return Object.fromEntries(ACCESS_LEVELS.map(level => [level, limitsToWire({ ...UNLIMITED, ...effectiveLimits(levelEntry(byLevel, level), override) })])) as Record<AccessLevel, Record<string, number | null>>
 }
 
 /** Sets a user's override from a wire body (400 for a bad one, 404 for an unknown user); an empty body clears it. */

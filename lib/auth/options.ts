@@ -9,6 +9,8 @@ import type { Argon2Params } from './passwords.ts'
 import { weakPasswordReason } from './password-policy.ts'
 import { resolveLimitsOption } from '../metering/limits-rule.ts'
 import type { LimitsByLevel } from '../metering/limits-rule.ts'
+import { createModelPolicy } from '../proxy/access/model-policy.ts'
+import type { ModelAccess, ModelPolicy } from '../proxy/access/model-policy.ts'
 
 /** argon2id cost parameters, declared beside the hasher that takes them. */
 export type { Argon2Params }
@@ -66,6 +68,8 @@ export interface AuthServiceOptions {
   signupLimits?: Partial<SignupLimits>
   /** Anyone may sign up (`POST /auth/signup`); false: 403 SIGNUP_CLOSED, and admins add users in the console. Default true. */
   publicSignup?: boolean
+  /** Anyone may look users up (search-users, get-user-id), as the seed has it; false: only a signed-in caller. Default true. */
+  publicLookup?: boolean
   /** The clock. Default `() => new Date()`; tests pass a fake one. */
   now?: () => Date
   /** Waits out a login delay. Default a timer; tests pass one that moves their fake clock. */
@@ -82,6 +86,8 @@ export interface AuthServiceOptions {
   keyDefaultDays?: number
   /** Proxy rate limits by access level (lib/metering/limits-rule.ts), shown as `effective` by GET /admin/user/{user_id}/limits. Default {}: unlimited. */
   limits?: LimitsByLevel
+  /** The model policy's patterns by access level (createProxy's modelAccess): a new key's `models` must fit its owner's. Default: every model. */
+  modelAccess?: ModelAccess
 }
 
 export interface ResolvedAuthOptions {
@@ -97,6 +103,7 @@ export interface ResolvedAuthOptions {
   loginLimits: LoginLimits
   signupLimits: SignupLimits
   publicSignup: boolean
+  publicLookup: boolean
   now: () => Date
   sleep: (ms: number) => Promise<void>
   logger: Logger | undefined
@@ -105,6 +112,7 @@ export interface ResolvedAuthOptions {
   proxyMinAccessLevel: AccessLevel
   keyDefaultDays: number
   limits: LimitsByLevel
+  modelPolicy: ModelPolicy
 }
 
 export const DEFAULT_ARGON2: Readonly<Argon2Params> = Object.freeze({ memoryCost: 19456, timeCost: 2, parallelism: 1 })
@@ -159,6 +167,8 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
   positiveInteger(signupLimits.windowSeconds, 'signupLimits.windowSeconds')
   const publicSignup = options.publicSignup ?? true
   if (typeof publicSignup !== 'boolean') throw new ConfigurationError('publicSignup', `createAuthService: publicSignup must be true or false (got ${String(options.publicSignup)})`)
+  const publicLookup = options.publicLookup ?? true
+  if (typeof publicLookup !== 'boolean') throw new ConfigurationError('publicLookup', `createAuthService: publicLookup must be true or false (got ${String(options.publicLookup)})`)
   const { onEvent, logger } = options
   const reauthSeconds = options.reauthSeconds ?? DEFAULT_REAUTH_SECONDS
   if (!Number.isSafeInteger(reauthSeconds) || reauthSeconds < 0) throw new ConfigurationError('reauthSeconds', `createAuthService: reauthSeconds must be a whole number of seconds, 0 or more (got ${String(options.reauthSeconds)})`)
@@ -185,6 +195,7 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     loginLimits,
     signupLimits,
     publicSignup,
+    publicLookup,
     now: options.now ?? (() => new Date()),
     sleep: options.sleep ?? (ms => sleepFor(ms)),
     logger,
@@ -198,5 +209,6 @@ export function resolveOptions (options: AuthServiceOptions): ResolvedAuthOption
     proxyMinAccessLevel,
     keyDefaultDays,
     limits: resolveLimitsOption(options.limits),
+    modelPolicy: createModelPolicy(options.modelAccess, proxyMinAccessLevel, 'createAuthService'),
   }
 }

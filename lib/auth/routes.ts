@@ -6,6 +6,7 @@ import type { ResolvedAuthOptions } from './options.ts'
 import type { Accounts } from './accounts.ts'
 import type { Sessions } from './sessions.ts'
 import type { Keys } from './keys.ts'
+import type { LookupLimiter } from './lookup-limiter.ts'
 import { fail } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 import { createAuthErrorResponse } from './error-body.ts'
@@ -21,6 +22,7 @@ import {
 
 export interface AuthRouteDeps {
   options: ResolvedAuthOptions
+  lookupLimiter: LookupLimiter
   accounts: Accounts
   sessions: Sessions
   keys: Keys
@@ -38,7 +40,7 @@ const jsonBody = (req: HandlerRequest): unknown => readJsonBody(req, true)
 // Answers carry tokens and account data: no cache may keep them.
 const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers: { 'cache-control': 'no-store' }, body })
 
-export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRouteDeps): RouteTable & { routes: Route[] } {
+export function createAuthRoutes ({ options, lookupLimiter, accounts, sessions, keys }: AuthRouteDeps): RouteTable & { routes: Route[] } {
   const { users } = options.store
   const errorResponse = createAuthErrorResponse()
 
@@ -92,6 +94,17 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
   async function adminWrite (req: HandlerRequest): Promise<{ target: { user_id: string }, session: SessionRecord, body: Record<string, unknown> }> {
     const { target, session } = await adminOnUser(req)
     return { target, session, body: await confirmedBody(req, session) }
+  }
+
+  /**
+   * The gate of the user lookups (search-users, get-user-id): counted per address (LOOKUP_LIMITS), and with
+   * publicLookup false only a signed-in caller's (`user_id` and a live session token, the user-agent it was made on).
+   */
+  async function lookupAllowed (req: HandlerRequest, query: { user_id?: string, token?: string }): Promise<void> {
+    await lookupLimiter.admit(req.remoteAddress)
+    if (options.publicLookup) return
+    if (query.user_id === undefined) throw fail('SESSION_NOT_FOUND', 'Sign in to look users up here: send user_id and your session token')
+    await sessions.authenticate(query.user_id, tokenOf(req, query.token), deviceOf(req))
   }
 
   const routes: Route[] = [
@@ -154,11 +167,13 @@ export function createAuthRoutes ({ options, accounts, sessions, keys }: AuthRou
 
     route('GET', '/auth/search-users', async (req) => {
       const query = parse(searchQuery, req.query)
+      await lookupAllowed(req, query)
       return ok(await users.searchUsernames(query.query.toLowerCase(), query.limit))
     }),
 
     route('GET', '/auth/get-user-id', async (req) => {
       const query = parse(usernameQuery, req.query)
+      await lookupAllowed(req, query)
       const user = await users.findByUsernameKey(query.username.toLowerCase())
       if (user === null) throw fail('USERNAME_NOT_FOUND')
       return ok(user.id)

@@ -103,11 +103,14 @@ export const listQuery = lazySchema(Joi => Joi.object<ListQuery>({
   offset: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
 }))
 export const updateQuery = lazySchema(Joi => Joi.object<{ user_id: string }>({ user_id: userId().required() }))
-export const searchQuery = lazySchema(Joi => Joi.object<SearchQuery>({
+// user_id and token: the caller's session, which publicLookup false requires (any token form).
+export const searchQuery = lazySchema(Joi => Joi.object<SearchQuery & { user_id?: string, token?: string }>({
   query: Joi.string().max(SEARCH_QUERY_MAX).required(),
   limit: Joi.number().integer().min(1).max(100).default(20),
+  user_id: sessionUserId(),
+  token: token(),
 }))
-export const usernameQuery = lazySchema(Joi => Joi.object<{ username: string }>({ username: username().required() }))
+export const usernameQuery = lazySchema(Joi => Joi.object<{ username: string, user_id?: string, token?: string }>({ username: username().required(), user_id: sessionUserId(), token: token() }))
 export const targetParams = lazySchema(Joi => Joi.object<{ user_id: string }>({ user_id: userId().required() }))
 export const emptyQuery = lazySchema(Joi => Joi.object({}))
 

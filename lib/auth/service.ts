@@ -7,6 +7,7 @@ import { createPasswordHasher } from './passwords.ts'
 import { createSessions } from './sessions.ts'
 import { createLoginLimiter } from './login-limiter.ts'
 import { createSignupLimiter } from './signup-limiter.ts'
+import { createLookupLimiter } from './lookup-limiter.ts'
 import { createAccounts } from './accounts.ts'
 import { createAuthRoutes } from './routes.ts'
 import { createKeys } from './keys.ts'
@@ -48,9 +49,9 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const sessions = createSessions({ sessions: store.sessions, users: store.users, ttlMs: resolved.sessionTtlMs, now, emit })
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
   const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
-  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
+  const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, modelPolicy: resolved.modelPolicy, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
   const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter, keys })
-  const routeTable = createAuthRoutes({ options: resolved, accounts, sessions, keys })
+  const routeTable = createAuthRoutes({ options: resolved, lookupLimiter: createLookupLimiter(store.attempts, now), accounts, sessions, keys })
   const service: AuthService = {
     routeTable,
     routes: routeTable.routes,

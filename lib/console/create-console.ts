@@ -2,7 +2,7 @@
 // and files, and its JSON API, which signs in to a cookie session and calls the accounts service's own rules.
 import type { HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
 import type { AuthService } from '../auth/service.ts'
-import type { Proxy } from '../proxy/create-proxy.ts'
+import type { Proxy, UpstreamView } from '../proxy/create-proxy.ts'
 import type { RateLimiter } from '../metering/rate-limiter.ts'
 import type { SessionRecord, UserRecord } from '../store/types.ts'
 import { authParts } from '../auth/service.ts'
@@ -12,9 +12,9 @@ import type Joi from 'joi'
 import type { LazySchema } from '../auth/schemas.ts'
 import { accessLevelBody, keyCreateBody, keyParams, lazySchema, loginBody, parse, passwordResetBody, selfUpdateBody, signupBody, targetParams, userStatusBody, USER_AGENT_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
 import { dayRange, dayRangeQuery, usageRows } from '../auth/usage-routes.ts'
-import { setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
+import { limitsAtEachLevel, setUserLimits, userLimitsView } from '../auth/limit-routes.ts'
 import { levelAtLeast } from '../auth/keys.ts'
-import { effectiveLimits, limitsToWire, UNLIMITED } from '../metering/limits-rule.ts'
+import { effectiveLimits, levelEntry, limitsToWire, UNLIMITED } from '../metering/limits-rule.ts'
 import { adminUser, publicSession } from '../auth/user-view.ts'
 import { ConfigurationError, fail, isGatehouseError } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
@@ -25,6 +25,9 @@ import { dataResponse, withSecurityHeaders } from './security-headers.ts'
 import { shownIds, usageCsv, usageView } from './usage-view.ts'
 import type { Dimension } from './usage-view.ts'
 import { DEFAULT_CONSOLE_PATH } from '../option-rules.ts'
+
+/** The order the upstream page lists model families in: the newest first, then the special ones. */
+const FAMILY_ORDER = ['gemini-4', 'gemini-3', 'gemini-2.5-pro', 'gemini-2.5-flash', 'image', 'embedding', 'legacy', 'other']
 
 export interface ConsoleOptions {
   /** The accounts service the console signs in to (createAuthService's result). Required. */
@@ -164,29 +167,40 @@ export function createConsole (options: ConsoleOptions): Console {
       const { limits, used } = await options.limiter.standing(caller)
       return { limits: limitsToWire(limits), used: limitsToWire(used) }
     }
-    return { limits: limitsToWire({ ...UNLIMITED, ...effectiveLimits(byLevel[user.accessLevel], await store.limits.get(user.id)) }), used: null }
+    return { limits: limitsToWire({ ...UNLIMITED, ...effectiveLimits(levelEntry(byLevel, user.accessLevel), await store.limits.get(user.id)) }), used: null }
   }
 
-  /** Names for the ids a usage view shows: usernames, key names (the key's id when it is gone). */
+  /** Names for the ids a usage view shows: usernames, key names (a revoked key's kept; its id once that is gone too). */
   async function namer (rows: Parameters<typeof shownIds>[0], dimensions: Dimension[]): Promise<(dimension: Dimension, id: string | null) => string> {
     const names = new Map<string, string>()
+    const nameUser = async (id: string): Promise<void> => {
+      if (!names.has(`user:${id}`)) names.set(`user:${id}`, id === 'operator' ? '(operator password)' : (await users.findById(id))?.username ?? id)
+    }
     for (const d of dimensions) {
-      for (const id of shownIds(rows, d)) {
-        if (id === null || d === 'model') continue
-        if (d === 'user') names.set(`user:${id}`, id === 'operator' ? '(operator password)' : (await users.findById(id))?.username ?? id)
-        else names.set(`key:${id}`, (await store.keys.get(id))?.name ?? `${id} (deleted)`)
+      const ids = shownIds(rows, d).filter((id): id is string => id !== null)
+      if (d === 'user') for (const id of ids) await nameUser(id)
+      if (d !== 'key') continue
+      // A revoked key keeps its name (KeyStore.names), marked as revoked.
+      const known = await store.keys.names(ids)
+      for (const id of ids) {
+        const name = known.get(id)
+        names.set(`key:${id}`, name === undefined ? `${id} (deleted)` : await store.keys.get(id) === null ? `${name} (revoked)` : name)
       }
+    }
+    // The admin's by-key view names each key's owner beside it.
+    if (dimensions.includes('user')) {
+      const shownKeys = new Set(shownIds(rows, 'key'))
+      for (const row of rows) if (row.keyId !== null && shownKeys.has(row.keyId)) await nameUser(row.userId)
     }
     return (d, id) => id === null ? (d === 'key' ? '(no key)' : '') : d === 'model' ? id : names.get(`${d}:${id}`) ?? id
   }
 
   async function csvOf (rows: Parameters<typeof shownIds>[0]): Promise<string> {
     const usernames = new Map<string, string>()
-    const keyNames = new Map<string, string>()
     for (const row of rows) {
       if (!usernames.has(row.userId)) usernames.set(row.userId, row.userId === 'operator' ? '' : (await users.findById(row.userId))?.username ?? '')
-      if (row.keyId !== null && !keyNames.has(row.keyId)) keyNames.set(row.keyId, (await store.keys.get(row.keyId))?.name ?? '')
     }
+    const keyNames = await store.keys.names([...new Set(rows.flatMap(r => r.keyId === null ? [] : [r.keyId]))])
     return usageCsv(rows, id => usernames.get(id) ?? '', id => id === null ? '' : keyNames.get(id) ?? '')
   }
 
@@ -197,6 +211,18 @@ export function createConsole (options: ConsoleOptions): Console {
       'content-disposition': `attachment; filename="gatehouse-usage-${who}-${range.from}-to-${range.to}.csv"`,
     }
     return { status: 200, headers, body: (async function * () { yield Buffer.from(text) })() }
+  }
+
+  /** The listed base models by family (newest families first), each with its stage: the upstream page's list. */
+  function modelFamilies (standings: UpstreamView['standings']): Array<{ family: string, models: Array<Record<string, string | null>> }> {
+    const families = new Map<string, Array<Record<string, string | null>>>()
+    for (const s of standings) {
+      let list = families.get(s.family)
+      if (list === undefined) families.set(s.family, list = [])
+      list.push({ id: s.id, stage: s.stage, shutdown_on: s.shutdownOn ?? null, replacement: s.replacement ?? null })
+    }
+    const rank = (family: string): number => { const i = FAMILY_ORDER.indexOf(family); return i === -1 ? FAMILY_ORDER.length : i }
+    return [...families].sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).map(([family, models]) => ({ family, models }))
   }
 
   const page = (name: string) => async (req: HandlerRequest): Promise<HandlerResponse> => await assets.serve(name, req.headers['if-none-match'])
@@ -341,6 +367,7 @@ export function createConsole (options: ConsoleOptions): Console {
         sessions: (await sessions.list(id)).length,
         keys: (await keys.list(id)).length,
         limits: await userLimitsView(users, store.limits, byLevel, id),
+        level_limits: limitsAtEachLevel(byLevel, await store.limits.get(id)),
         standing: await standing(user),
       })
     }),
@@ -428,7 +455,7 @@ export function createConsole (options: ConsoleOptions): Console {
       const proxy = options.proxy
       const view = proxy?.upstream()
       // Without an upstream nothing can be served: no model is claimed (the catalog would list them all).
-      if (proxy === undefined || view === undefined || view.configured === false) return dataResponse({ configured: false, backend: null, credentials: [], models: [] })
+      if (proxy === undefined || view === undefined || view.configured === false) return dataResponse({ configured: false, backend: null, credentials: [], models: [], families: [] })
       const ready = await proxy.ready()
       return dataResponse({
         configured: true,
@@ -437,6 +464,7 @@ export function createConsole (options: ConsoleOptions): Console {
         reason: ready.reason ?? null,
         credentials: view.credentials.map(c => ({ name: c.name, state: c.state, reason: c.reason ?? null, until: c.until === undefined ? null : new Date(c.until).toISOString() })),
         models: view.models,
+        families: modelFamilies(view.standings),
       })
     }),
   ]

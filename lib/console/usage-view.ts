@@ -2,15 +2,17 @@
 // summed per UTC day on the server by model, key or user, so a year of rows reaches the page as a few short series.
 import type { UsageRecord } from '../store/types.ts'
 import { formatMicros } from '../metering/call-cost.ts'
+import { REFUSED } from '../proxy/access/metering.ts'
 
-/** The counts the console charts, as they are named on the wire; cost_micros is the spend (docs/prices.md). */
-export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cost_micros'] as const
+/** The counts the console charts, as they are named on the wire (errors: the 4xx and 5xx answers among the requests;
+ * cost_micros: the spend, docs/prices.md). */
+export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros'] as const
 export type UsageMetric = typeof USAGE_METRICS[number]
 type Counts = Record<UsageMetric, number>
 type Series = Record<UsageMetric, number[]>
 
-const FIELD: Record<UsageMetric, 'requests' | 'inputTokens' | 'outputTokens' | 'thinkingTokens' | 'costMicros'> = {
-  requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', thinking_tokens: 'thinkingTokens', cost_micros: 'costMicros',
+const FIELD: Record<UsageMetric, 'requests' | 'inputTokens' | 'outputTokens' | 'thinkingTokens' | 'errors4xx' | 'errors5xx' | 'costMicros'> = {
+  requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', thinking_tokens: 'thinkingTokens', errors_4xx: 'errors4xx', errors_5xx: 'errors5xx', cost_micros: 'costMicros',
 }
 /** Series beyond this many per breakdown are summed into one "(others)", so a chart stays readable and the answer short. */
 export const TOP_SERIES = 8
@@ -19,7 +21,8 @@ export const TOP_USERS = 20
 
 export type Dimension = 'model' | 'key' | 'user'
 
-export interface Group { id: string | null, label: string, totals: Counts, series: Series }
+/** One series; a key's carries its owner's name (`owner`) where users are named too (the admin's view). */
+export interface Group { id: string | null, label: string, owner?: string, totals: Counts, series: Series }
 
 export interface UsageView {
   from: string
@@ -33,7 +36,7 @@ export interface UsageView {
   top_spenders?: Array<{ id: string, label: string } & Counts>
 }
 
-const zero = (): Counts => ({ requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0, cost_micros: 0 })
+const zero = (): Counts => ({ requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0, errors_4xx: 0, errors_5xx: 0, cost_micros: 0 })
 const tokens = (c: Counts): number => c.input_tokens + c.output_tokens + c.thinking_tokens
 
 /** Every UTC day from `from` to `to`, both included. */
@@ -53,11 +56,15 @@ const idOf: Record<Dimension, (row: UsageRecord) => string | null> = {
   user: row => row.userId,
 }
 
-/** One breakdown: the largest TOP_SERIES groups by tokens (then requests), the rest as one "(others)". */
-function breakdown (rows: UsageRecord[], days: string[], dimension: Dimension, label: (id: string | null) => string): Group[] {
+/**
+ * One breakdown: the largest TOP_SERIES groups by tokens (then requests), the rest as one "(others)". Refusals
+ * (REFUSED rows) are no model's: they count in the totals, days, keys and users as errors, never as a model.
+ */
+function breakdown (rows: UsageRecord[], days: string[], dimension: Dimension, label: (id: string | null) => string, owner?: (keyId: string | null) => string | undefined): Group[] {
   const index = new Map(days.map((d, i) => [d, i]))
   const groups = new Map<string | null, { totals: Counts, rows: UsageRecord[] }>()
   for (const row of rows) {
+    if (dimension === 'model' && row.model === REFUSED) continue
     const id = idOf[dimension](row)
     let group = groups.get(id)
     if (group === undefined) groups.set(id, group = { totals: zero(), rows: [] })
@@ -73,7 +80,10 @@ function breakdown (rows: UsageRecord[], days: string[], dimension: Dimension, l
     }
     return out
   }
-  const shown = ranked.slice(0, TOP_SERIES).map(([id, g]) => ({ id, label: label(id), totals: g.totals, series: series(g.rows) }))
+  const shown: Group[] = ranked.slice(0, TOP_SERIES).map(([id, g]) => {
+    const by = owner?.(id)
+    return { id, label: label(id), ...(by === undefined ? {} : { owner: by }), totals: g.totals, series: series(g.rows) }
+  })
   const rest = ranked.slice(TOP_SERIES)
   if (rest.length > 0) {
     const totals = zero()
@@ -98,7 +108,7 @@ export function usageView (range: { from: string, to: string }, rows: UsageRecor
     days,
     totals,
     daily: days.map(day => ({ day, ...perDay.get(day)! })),
-    by: Object.fromEntries(dimensions.map(d => [d, breakdown(rows, days, d, id => label(d, id))])),
+    by: Object.fromEntries(dimensions.map(d => [d, breakdown(rows, days, d, id => label(d, id), d === 'key' && dimensions.includes('user') ? ownerOf(rows, label) : undefined)])),
   }
   if (dimensions.includes('user')) {
     const users = new Map<string, Counts>()
@@ -113,6 +123,16 @@ export function usageView (range: { from: string, to: string }, rows: UsageRecor
       .map(([id, c]) => ({ id, label: label('user', id), ...c }))
   }
   return view
+}
+
+/** The owner's name of each key of `rows` (a key has one owner; no key: none). */
+function ownerOf (rows: UsageRecord[], label: (dimension: Dimension, id: string | null) => string): (keyId: string | null) => string | undefined {
+  const owners = new Map<string, string>()
+  for (const row of rows) if (row.keyId !== null) owners.set(row.keyId, row.userId)
+  return keyId => {
+    const userId = keyId === null ? undefined : owners.get(keyId)
+    return userId === undefined ? undefined : label('user', userId)
+  }
 }
 
 /** The ids of each dimension whose names a view shows: those of its largest groups, top users and top spenders. */

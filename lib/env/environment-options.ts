@@ -54,9 +54,11 @@ export function environmentOptions (config: EnvironmentConfig): EnvironmentOptio
     keyDefaultDays: config.proxyKeyDefaultDays,
     signupLimits: { perAddress: config.authSignupsPerAddress, windowSeconds: config.authSignupWindowSeconds },
     publicSignup: config.authPublicSignup,
+    publicLookup: config.authPublicLookup,
     adminUsername: config.authAdminUsername,
     adminPassword: config.authAdminPassword,
     limits: config.geminiLimits,
+    modelAccess: config.geminiModelAccess,
   }
   const proxy: ProxyOptions = {
     // On in the gateway, off in the library (docs/upstream-protocol.md, "Model discovery").

@@ -54,6 +54,8 @@ export interface EnvironmentConfig {
   readonly authSignupsPerAddress?: number
   /** Anyone may sign up; false: only admins add users (the console). Default unset: the library's true (AUTH_PUBLIC_SIGNUP). */
   readonly authPublicSignup?: boolean
+  /** Anyone may look users up; false: only signed-in callers. Default unset: the library's true (AUTH_PUBLIC_LOOKUP). */
+  readonly authPublicLookup?: boolean
   /** That window in seconds. Default unset: the library's 3600 (AUTH_SIGNUP_WINDOW_SECONDS). */
   readonly authSignupWindowSeconds?: number
   /** Lowest access level that may create API keys and whose keys the proxy accepts. Default unset: the library's `member` (PROXY_MIN_ACCESS_LEVEL). */
@@ -174,6 +176,7 @@ const SCHEMA: Record<string, EnvRule> = {
   AUTH_SIGNUPS_PER_ADDRESS: number({ integer: true, min: 1, max: 1_000_000 }),
   AUTH_SIGNUP_WINDOW_SECONDS: seconds(1),
   AUTH_PUBLIC_SIGNUP: bool,
+  AUTH_PUBLIC_LOOKUP: bool,
   TRUSTED_PROXIES: raw => {
     const value = raw.trim()
     try {
@@ -361,6 +364,7 @@ export function readEnvironment (env: Record<string, string | undefined>): Envir
     authSignupsPerAddress: v.AUTH_SIGNUPS_PER_ADDRESS,
     authSignupWindowSeconds: v.AUTH_SIGNUP_WINDOW_SECONDS,
     authPublicSignup: v.AUTH_PUBLIC_SIGNUP,
+    authPublicLookup: v.AUTH_PUBLIC_LOOKUP,
     proxyMinAccessLevel: v.PROXY_MIN_ACCESS_LEVEL,
     proxyKeyDefaultDays: v.PROXY_KEY_DEFAULT_DAYS,
     trustedProxies: v.TRUSTED_PROXIES === undefined ? undefined : Object.freeze(v.TRUSTED_PROXIES),
@@ -426,6 +430,7 @@ const VARIABLES_OF_OPTION: Record<string, readonly string[]> = {
   'signupLimits.perAddress': ['AUTH_SIGNUPS_PER_ADDRESS'],
   'signupLimits.windowSeconds': ['AUTH_SIGNUP_WINDOW_SECONDS'],
   publicSignup: ['AUTH_PUBLIC_SIGNUP'],
+  publicLookup: ['AUTH_PUBLIC_LOOKUP'],
   proxyMinAccessLevel: ['PROXY_MIN_ACCESS_LEVEL'],
   keyDefaultDays: ['PROXY_KEY_DEFAULT_DAYS'],
   trustedProxies: ['TRUSTED_PROXIES'],

@@ -41,12 +41,26 @@ export interface LevelLimits extends RateLimits {
   allow?: readonly ResourceKind[]
 }
 
-/** Limits by access level; a level not listed is unlimited. */
+/** Limits by access level; a level not listed takes its entry from levelEntry. */
 export type LimitsByLevel = Readonly<Partial<Record<AccessLevel, Readonly<LevelLimits>>>>
 
-/** The resource kinds keys of `level` may use under `byLevel`. */
+/**
+ * The entry that holds for `level`: its own, else that of the nearest lower level with one (ACCESS_LEVELS order), so
+ * promoting a user never lifts their limits by accident; `hush`, the admin level, is unlimited unless listed.
+ * An explicit `{}` is unlimited. Undefined: no level at or below `level` is listed.
+ */
+export function levelEntry (byLevel: LimitsByLevel, level: AccessLevel): Readonly<LevelLimits> | undefined {
+  if (byLevel[level] !== undefined || level === 'hush') return byLevel[level]
+  for (let i = ACCESS_LEVELS.indexOf(level) - 1; i >= 0; i--) {
+    const entry = byLevel[ACCESS_LEVELS[i]]
+    if (entry !== undefined) return entry
+  }
+  return undefined
+}
+
+/** The resource kinds keys of `level` may use under `byLevel` (its levelEntry's `allow`). */
 export function allowedResources (byLevel: LimitsByLevel, level: AccessLevel): readonly ResourceKind[] {
-  return byLevel[level]?.allow ?? DEFAULT_RESOURCE_ALLOW
+  return levelEntry(byLevel, level)?.allow ?? DEFAULT_RESOURCE_ALLOW
 }
 
 /** A level's `allow`, checked: a list of RESOURCE_KINDS. */

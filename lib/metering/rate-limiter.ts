@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { CounterOp, CounterStore, LeaseStore, LimitStore } from '../store/types.ts'
 import { ConfigurationError, GatehouseError } from '../errors.ts'
 import type { KeyCaller } from '../proxy/access/caller.ts'
-import { effectiveLimits, resolveLimitsOption, UNLIMITED } from './limits-rule.ts'
+import { effectiveLimits, levelEntry, resolveLimitsOption, UNLIMITED } from './limits-rule.ts'
 import type { LimitsByLevel, RateLimits } from './limits-rule.ts'
 import type { TokenUsage } from './token-usage.ts'
 import { budgetHeaders, budgetMessage, budgetsAt, reserveOps, settleOps, spentBudget, unpricedRefusal } from './budgets.ts'
@@ -37,6 +37,12 @@ export interface RateLimiter {
    * call costs nothing (a request on no model). Under a dollar budget a model without a price is MODEL_UNPRICED.
    */
   admit (caller: LimitedCaller, tokens: number, price?: CallPrice): Promise<Admission>
+  /**
+   * A key's request refused before its call began (an unknown model, one the policy refuses, a body that does not
+   * parse): spends no request or token of the minute, the headers telling what is left; the refusals count in their
+   * own window, and the one past rpm of a minute is refused (RATE_LIMITED). Nothing to settle.
+   */
+  refusal? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Admission>
   /** Read-only: the user's limits in effect and what the current windows hold, counting nothing (the console's "what is left"). */
   standing? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Standing>
 }
@@ -114,6 +120,21 @@ function nonNegativeInteger (value: number, option: string): number {
   return value
 }
 
+/** The x-ratelimit-* headers of the minute's windows (OpenAI's names), for the limits that are set. */
+function minuteHeaders (headers: Record<string, string>, limits: RateLimits, requests: number, tokens: number, minuteLeft: number): void {
+  const reset = resetDuration(minuteLeft)
+  if (limits.rpm != null) {
+    headers['x-ratelimit-limit-requests'] = String(limits.rpm)
+    headers['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - requests))
+    headers['x-ratelimit-reset-requests'] = reset
+  }
+  if (limits.tpm != null) {
+    headers['x-ratelimit-limit-tokens'] = String(limits.tpm)
+    headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - tokens))
+    headers['x-ratelimit-reset-tokens'] = reset
+  }
+}
+
 const defaultRepeat = (fn: () => void, ms: number): (() => void) => {
   const timer = setInterval(fn, ms)
   timer.unref()
@@ -133,7 +154,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   const repeat = options.repeat ?? defaultRepeat
   /** Per user, for one cache period: the override as read, and the limits and store keys worked out from it. */
   interface UserEntry { override: RateLimits | null, until: number, level: KeyCaller['accessLevel'], limits: RateLimits, keys: UserKeys }
-  interface UserKeys { rpm: string, tpm: string, day: string, leases: string }
+  interface UserKeys { rpm: string, tpm: string, day: string, leases: string, refused: string }
   const overrides = new Map<string, UserEntry>()
 
   /** The user's entry: at once from the cache within its period (no await on the hot path), else read from the store. */
@@ -142,7 +163,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
     if (cached === undefined || cached.until <= at) return readUser(userId, level, at)
     if (cached.level !== level) {
       // The caller's level changed within the period (a promotion): the override stays, the level's limits follow.
-      cached = { ...cached, level, limits: effectiveLimits(byLevel[level], cached.override) }
+      cached = { ...cached, level, limits: effectiveLimits(levelEntry(byLevel, level), cached.override) }
       overrides.set(userId, cached)
     }
     return cached
@@ -150,7 +171,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
 
   async function readUser (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
     const override = await store.limits.get(userId)
-    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(byLevel[level], override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}` } }
+    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(levelEntry(byLevel, level), override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}`, refused: `rate:refused:${userId}` } }
     if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
     overrides.set(userId, entry)
     return entry
@@ -189,6 +210,23 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   }
 
   return {
+    async refusal (caller) {
+      const at = now().getTime()
+      const user = userOf(caller.userId, caller.accessLevel, at)
+      const { limits, keys } = user instanceof Promise ? await user : user
+      if (limits.rpm == null && limits.tpm == null) return { headers: {}, settle: () => SETTLED }
+      const minute = new Date(at - (at % MINUTE))
+      // The minute's windows read, not added to; the refusal counts in its own window, under the same number as rpm.
+      const ops: CounterOp[] = [{ key: keys.rpm, windowStart: minute }, { key: keys.tpm, windowStart: minute }]
+      if (limits.rpm != null) ops.push({ key: keys.refused, windowStart: minute, amount: 1, expiresAt: new Date(minute.getTime() + 2 * MINUTE) })
+      const [count, tokenTotal, refused] = await store.counters.batch(ops)
+      const headers: Record<string, string> = {}
+      const minuteLeft = minute.getTime() + MINUTE - at
+      minuteHeaders(headers, limits, count, tokenTotal, minuteLeft)
+      if (limits.rpm != null && refused > limits.rpm) refuse('requests', `Rate limit reached: ${limits.rpm} refused requests per minute`, minuteLeft, headers)
+      return { headers, settle: () => SETTLED }
+    },
+
     async standing (caller) {
       const at = now().getTime()
       const user = userOf(caller.userId, caller.accessLevel, at)
@@ -244,18 +282,8 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       const count = limits.rpm != null ? totals[next++] : 0
       const tokenTotal = limits.tpm != null ? totals[next++] : 0
       const requestsOver = limits.rpm != null && count > limits.rpm
-      const reset = limits.rpm != null || limits.tpm != null ? resetDuration(minuteLeft) : ''
-      if (limits.rpm != null) {
-        headers['x-ratelimit-limit-requests'] = String(limits.rpm)
-        headers['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - count))
-        headers['x-ratelimit-reset-requests'] = reset
-      }
-      if (limits.tpm != null) {
-        headers['x-ratelimit-limit-tokens'] = String(limits.tpm)
-        // A refused call takes its reservation back: what is left is then what it found.
-        headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - (requestsOver ? tokenTotal - reserved : tokenTotal)))
-        headers['x-ratelimit-reset-tokens'] = reset
-      }
+      // A refused call takes its reservation back: what is left is then what it found.
+      minuteHeaders(headers, limits, count, requestsOver ? tokenTotal - reserved : tokenTotal, minuteLeft)
       const spent = spentBudget(budgets, budgetTotals, reservedMicros)
       const refusedBefore = requestsOver || (limits.tpm != null && tokenTotal - reserved >= limits.tpm) || (limits.tokensPerDay != null && totals[next] - reserved >= limits.tokensPerDay)
       Object.assign(headers, budgetHeaders(budgets, budgetTotals, reservedMicros, refusedBefore || spent !== undefined))

@@ -27,7 +27,7 @@ import type { PriceList } from '../metering/call-cost.ts'
 import { createImageFetcher } from './images/fetch.ts'
 import type { ImageFetchOptions } from './images/fetch.ts'
 import { createModelCatalog, modelLocations } from './models/catalog.ts'
-import type { ModelCatalog } from './models/catalog.ts'
+import type { ModelCatalog, ModelStanding } from './models/catalog.ts'
 import { createModelAliases } from './models/operator-aliases.ts'
 import type { ModelAliases } from './models/operator-aliases.ts'
 import { loadModelFile } from './models/data.ts'
@@ -178,6 +178,8 @@ export interface UpstreamView {
   models: readonly string[]
   /** The listed base models with no price in force now (docs/prices.md, "Unpriced models"). */
   unpriced: readonly string[]
+  /** Each listed base model's family and stage (GA, preview, shut down and its replacement). */
+  standings: readonly ModelStanding[]
 }
 
 function positiveInteger (value: number, name: string): number {
@@ -363,7 +365,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
     prices,
     ready: () => backend.ready(),
     discoverModels: async () => { await discovery?.run() },
-    upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, unpriced: ctx.catalog.unpriced() }),
+    upstream: () => ({ configured: isConfiguredBackend(backend), backend: backend.name, credentials: pools.flatMap(statuses => statuses()), models: ctx.catalog.ids, unpriced: ctx.catalog.unpriced(), standings: ctx.catalog.standings() }),
     closeSockets: async () => { await responses.sockets.all() },
     async close () {
       discovery?.stop()

@@ -25,7 +25,15 @@ export interface StoredCounter {
   expiresAt: Date
 }
 
+/** A deleted key's name, kept for usage (KeyStore.names). */
+export interface RetiredKey {
+  keyId: string
+  name: string
+  deletedAt: Date
+}
+
 export interface EmbeddedData {
+  retiredKeys: RetiredKey[]
   users: UserRecord[]
   sessions: SessionRecord[]
   attempts: StoredAttempt[]
@@ -54,6 +62,7 @@ const ENCODERS: { [K in RecordKind]: (record: EmbeddedData[K][number]) => unknow
   usage: r => r,
   owners: o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() }),
   counters: c => ({ key: c.key, windowStart: c.windowStart.toISOString(), total: c.total, expiresAt: c.expiresAt.toISOString() }),
+  retiredKeys: k => ({ keyId: k.keyId, name: k.name, deletedAt: k.deletedAt.toISOString() }),
 }
 
 /** The field (or fields, for usage rows) that names a record of each kind: the journal's key (./embedded-journal.ts). */
@@ -66,6 +75,7 @@ const ID_OF: Record<RecordKind, (raw: Record<string, unknown>) => string> = {
   usage: r => usageRowKey(r),
   owners: r => String(r.resource),
   counters: r => counterId(String(r.key), Date.parse(String(r.windowStart))),
+  retiredKeys: r => String(r.keyId),
 }
 
 /** A counter window's identity: its key and the start of its window (epoch ms). */
@@ -151,6 +161,8 @@ function decodeLists (top: Record<string, unknown>): EmbeddedData {
     owners: optionalArrayAt(top, 'owners').map((v, i) => readOwner(objectAt(v, `owners[${i}]`), `owners[${i}]`)),
     // Absent in files written before long counter windows were kept.
     counters: optionalArrayAt(top, 'counters').map((v, i) => readCounter(objectAt(v, `counters[${i}]`), `counters[${i}]`)),
+    // Absent in files written before deleted keys' names were kept.
+    retiredKeys: optionalArrayAt(top, 'retiredKeys').map((v, i) => readRetiredKey(objectAt(v, `retiredKeys[${i}]`), `retiredKeys[${i}]`)),
   }
   assertUnique(data.users.map(u => u.id), 'users', 'id')
   assertUnique(data.users.map(u => u.usernameKey), 'users', 'usernameKey')
@@ -255,6 +267,10 @@ function readCounter (o: Record<string, unknown>, where: string): StoredCounter 
   const total = o.total
   if (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) throw new Error(`${where}.total is not a whole number 0 or more`)
   return { key: stringAt(o, 'key', where), windowStart: dateAt(o, 'windowStart', where), total, expiresAt: dateAt(o, 'expiresAt', where) }
+}
+
+function readRetiredKey (o: Record<string, unknown>, where: string): RetiredKey {
+  return { keyId: stringAt(o, 'keyId', where), name: stringAt(o, 'name', where), deletedAt: dateAt(o, 'deletedAt', where) }
 }
 
 function objectAt (value: unknown, where: string): Record<string, unknown> {

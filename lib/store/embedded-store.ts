@@ -7,11 +7,11 @@ import { dirname, resolve } from 'node:path'
 import { ConfigurationError, fail } from '../errors.ts'
 import { removeStaleTempFiles } from '../fs/atomic-write.ts'
 import { counterId, decodeStoreFile, encodeRecord, encodeStoreFile, storeFileGeneration } from './embedded-file-format.ts'
-import type { EmbeddedData, RecordKind, StoredCounter } from './embedded-file-format.ts'
+import type { EmbeddedData, RecordKind, RetiredKey, StoredCounter } from './embedded-file-format.ts'
 import { createJournalSaver, journalLine, readJournal } from './embedded-journal.ts'
 import type { JournalSaver } from './embedded-journal.ts'
 import { createChangeLog } from './embedded-changes.ts'
-import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
+import { ATTEMPT_RETENTION_SECONDS, RETIRED_KEY_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
 import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AttemptCount, KeyRecord, OwnerRecord, ResponseRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
@@ -110,6 +110,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   const sessionsByUser = new Map<string, Map<string, string>>()
   const attempts = log.tracked<AttemptCount>('attempts')
   const keys = log.tracked<KeyRecord>('keys')
+  const retiredKeys = log.tracked<RetiredKey>('retiredKeys')
   const keyIdByDigest = new Map<string, string>()
   const limits = log.tracked<UserLimits>('limits')
   const usage = log.tracked<UsageRecord>('usage')
@@ -160,6 +161,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     if (k === undefined) return false
     keys.delete(keyId)
     keyIdByDigest.delete(k.digest)
+    retiredKeys.set(keyId, { keyId, name: k.name, deletedAt: clock() })
     return true
   }
 
@@ -244,6 +246,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     }
     for (const key of [...leases.keys()]) liveLeases(key, now)
     for (const [resource, o] of owners) if (o.expiresAt.getTime() <= now) owners.delete(resource)
+    for (const [keyId, k] of retiredKeys) if (k.deletedAt.getTime() + RETIRED_KEY_RETENTION_SECONDS * 1000 <= now) retiredKeys.delete(keyId)
     for (const [id, r] of responses) if (r.expiresAt.getTime() <= now) dropResponse(id)
   }
 
@@ -257,6 +260,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       usage: [...usage.values()],
       owners: [...owners.values()],
       counters: keptCounters(),
+      retiredKeys: [...retiredKeys.values()],
     }
   }
 
@@ -289,6 +293,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
       case 'usage': return usage.get(id)
       case 'owners': return owners.get(id)
       case 'counters': return keptCounter(id)
+      case 'retiredKeys': return retiredKeys.get(id)
     }
   }
 
@@ -341,6 +346,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     for (const r of data?.usage ?? []) addUsage(r)
     for (const o of data?.owners ?? []) owners.set(o.resource, o)
     for (const c of data?.counters ?? []) addTo(c.key, c.windowStart.getTime(), c.total, c.expiresAt.getTime())
+    for (const k of data?.retiredKeys ?? []) retiredKeys.set(k.keyId, k)
     log.start()
     sweep()
     saver = createJournalSaver(file, generation, { snapshot: next => encodeStoreFile(snapshot(), next), changes: changedLines }, options.logger)
@@ -531,6 +537,15 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
         for (const k of doomed) removeKey(k.keyId)
         if (doomed.length > 0) await commit()
         return doomed.length
+      },
+
+      async names (keyIds) {
+        const out = new Map<string, string>()
+        for (const keyId of keyIds) {
+          const name = keys.get(text(keyId, 'keyId'))?.name ?? retiredKeys.get(keyId)?.name
+          if (name !== undefined) out.set(keyId, name)
+        }
+        return out
       },
 
       async touch (keyId, lastUsedAt) {

@@ -64,6 +64,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       delete: timed('keys.delete', keyId => keys.delete(keyId)),
       deleteForUser: timed('keys.deleteForUser', (userId, keyId) => keys.deleteForUser(userId, keyId)),
       deleteAllForUser: timed('keys.deleteAllForUser', userId => keys.deleteAllForUser(userId)),
+      names: timed('keys.names', keyIds => keys.names(keyIds)),
       touch: timed('keys.touch', (keyId, lastUsedAt) => keys.touch(keyId, lastUsedAt)),
     },
     limits: {

@@ -7,7 +7,7 @@
 // string, and the search fragment is regex-escaped.
 import type { Db, MongoClient, MongoServerError, ObjectId } from 'mongodb'
 import { ConfigurationError, fail } from '../errors.ts'
-import { ATTEMPT_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
+import { ATTEMPT_RETENTION_SECONDS, RETIRED_KEY_RETENTION_SECONDS, SESSION_RETENTION_SECONDS } from './retention.ts'
 import type { Logger } from '../logger.ts'
 import { checkedAmount, checkedDate, checkedKey, checkedLeaseLimit, checkedLimits, checkedCounterOps, checkedOwner, checkedResponse, checkedUsage, checkedUsageQuery, compareUsage, text, USAGE_COUNTS } from './record-checks.ts'
 import type { AccessLevel, KeyRecord, OwnerRecord, SessionRecord, Store, UsageRecord, UserLimits, UserPatch, UserRecord } from './types.ts'
@@ -38,6 +38,8 @@ interface AttemptDoc {
 }
 
 type KeyDoc = Omit<KeyRecord, 'keyId'> & { _id: string }
+/** A deleted key's name (KeyStore.names), dropped RETIRED_KEY_RETENTION_SECONDS after deletedAt. */
+interface RetiredKeyDoc { _id: string, name: string, deletedAt: Date }
 
 interface ResponseDoc {
   _id: string
@@ -231,6 +233,9 @@ async function createIndexes (db: Db): Promise<void> {
     db.collection('responses').createIndexes([
       { key: { expiresAt: 1 }, expireAfterSeconds: 0 },
     ]),
+    db.collection('retired_keys').createIndexes([
+      { key: { deletedAt: 1 }, expireAfterSeconds: RETIRED_KEY_RETENTION_SECONDS },
+    ]),
   ])
 }
 
@@ -260,6 +265,14 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
   const usage = db.collection<UsageDoc>('usage')
   const owners = db.collection<OwnerDoc>('resource_owners')
   const responses = db.collection<ResponseDoc>('responses')
+  const retiredKeys = db.collection<RetiredKeyDoc>('retired_keys')
+  /** Keeps the names of the keys `filter` finds before they are deleted: usage still names them (KeyStore.names). */
+  async function retire (filter: { _id?: string, userId: string } | { _id: string }): Promise<void> {
+    const doomed = await keys.find(filter, { projection: { _id: 1, name: 1 } }).toArray()
+    if (doomed.length === 0) return
+    const deletedAt = new Date()
+    await Promise.all(doomed.map(d => retiredKeys.updateOne({ _id: d._id }, { $set: { name: d.name, deletedAt } }, { upsert: true })))
+  }
   let closed = false
 
   /** One counter window's add: a single atomic upsert that returns the new total (no read-modify-write). */
@@ -426,18 +439,37 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
       },
 
       async delete (keyId) {
-        const result = await keys.deleteOne({ _id: text(keyId, 'keyId') })
+        const filter = { _id: text(keyId, 'keyId') }
+        await retire(filter)
+        const result = await keys.deleteOne(filter)
         return result.deletedCount > 0
       },
 
       async deleteForUser (userId, keyId) {
-        const result = await keys.deleteOne({ _id: text(keyId, 'keyId'), userId: text(userId, 'userId') })
+        const filter = { _id: text(keyId, 'keyId'), userId: text(userId, 'userId') }
+        await retire(filter)
+        const result = await keys.deleteOne(filter)
         return result.deletedCount > 0
       },
 
       async deleteAllForUser (userId) {
-        const result = await keys.deleteMany({ userId: text(userId, 'userId') })
+        const filter = { userId: text(userId, 'userId') }
+        await retire(filter)
+        const result = await keys.deleteMany(filter)
         return result.deletedCount
+      },
+
+      async names (keyIds) {
+        const ids = keyIds.map(id => text(id, 'keyId'))
+        const out = new Map<string, string>()
+        if (ids.length === 0) return out
+        const [live, retired] = await Promise.all([
+          keys.find({ _id: { $in: ids } }, { projection: { _id: 1, name: 1 } }).toArray(),
+          retiredKeys.find({ _id: { $in: ids } }).toArray(),
+        ])
+        for (const d of retired) out.set(d._id, d.name)
+        for (const d of live) out.set(d._id, d.name)
+        return out
       },
 
       async touch (keyId, lastUsedAt) {

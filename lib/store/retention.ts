@@ -6,5 +6,8 @@
 /** Seconds a session is kept after its expiresAt. */
 export const SESSION_RETENTION_SECONDS = 24 * 60 * 60
 
+/** Seconds a deleted API key's name is kept (KeyStore.names): as long as the longest usage range asked for, and a month. */
+export const RETIRED_KEY_RETENTION_SECONDS = 400 * 24 * 60 * 60
+
 /** Seconds a login-attempt window is kept after its resetAt. */
 export const ATTEMPT_RETENTION_SECONDS = 60 * 60

@@ -115,6 +115,11 @@ export interface KeyStore {
   deleteForUser (userId: string, keyId: string): Promise<boolean>
   /** Removes every key of the user; returns how many went. */
   deleteAllForUser (userId: string): Promise<number>
+  /**
+   * The names of those of `keyIds` that exist or were deleted within RETIRED_KEY_RETENTION_SECONDS (usage still names
+   * a revoked key); ids never seen are left out.
+   */
+  names (keyIds: readonly string[]): Promise<Map<string, string>>
   /** Records a use; lastUsedAt only moves forward. An unknown keyId is ignored. Each touch is a write (a file save on the embedded store): callers touch coarsely. */
   touch (keyId: string, lastUsedAt: Date): Promise<void>
 }

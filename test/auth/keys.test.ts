@@ -36,6 +36,28 @@ async function setup (options: Parameters<typeof startAuthHarness>[0] = {}): Pro
 
 const storedKeys = async (h: AuthHarness, userId: string): Promise<string> => JSON.stringify(await h.store.keys.listByUser(userId))
 
+t.test('a key cannot be created for a model its owner\'s level may not use: 400 naming the model (GEMINI_MODEL_ACCESS)', async t => {
+  const { h, user } = await setup({ modelAccess: { member: ['gemini-2.5-flash*'] } })
+  t.teardown(h.close)
+  const refused = await createKey(h, user, { name: 'pro', models: ['gemini-2.5-flash', 'gemini-2.5-pro'] })
+  t.equal(refused.status, 400)
+  t.match(refused.body.detail, /Access level member may not use the model `gemini-2\.5-pro`/)
+  const wide = await createKey(h, user, { name: 'wide', models: ['gemini-3-*'] })
+  t.equal(wide.status, 400, 'a pattern sharing no model name with the level\'s')
+  t.match(wide.body.detail, /`gemini-3-\*`/)
+  for (const models of [['gemini-2.5-flash-lite'], ['gemini-*'], ['gemini-2.5-flash*'], ['*']]) {
+    t.equal((await createKey(h, user, { name: 'fits', models })).status, 201, `${models[0]} names a model the level may use`)
+  }
+  t.equal((await createKey(h, user, { name: 'all' })).status, 201, 'a key without models is held to the level\'s at each call')
+  t.equal(await h.store.keys.listByUser(user.userId).then(k => k.length), 5, 'the refused keys were not stored')
+})
+
+t.test('createAuthService refuses a modelAccess that is not patterns by level, naming the option', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  t.throws(() => createAuthService({ store, modelAccess: { member: 'gemini-*' } as never }), { constructor: ConfigurationError, message: /^createAuthService: modelAccess\.member must be an array of model-name patterns/ })
+})
+
 t.test('POST /auth/keys answers 201 with the key once; GET lists it without secrets', async t => {
   const { h, user } = await setup()
   t.teardown(h.close)

@@ -3,6 +3,8 @@ import t from 'tap'
 import { startAuthHarness } from '../support/auth-harness.ts'
 import type { AuthHarness, TestUser } from '../support/auth-harness.ts'
 import type { Reply } from '../support/auth-client.ts'
+import { limitsAtEachLevel } from '../../lib/auth/limit-routes.ts'
+import { resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
 
 const BY_LEVEL = { default: { rpm: 10, tpm: 1000 }, member: { rpm: 60, concurrent: 2 } }
 
@@ -100,4 +102,14 @@ t.test('PUT takes dollar budgets in dollars: stored in micro-dollars, shown in d
   const bad = await limitsCall(h, admin, 'PUT', user.userId, { usd_per_day: '2.5000001' })
   t.match(bad, { status: 400, body: { detail: /usd_per_day must be US dollars/ } })
   t.same(await h.store.limits.get(user.userId), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null }, 'a refused PUT changes nothing')
+})
+
+t.test('limitsAtEachLevel: what a user would have at each level, the level fallback and their override included (the console\'s warning)', async t => {
+  const byLevel = resolveLimitsOption({ member: { rpm: 60, tpm: 1000 }, dev: {} })
+  const at = limitsAtEachLevel(byLevel, { tpm: 5 })
+  t.same(at.default, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null }, 'no level at or below: unlimited, the override on top')
+  t.same(at.member, { rpm: 60, tpm: 5, tokens_per_day: null, concurrent: null })
+  t.same(at.admin, at.member, 'admin has no entry: member\'s')
+  t.same(at.dev, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null }, '{} is unlimited')
+  t.same(at.hush.rpm, null, 'hush is unlimited unless listed')
 })

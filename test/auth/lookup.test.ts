@@ -84,3 +84,33 @@ t.test('get-user-id: an unknown username answers 404 Username not found; no part
   }
   t.equal((await h.call('GET', '/auth/get-user-id', { query: {} })).status, 400, 'missing username: 400')
 })
+
+t.test('user lookups stay open as the seed has them, counted per address: past 120 a minute a 429 TOO_MANY_LOOKUPS with Retry-After', async t => {
+  const h = await startAuthHarness()
+  t.teardown(h.close)
+  for (let i = 0; i < 120; i++) {
+    const res = await h.call('GET', i % 2 === 0 ? '/auth/search-users' : '/auth/get-user-id', { query: i % 2 === 0 ? { query: 'sys' } : { username: 'system' } })
+    if (res.status !== 200) t.fail(`lookup ${i + 1} answered ${res.status}`)
+  }
+  const refused = await h.call('GET', '/auth/get-user-id', { query: { username: 'system' } })
+  t.equal(refused.status, 429)
+  t.same(refused.body, { detail: 'Too many user lookups from this address; try again later' })
+  t.ok(Number(refused.headers['retry-after']) >= 1, 'Retry-After')
+  h.advance(60)
+  t.equal((await h.call('GET', '/auth/search-users', { query: { query: 'sys' } })).status, 200, 'a new window')
+})
+
+t.test('publicLookup false: search-users and get-user-id answer only a signed-in caller (user_id and session token)', async t => {
+  const h = await startAuthHarness({ publicLookup: false })
+  t.teardown(h.close)
+  const user = await h.newUser({ username: 'looker' })
+  for (const [path, query] of [['/auth/search-users', { query: 'look' }], ['/auth/get-user-id', { username: 'looker' }]] as const) {
+    const anonymous = await h.call('GET', path, { query })
+    t.equal(anonymous.status, 401, `${path}: anyone`)
+    t.match(anonymous.body.detail, /Sign in to look users up/)
+    const forged = await h.call('GET', path, { query: { ...query, user_id: user.userId, token: 'x'.repeat(43) }, headers: { 'user-agent': user.device } })
+    t.equal(forged.status, 401, `${path}: a token that is no session`)
+    const signedIn = await h.call('GET', path, { query: { ...query, user_id: user.userId }, headers: { 'user-agent': user.device, authorization: `Bearer ${user.token}` } })
+    t.equal(signedIn.status, 200, `${path}: signed in`)
+  }
+})

@@ -87,7 +87,7 @@ export const VALUE_SETS: ValueSet[] = [
         tls: [{ secretName: 'gatehouse-tls', hosts: ['gatehouse.example.com'] }],
         trustedProxies: '10.42.0.0/16',
       },
-      config: { signupsPerAddress: 20, signupWindowSeconds: 600 },
+      config: { signupsPerAddress: 20, signupWindowSeconds: 600, publicSignup: false },
     },
   },
   {

@@ -109,7 +109,7 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const own = await h.call('GET', `/api/usage?from=${day(-2)}&to=${day()}`)
   t.equal(own.status, 200)
   t.same(own.body.days, [day(-2), day(-1), day()])
-  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6, cost_micros: 1_234_567 }, 'the spend beside the tokens')
+  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6, errors_4xx: 0, errors_5xx: 0, cost_micros: 1_234_567 }, 'the spend beside the tokens')
   t.same(own.body.by.key.find((g: any) => g.label === '=cmd|calc').totals.cost_micros, 1_234_567, 'spend by key')
   t.same(own.body.daily.map((d: any) => d.requests), [0, 3, 1])
   t.same(own.body.by.model.map((g: any) => g.label), ['gemini-2.5-pro', 'gemini-2.5-flash'])
@@ -141,6 +141,39 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const allCsv = await h.call('GET', `/api/admin/usage.csv?from=${day(-2)}`)
   t.equal(allCsv.text.trim().split('\r\n').length, 1 + 3 + TOP_SERIES + 2)
   t.equal((await h.call('GET', `/api/admin/usage.csv?user_id=${userId}&from=${day(-2)}`)).text.trim().split('\r\n').length, 4)
+})
+
+t.test('usage reads right: refusals are errors of their key and user, not a model; 4xx and 5xx carried; the admin\'s by-key view names each key\'s owner', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const { userId, username } = await h.member()
+  const key = (await h.call('POST', '/api/keys', { json: { name: 'ci' } })).body
+  await h.store.usage.record([
+    row({ userId, keyId: key.key_id, requests: 3, errors5xx: 1 }),
+    row({ userId, keyId: key.key_id, model: '(refused)', requests: 2, inputTokens: 0, outputTokens: 0, thinkingTokens: 0, errors4xx: 2 }),
+  ])
+  const own = await h.call('GET', `/api/usage?from=${day(-1)}&to=${day()}`)
+  t.match(own.body.totals, { requests: 5, errors_4xx: 2, errors_5xx: 1 }, 'the errors columns the API and CSV carry')
+  t.same(own.body.by.model.map((g: any) => g.label), ['gemini-2.5-flash'], 'no model named for the refusals')
+  t.match(own.body.by.key, [{ label: 'ci', totals: { requests: 5, errors_4xx: 2 } }], 'the refusals are the key\'s errors')
+  t.equal(own.body.by.key[0].owner, undefined, 'a user\'s own view names no owner')
+  t.same(own.body.daily.at(-1).errors_4xx, 2)
+  await h.admin()
+  const all = await h.call('GET', `/api/admin/usage?from=${day(-1)}&to=${day()}`)
+  t.match(all.body.by.key, [{ label: 'ci', owner: username }], 'the owner beside each key')
+})
+
+t.test('a revoked key\'s name is kept in usage: the views mark it revoked, the CSV names it', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const { userId } = await h.member()
+  const key = (await h.call('POST', '/api/keys', { json: { name: 'old laptop' } })).body
+  await h.store.usage.record([row({ userId, keyId: key.key_id })])
+  t.equal((await h.call('DELETE', `/api/keys/${key.key_id}`)).status, 200)
+  const own = await h.call('GET', `/api/usage?from=${day(-1)}&to=${day()}`)
+  t.same(own.body.by.key.map((g: any) => g.label), ['old laptop (revoked)'])
+  const csv = await h.call('GET', `/api/usage.csv?from=${day(-1)}&to=${day()}`)
+  t.match(csv.text, `,${key.key_id},old laptop,`)
 })
 
 t.test('admin: users searched and paged with their last sign-in; level, status, lockout, sessions and limits', async t => {
@@ -180,14 +213,14 @@ t.test('admin: users searched and paged with their last sign-in; level, status, 
   t.equal((await h.call('DELETE', '/api/admin/users/000000000000000000000000/sessions')).status, 404)
 })
 
-t.test('upstream: the pool\'s credentials and the models, or that there is no proxy', async t => {
+t.test('upstream: the pool\'s credentials and the models by family, newest first, a shut-down one with its replacement; or that there is no proxy', async t => {
   const none = await startConsoleHarness()
   t.teardown(none.close)
   await none.admin()
-  t.same((await none.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [] })
+  t.same((await none.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [], families: [] })
   const proxy = {
     ready: async () => ({ ok: false, reason: 'every credential is set aside' }),
-    upstream: () => ({ backend: 'gemini-api', models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'], credentials: [{ name: 'key 1', state: 'cooling', until: Date.UTC(2030, 0, 1) }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid' }] }),
+    upstream: () => ({ backend: 'gemini-api', models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'], standings: [{ id: 'gemini-2.5-flash', family: 'gemini-2.5-flash', stage: 'ga' }, { id: 'gemini-3-pro-preview', family: 'gemini-3', stage: 'shutdown', shutdownOn: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }], credentials: [{ name: 'key 1', state: 'cooling', until: Date.UTC(2030, 0, 1) }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid' }] }),
   } as unknown as Proxy
   const h = await startConsoleHarness({ proxy })
   t.teardown(h.close)
@@ -201,6 +234,10 @@ t.test('upstream: the pool\'s credentials and the models, or that there is no pr
     reason: 'every credential is set aside',
     credentials: [{ name: 'key 1', state: 'cooling', reason: null, until: '2030-01-01T00:00:00.000Z' }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid', until: null }],
     models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'],
+    families: [
+      { family: 'gemini-3', models: [{ id: 'gemini-3-pro-preview', stage: 'shutdown', shutdown_on: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }] },
+      { family: 'gemini-2.5-flash', models: [{ id: 'gemini-2.5-flash', stage: 'ga', shutdown_on: null, replacement: null }] },
+    ],
   })
 })
 

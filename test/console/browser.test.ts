@@ -184,6 +184,7 @@ t.test('the console in Chromium: member and admin tasks at the root and under a 
 
     await go('API keys')
     await page.getByRole('button', { name: 'Revoke key laptop' }).press('Enter')
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke laptop' }).press('Enter')
     await page.getByText('You have no keys.').waitFor()
     const after = await fetch(`${site.root}/v1/chat/completions`, {
       method: 'POST',
@@ -211,6 +212,7 @@ t.test('the console in Chromium: member and admin tasks at the root and under a 
     await status.getByText('Limits saved.').waitFor()
     t.match(await page.locator('.panel .help').textContent(), 'requests per minute 7', `${site.label}: the limit holds`)
     await page.getByRole('button', { name: `Disable ${member}` }).press('Enter')
+    await page.getByRole('alertdialog').getByRole('button', { name: `Disable ${member}` }).press('Enter')
     await status.getByText(`${member} disabled; their sessions ended.`).waitFor()
     t.ok(await page.getByRole('button', { name: `Enable ${member}` }).isVisible())
     t.match(await page.locator('main table').textContent(), 'disabled', `${site.label}: listed as disabled`)

@@ -123,7 +123,6 @@ t.test('with public sign-up closed (AUTH_PUBLIC_SIGNUP=false) an admin adds a us
   t.match([closed.status, closed.body], [403, { detail: 'Sign-up is closed here: ask an admin to add you' }], 'public sign-up answers 403 SIGNUP_CLOSED')
 
   const { page } = await launch(t, { width: 1280, height: 900 })
-  page.on('dialog', dialog => { void dialog.accept() })
   await submitSignIn(page, `${gw.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
   await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users', exact: true }).press('Enter')
@@ -146,6 +145,7 @@ t.test('with public sign-up closed (AUTH_PUBLIC_SIGNUP=false) an admin adds a us
   await page.getByRole('button', { name: 'Close' }).press('Enter')
   await page.getByRole('button', { name: 'Manage newbie' }).press('Enter')
   await page.getByRole('button', { name: 'Revoke key laptop of newbie' }).press('Enter')
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke laptop' }).press('Enter')
   await page.getByText('Key laptop revoked.').waitFor()
   await page.getByText('newbie has no keys.').waitFor()
   t.equal(await models(), 401, 'the revoked key is refused')

@@ -90,13 +90,16 @@ t.test('every request a key makes is counted and answered with all six rate head
   t.equal(list.status, 200)
   for (const name of RATE_HEADERS) t.ok(list.headers.get(name) !== null, `model list: ${name}`)
   await list.arrayBuffer()
-  await (await fetch(`${url}/v1beta/operations/x`, { headers: { 'x-goog-api-key': alice.key } })).arrayBuffer()
+  const operation = await fetch(`${url}/v1beta/operations/x`, { headers: { 'x-goog-api-key': alice.key } })
+  t.equal(operation.status, 403, 'operations are the operator\'s only (GEMINI_LIMITS `allow`): refused before any call')
+  for (const name of RATE_HEADERS) t.ok(operation.headers.get(name) !== null, `refusal: ${name}`)
+  await operation.arrayBuffer()
+  await (await fetch(`${url}/v1beta/files`, { headers: { 'x-goog-api-key': alice.key } })).arrayBuffer()
   const refused = await fetch(`${url}/v1beta/files`, { headers: { 'x-goog-api-key': alice.key } })
-  t.equal(refused.status, 429, 'the fourth request of the minute, on no model')
+  t.equal(refused.status, 429, 'the fourth request of the minute, on no model: the refusal spent none')
   await refused.arrayBuffer()
-  const report = await usageReport(alice, 4, bob)
-  // Operations are the operator's only (GEMINI_LIMITS `allow`): the operation read is a 403, the last request a 429.
-  t.match(report.rows, [{ model: 'none', surface: 'native', requests: 4, errors_4xx: 2 }])
+  const report = await usageReport(alice, 5, bob)
+  t.match(report.rows, [{ model: '(refused)', surface: 'native', requests: 1, errors_4xx: 1 }, { model: 'none', surface: 'native', requests: 4, errors_4xx: 1 }])
 })
 
 t.test('a member cannot make usage unreadable: invented model names share one `other` row', async t => {

@@ -27,13 +27,13 @@ async function setup (t: { teardown (fn: () => unknown): void }, env: Record<str
 }
 
 t.test('openai SDK with a user key: a 429 is a RateLimitError with the headers, a denied model a PermissionDeniedError', async t => {
-  // rpm 3: the denied call counts too (deny by default, docs/model-proxy.md, "Limits and usage").
-  const { url } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { rpm: 3 } }) })
+  // rpm 2: the denied call spends none of it (refusals count apart, docs/model-proxy.md, "Limits and usage").
+  const { url } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { rpm: 2 } }) })
   const user = await keyUser(url, 'openai_user', { name: 'sdk', models: ['gemini-2.5-flash*'] })
   const openai = new OpenAI({ apiKey: user.key, baseURL: `${url}/v1`, maxRetries: 0, timeout: 10000 })
   const ok = await openai.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
   t.equal(ok.data.choices[0]!.message.content, 'Hello from the fake upstream.')
-  t.equal(ok.response.headers.get('x-ratelimit-remaining-requests'), '2')
+  t.equal(ok.response.headers.get('x-ratelimit-remaining-requests'), '1')
 
   const denied = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }] }).catch(e => e)
   t.ok(denied instanceof OpenAI.PermissionDeniedError, 'a model outside the key\'s list')
@@ -44,14 +44,14 @@ t.test('openai SDK with a user key: a 429 is a RateLimitError with the headers, 
   t.ok(limited instanceof OpenAI.RateLimitError, 'over the limit')
   t.equal(limited.status, 429)
   t.ok(Number(limited.headers.get('retry-after')) >= 1, 'Retry-After')
-  t.equal(limited.headers.get('x-ratelimit-limit-requests'), '3')
+  t.equal(limited.headers.get('x-ratelimit-limit-requests'), '2')
   t.equal(limited.headers.get('x-ratelimit-remaining-requests'), '0')
   t.ok(limited.headers.get('x-ratelimit-reset-requests'))
 })
 
 t.test('@google/genai with a user key: a 429 is an ApiError RESOURCE_EXHAUSTED, a denied model a 403', async t => {
-  // rpm 2: the denied call counts too (deny by default).
-  const { url, fake } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { rpm: 2 } }) })
+  // rpm 1: the denied call spends none of it (refusals count apart).
+  const { url, fake } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { rpm: 1 } }) })
   const user = await keyUser(url, 'genai_user', { name: 'sdk', models: ['gemini-2.5-flash'] })
   const ai = new GoogleGenAI({ apiKey: user.key, httpOptions: { baseUrl: url, timeout: 10000, retryOptions: { attempts: 1 } } })
   const denied = await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'hi' }).catch(e => e)
@@ -64,7 +64,7 @@ t.test('@google/genai with a user key: a 429 is an ApiError RESOURCE_EXHAUSTED, 
   t.match(limited.message, /RESOURCE_EXHAUSTED/)
 
   const report = await usageReport(user, 3)
-  t.match(report.rows, [{ user_id: user.userId, key_id: user.keyId, model: 'gemini-2.5-flash', surface: 'native', requests: 2 }, { model: 'none', requests: 1, errors_4xx: 1 }])
+  t.match(report.rows, [{ model: '(refused)', requests: 1, errors_4xx: 1 }, { user_id: user.userId, key_id: user.keyId, model: 'gemini-2.5-flash', surface: 'native', requests: 2 }], 'the refusal is its key\'s error, not a model\'s row')
   t.match(report.totals, { requests: 3, input_tokens: 11, output_tokens: 7, thinking_tokens: 3 })
 })
 

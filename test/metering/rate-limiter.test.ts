@@ -204,7 +204,7 @@ t.test('a user override replaces the level values field by field; null lifts a l
   const b = await limiter.admit(USER, 0)
   t.equal(b.headers['x-ratelimit-limit-requests'], undefined, 'null: unlimited')
   t.equal(b.headers['x-ratelimit-limit-tokens'], '5')
-  t.equal((await limiter.admit({ ...OTHER, accessLevel: 'admin' }, 1e9)).headers['x-ratelimit-limit-requests'], undefined, 'a level not listed is unlimited')
+  t.equal((await limiter.admit({ ...OTHER, accessLevel: 'default' }, 1e9)).headers['x-ratelimit-limit-requests'], undefined, 'a level with no listed level at or below it is unlimited')
 })
 
 t.test('a limit of 0 refuses every call', async t => {
@@ -294,6 +294,19 @@ t.test("a caller's new access level applies at once, within the override cache p
   t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-limit-requests'], '5')
   t.equal((await limiter.admit({ ...USER, accessLevel: 'admin' }, 0)).headers['x-ratelimit-limit-requests'], '50', 'promoted')
   t.equal((await limiter.admit(USER, 0)).headers['x-ratelimit-limit-requests'], '5', 'demoted')
+})
+
+t.test('a level without its own entry takes the nearest lower level\'s: promoting a member to admin or dev keeps their limits; {} is unlimited; hush is unlimited unless listed', async t => {
+  const limitOf = async (byLevel: RateLimiterOptions['byLevel'], accessLevel: typeof USER.accessLevel | 'admin' | 'dev' | 'hush'): Promise<string | undefined> => {
+    const r = await rig(t, byLevel)
+    return (await r.limiter().admit({ ...USER, accessLevel }, 0)).headers['x-ratelimit-limit-requests']
+  }
+  t.equal(await limitOf({ member: { rpm: 5 } }, 'admin'), '5', 'admin has no entry: member\'s')
+  t.equal(await limitOf({ member: { rpm: 5 } }, 'dev'), '5', 'dev has no entry, nor admin: member\'s')
+  t.equal(await limitOf({ member: { rpm: 5 }, admin: { rpm: 50 } }, 'dev'), '50', 'the nearest lower entry wins')
+  t.equal(await limitOf({ member: { rpm: 5 }, admin: {} }, 'dev'), undefined, 'an explicit {} is unlimited, and passes on as such')
+  t.equal(await limitOf({ member: { rpm: 5 } }, 'hush'), undefined, 'hush is unlimited unless listed')
+  t.equal(await limitOf({ member: { rpm: 5 }, hush: { rpm: 500 } }, 'hush'), '500')
 })
 
 t.test('one renewal task renews every running call\'s lease, and stops when no call holds one', async t => {

@@ -300,7 +300,7 @@ t.test('the operator password is never rate limited', async t => {
   t.same(r.calls.map(c => c[1]), ['operator', 'operator', 'operator'])
 })
 
-t.test('usage is recorded once per call with its status; an invalid request of a key as a request on no model, never as a model call', async t => {
+t.test('usage is recorded once per call with its status; an invalid request of a key as a refusal, never as a model call', async t => {
   const r = await rig(t, {})
   const denied = await r.chat(JSON.stringify({ model: 'no-such-model', messages: [] }))
   t.equal(denied.status, 400)
@@ -312,7 +312,7 @@ t.test('usage is recorded once per call with its status; an invalid request of a
   const ok = await r.native()
   await ok.arrayBuffer()
   await r.recorded(3)
-  t.same(r.entries.map(e => [e.model, e.surface, e.status, e.usage === undefined]), [['none', 'chat', 400, true], ['gemini-2.5-pro', 'chat', 503, true], ['gemini-2.5-pro', 'native', 200, false]])
+  t.same(r.entries.map(e => [e.model, e.surface, e.status, e.usage === undefined]), [['(refused)', 'chat', 400, true], ['gemini-2.5-pro', 'chat', 503, true], ['gemini-2.5-pro', 'native', 200, false]])
   t.equal(r.calls.length, 2, 'onCall hears of model calls only')
   const unauthenticated = await r.chat(undefined, 'ghk_' + 'Z'.repeat(43))
   t.equal(unauthenticated.status, 401)

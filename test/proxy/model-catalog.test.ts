@@ -134,3 +134,16 @@ t.test('requests may name gemini- models outside the catalog; anything else is m
   t.equal(catalog.resolve(' models/gemini-2.5-pro ').requested, 'gemini-2.5-pro', 'surrounding spaces and models/ are not part of the name')
   t.throws(() => createModelCatalog(['gemini-2.5-pro', 'gemini-x\n']), { name: 'TypeError', message: /models: "gemini-x\\n" is not a model id/ })
 })
+
+t.test('standings: each listed base model with its family and stage on the backend at the clock given; a shut-down one names its replacement', async t => {
+  const before = createModelCatalog(undefined, undefined, 'gemini-api', () => new Date('2026-03-08T23:59:59Z')).standings()
+  const after = createModelCatalog(undefined, undefined, 'gemini-api', () => new Date('2026-03-09T00:00:00Z')).standings()
+  const pro3 = (list: ReturnType<typeof before.slice>): unknown => list.find(s => s.id === 'gemini-3-pro-preview')
+  t.same(pro3(before), { id: 'gemini-3-pro-preview', family: 'gemini-3', stage: 'ga', shutdownOn: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }, 'still served, with the day it goes')
+  t.same(pro3(after), { id: 'gemini-3-pro-preview', family: 'gemini-3', stage: 'shutdown', shutdownOn: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }, 'from that day: shut down, served by its replacement')
+  t.match(after.find(s => s.id === 'gemini-3.1-pro-preview'), { family: 'gemini-3', stage: 'preview' }, 'a stage the file leaves out: preview when the id says so')
+  t.match(after.find(s => s.id === 'gemini-2.5-pro'), { stage: 'ga' })
+  t.same(after.map(s => s.id), [...after.map(s => s.id)].sort(), 'sorted by id')
+  t.ok(after.every(s => !/-(search|nothinking|maxthinking)$/.test(s.id)), 'base models only')
+  t.ok(createModelCatalog().standings().every(s => s.stage !== 'shutdown'), 'no backend named: nothing is shut down')
+})

@@ -369,6 +369,22 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     t.equal(await store.keys.findByDigest(key.digest), null, 'a deleted key is not found by its digest')
   })
 
+  t.test('names: a key\'s name while it lives and after it is deleted (usage still names a revoked key); unknown ids left out', async t => {
+    const store = await open(t)
+    const alice = newId()
+    const one = makeKey(alice, { keyId: 'k-one', name: 'laptop' })
+    const two = makeKey(alice, { keyId: 'k-two', name: 'ci' })
+    const three = makeKey(newId(), { keyId: 'k-three', name: 'phone' })
+    for (const k of [one, two, three]) await store.keys.create(k)
+    t.same([...(await store.keys.names(['k-one', 'k-two', 'k-three', 'k-none']))].sort(), [['k-one', 'laptop'], ['k-three', 'phone'], ['k-two', 'ci']])
+    await store.keys.delete('k-one')
+    await store.keys.deleteAllForUser(alice)
+    await store.keys.deleteForUser(three.userId, 'k-three')
+    t.same([...(await store.keys.names(['k-one', 'k-two', 'k-three', 'k-none']))].sort(), [['k-one', 'laptop'], ['k-three', 'phone'], ['k-two', 'ci']], 'deleted by any of the three deletes, still named')
+    t.same(await store.keys.get('k-one'), null, 'and gone as a key')
+    t.same([...await store.keys.names([])], [])
+  })
+
   t.test('a key id or digest already held is refused and changes nothing', async t => {
     const store = await open(t)
     const key = makeKey(newId())

@@ -37,6 +37,7 @@ const JOURNAL_ID: Record<string, (r: any) => string> = {
   owners: r => r.resource,
   usage: r => JSON.stringify([r.day, r.userId, r.keyId, r.model, r.surface]),
   counters: r => `${r.key}\n${Date.parse(r.windowStart)}`,
+  retiredKeys: r => r.keyId,
 }
 
 /** What a restart loads: the data file with the changes of its journal (of the same generation) applied in order. */
@@ -286,7 +287,22 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [], counters: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [], counters: [], retiredKeys: [] })
+})
+
+t.test('a deleted key\'s name is kept in the file for usage, and dropped 400 days after its deletion', async t => {
+  const file = join(t.testdir(), 'auth-db.json')
+  const clock = { at: Date.UTC(2026, 0, 1) }
+  const first = await createEmbeddedStore({ file, now: () => new Date(clock.at) })
+  const key = makeKey('a'.repeat(24), { keyId: 'k-gone', name: 'old laptop' })
+  await first.keys.create(key)
+  await first.keys.delete('k-gone')
+  await first.close()
+  const again = await openAt(t, { file, now: () => new Date(clock.at) })
+  t.same([...await again.keys.names(['k-gone'])], [['k-gone', 'old laptop']], 'read back from the file')
+  clock.at += 400 * 86_400_000
+  await again.keys.create(makeKey('b'.repeat(24)))
+  t.same([...await again.keys.names(['k-gone'])], [], 'swept once its retention passed')
 })
 
 t.test('saves leave no temp files, and ones left by a killed process are removed at start', async t => {

@@ -40,6 +40,7 @@ t.test('every store operation reports adapter, operation, duration and outcome',
   await store.keys.get(key.keyId)
   await store.keys.listByUser(alice.id)
   await store.keys.touch(key.keyId, new Date())
+  await store.keys.names([key.keyId])
   await store.keys.deleteForUser(alice.id, key.keyId)
   await store.keys.delete(key.keyId)
   await store.keys.deleteAllForUser(alice.id)
@@ -66,7 +67,7 @@ t.test('every store operation reports adapter, operation, duration and outcome',
     'users.update:true', 'users.countByAccessLevel:true',
     'sessions.put:true', 'sessions.findByTokenHash:true', 'sessions.delete:true', 'sessions.deleteByUser:true', 'sessions.listByUser:true',
     'attempts.hit:true', 'attempts.get:true', 'attempts.clear:true',
-    'keys.create:true', 'keys.findByDigest:true', 'keys.get:true', 'keys.listByUser:true', 'keys.touch:true',
+    'keys.create:true', 'keys.findByDigest:true', 'keys.get:true', 'keys.listByUser:true', 'keys.touch:true', 'keys.names:true',
     'keys.deleteForUser:true', 'keys.delete:true', 'keys.deleteAllForUser:true',
     'limits.set:true', 'limits.get:true', 'limits.clear:true',
     'counters.add:true', 'counters.get:true',

@@ -237,6 +237,7 @@ describe('the storage port', () => {
     expect<(userId: string, keyId: string) => Promise<boolean>>().type.toBeAssignableTo<KeyStore['deleteForUser']>()
     expect<(userId: string) => Promise<number>>().type.toBeAssignableTo<KeyStore['deleteAllForUser']>()
     expect<(keyId: string, lastUsedAt: Date) => Promise<void>>().type.toBeAssignableTo<KeyStore['touch']>()
+    expect<(keyIds: readonly string[]) => Promise<Map<string, string>>>().type.toBeAssignableTo<KeyStore['names']>()
     expect<KeyRecord>().type.toBeAssignableTo<{
       keyId: string
       userId: string

@@ -4,7 +4,8 @@
 // observes a call's normalised events (usage seen, output forwarded, ended), which the lifecycle
 // (lib/proxy/call/lifecycle.ts) sends whatever the surface; errors end a call in the route table's error mappers.
 // A request on no model (a file, an operation, a model list) is admitted for its request count only and recorded
-// under NO_MODEL (docs/model-proxy.md, "Limits and usage").
+// under NO_MODEL; one refused before its call began is recorded under REFUSED, spending no limit (docs/model-proxy.md,
+// "Limits and usage").
 import type { HandlerRequest, Surface } from '../../http/contract.ts'
 import { isGatehouseError } from '../../errors.ts'
 import type { AccessLevel } from '../../store/types.ts'
@@ -53,12 +54,20 @@ export interface Metering {
   begin (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, requestedOutputTokens?: number, unreported?: Unreported, readBytes?: number, referencedTokens?: number): Promise<MeteredCall>
   /** Begins a request on no model: counted against the requests per minute, charged nothing, recorded under NO_MODEL. */
   request (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
+  /**
+   * Begins the record of a key's request refused before its call began (a body that does not parse, a model the
+   * catalogue or the policy refuses): spends none of the caller's limits (RateLimiter.refusal: their own allowance,
+   * RATE_LIMITED past it), charged nothing, recorded under REFUSED.
+   */
+  refused (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
   /** The call `req` began, if any (for the error mappers). */
   callOf (req: HandlerRequest): MeteredCall | undefined
 }
 
 /** The usage row of a request that names no model (files, operations, model lists). */
 export const NO_MODEL = 'none'
+/** The usage row of a request refused before its call began: an error of its key and user, never a model's row. */
+export const REFUSED = '(refused)'
 /** The status recorded for a call the client abandoned (nginx's "client closed request"). */
 export const CLIENT_CLOSED = 499
 
@@ -240,6 +249,20 @@ export function createMetering (options: MeteringOptions): Metering {
     begin: (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0, referencedTokens = 0) =>
       admit(req, caller, surface, model, readBytes > 0 || referencedTokens > 0 ? Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)) + referencedTokens : undefined, requestedOutputTokens ?? 0, unreported),
     request: (req, caller, surface) => admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
+    async refused (req, caller, surface) {
+      let admission: Admission | undefined
+      if (caller.kind === 'key' && limiter?.refusal !== undefined) {
+        try {
+          admission = await limiter.refusal(caller)
+        } catch (err) {
+          if (isGatehouseError(err)) usage?.record({ at: now(), userId: caller.userId, keyId: caller.keyId, model: REFUSED, surface, status: err.status })
+          throw err
+        }
+      }
+      const metered = call(caller, surface, REFUSED, admission, 0, undefined, 0)
+      calls.set(req, metered)
+      return metered
+    },
     callOf: req => calls.get(req),
   }
 }

@@ -21,6 +21,11 @@ export type ModelAccess = Partial<Record<AccessLevel, readonly string[]>>
 export interface ModelPolicy {
   /** Whether this caller may use the model of this base name. */
   allows (caller: ProxyCaller, base: string): boolean
+  /**
+   * The first of a new key's `models` patterns that names no model `level` may use (undefined: all fit): a literal
+   * name its level's patterns refuse, or a `*` pattern sharing no name with them (`gemini-*` fits `gemini-2.5-flash*`).
+   */
+  unfit (level: AccessLevel, patterns: readonly string[]): string | undefined
 }
 
 type Matcher = (base: string) => boolean
@@ -35,12 +40,19 @@ export function patternMatcher (patterns: readonly string[]): Matcher {
   return base => re.test(base)
 }
 
-function refuse (name: string, rule: string, value: unknown): never {
-  throw new ConfigurationError(name, `createProxy: ${name} must be ${rule} (got ${JSON.stringify(value) ?? String(value)})`)
+/** Whether the key pattern `key` names some model the level's `patterns` allow (`level`: their matcher). */
+function fits (key: string, patterns: readonly string[], level: Matcher): boolean {
+  if (patterns.length === 0) return false
+  if (!key.includes('*')) return level(key)
+  const matchesKey = patternMatcher([key])
+  return level(key.replaceAll('*', '')) || patterns.some(p => matchesKey(p.replaceAll('*', '')))
 }
 
-/** Checks `modelAccess` and `minAccessLevel` (createProxy's options) and builds the policy. */
-export function createModelPolicy (modelAccess: ModelAccess | undefined, minAccessLevel: AccessLevel = DEFAULT_PROXY_MIN_ACCESS_LEVEL): ModelPolicy {
+/** Checks `modelAccess` and `minAccessLevel` (createProxy's options, or `factory`'s) and builds the policy. */
+export function createModelPolicy (modelAccess: ModelAccess | undefined, minAccessLevel: AccessLevel = DEFAULT_PROXY_MIN_ACCESS_LEVEL, factory = 'createProxy'): ModelPolicy {
+  const refuse = (name: string, rule: string, value: unknown): never => {
+    throw new ConfigurationError(name, `${factory}: ${name} must be ${rule} (got ${JSON.stringify(value) ?? String(value)})`)
+  }
   if (!(ACCESS_LEVELS as readonly unknown[]).includes(minAccessLevel)) refuse('minAccessLevel', `one of ${ACCESS_LEVELS.join(', ')}`, minAccessLevel)
   const minRank = ACCESS_LEVELS.indexOf(minAccessLevel)
   if (modelAccess !== undefined && (modelAccess === null || typeof modelAccess !== 'object' || Array.isArray(modelAccess))) {
@@ -72,6 +84,12 @@ export function createModelPolicy (modelAccess: ModelAccess | undefined, minAcce
       if (ACCESS_LEVELS.indexOf(caller.accessLevel) < minRank) return false
       if (!(byLevel.get(caller.accessLevel) ?? everything)(base)) return false
       return caller.models === null || keyMatcher(caller.models)(base)
+    },
+    unfit (level, patterns) {
+      const listed = modelAccess?.[level]
+      const matcher = byLevel.get(level)
+      if (listed === undefined || matcher === undefined) return undefined
+      return patterns.find(p => !fits(p, listed, matcher))
     },
   }
 }

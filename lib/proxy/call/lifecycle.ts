@@ -232,9 +232,9 @@ export async function beginRequest (ctx: ProxyContext, req: HandlerRequest, call
 
 /**
  * A route's handler under the lifecycle's deny by default: a key's request that fails before it began a call (a body
- * that does not parse, a model refused by the catalogue or the policy) is still counted and recorded as a request,
- * and its error answer carries the x-ratelimit-* headers (the route's error mapper ends it, lib/proxy/routes.ts).
- * A request whose key does not authenticate is neither.
+ * that does not parse, a model refused by the catalogue or the policy) is recorded as a refusal (Metering.refused),
+ * an error of its key spending none of its limits (the route's error mapper ends it, lib/proxy/routes.ts).
+ * A request whose key does not authenticate is not recorded.
  */
 export function governed (ctx: ProxyContext, surface: Surface, handler: Handler): Handler {
   return async function governedHandler (req) {
@@ -248,8 +248,8 @@ export function governed (ctx: ProxyContext, surface: Surface, handler: Handler)
         try {
           caller = await ctx.checkAuth(req)
         } catch {}
-        // Over a limit, the refusal is the answer (429) rather than the first failure.
-        if (caller !== undefined) await beginRequest(ctx, req, caller, surface)
+        // Past the refusals' own allowance, that refusal (429) is the answer rather than the first failure.
+        if (caller !== undefined) await ctx.metering.refused(req, caller, surface)
       }
       throw err
     } finally {

@@ -70,6 +70,19 @@ export interface ModelCatalog {
   nativeList (allows?: (base: string) => boolean): { models: NativeModel[] }
   /** The listed base ids whose serving model has no price in force now (none without a price lookup), sorted. */
   unpriced (): string[]
+  /** Each listed base model's family and where it stands on the backend now (the console's upstream page). */
+  standings (): ModelStanding[]
+}
+
+/** A listed base model's family and stage on the backend now; a shut-down one names the model that serves it. */
+export interface ModelStanding {
+  id: string
+  family: string
+  stage: 'ga' | 'preview' | 'shutdown'
+  /** The shutdown's date (YYYY-MM-DD): in the past for a shut-down model, else the day a model still served goes. */
+  shutdownOn?: string
+  /** The model that serves it from that date. */
+  replacement?: string
 }
 
 function titleCase (id: string): string {
@@ -245,6 +258,18 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
     unpriced () {
       const at = now()
       return [...bases].filter(base => unpricedBase(base, at)).sort()
+    },
+    standings () {
+      const at = now()
+      return [...bases].sort().map(id => {
+        const spec = byId.get(id)
+        const status = spec === undefined || !filtering ? undefined : spec.status[backend as string]
+        const family = spec?.family ?? modelFamily(id)
+        // A stage the file leaves out: preview when Google's id says so (`-preview`, `-preview-06-05`), else GA.
+        if (status?.stage !== 'shutdown') return { id, family, stage: status?.stage ?? (/-preview(-|$)/.test(id) ? 'preview' : 'ga') }
+        const gone = replacedBy(spec, at) !== undefined
+        return { id, family, stage: gone ? 'shutdown' : 'ga', shutdownOn: status.on, replacement: status.replacement }
+      })
     },
   }
 }

@@ -92,6 +92,7 @@ async function rig (t: Test, byLevel: LimitsByLevel, modelAccess?: Record<string
       const admission = await real.admit(caller, estimate)
       return { headers: admission.headers, settle: async usage => { await admission.settle(usage); settledW.push(usage) } }
     },
+    refusal: real.refusal,
   }
   const entries: UsageEntry[] = []
   const entriesW = waiter(entries)
@@ -171,7 +172,7 @@ t.test('a tuned model is no key\'s to call (nobody records whose it is); a case 
   t.equal(res.status, 403)
   t.match(await res.json(), { error: { status: 'PERMISSION_DENIED' } })
   await open.recorded(1)
-  t.same(open.entries.map(e => [e.model, e.status]), [['none', 403]], 'counted and recorded, charged nothing')
+  t.same(open.entries.map(e => [e.model, e.status]), [['(refused)', 403]], 'recorded as a refusal, charged nothing')
 
   const narrow = await rig(t, limits({ tpm: 100000 }), { member: ['gemini-2.5-flash*'] })
   const refused = await narrow.send('POST', '/v1beta/Models/gemini-2.5-pro:GenerateContent', GENERATE)
@@ -272,7 +273,7 @@ t.test('a model call the upstream refuses ends with its status and is charged no
   t.same(r.entries.map(e => [e.model, e.status]), [['gemini-2.5-flash', 429]])
 })
 
-t.test('every answer to a key carries all six rate headers, refusals before the call included (policy, unknown model, unreadable body), and counts', async t => {
+t.test('every answer to a key carries all six rate headers, refusals before the call included (policy, unknown model, unreadable body), which spend none of the minute', async t => {
   const r = await rig(t, limits({ rpm: 10, tpm: 100000 }), { member: ['gemini-2.5-flash*'] })
   const refusals: Array<[string, string, string | undefined, number]> = [
     ['POST', '/v1beta/models/gemini-2.5-pro:generateContent', GENERATE, 403],
@@ -289,9 +290,28 @@ t.test('every answer to a key carries all six rate headers, refusals before the 
   const chat = await fetch(`${r.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"model":"gemini-2.5-flash"}' })
   t.equal(chat.status, 400)
   for (const name of RATE_HEADERS) t.ok(chat.headers.get(name) !== null, `invalid chat body: ${name}`)
-  t.equal(chat.headers.get('x-ratelimit-remaining-requests'), '5', 'each refusal was a request of the minute')
+  t.equal(chat.headers.get('x-ratelimit-remaining-requests'), '10', 'no refusal spent a request of the minute')
   await chat.arrayBuffer()
   t.same(r.seen, [])
+})
+
+t.test('refused calls count apart: they spend no request per minute and are recorded under (refused), not a model; past rpm refusals in a minute the next is a 429', async t => {
+  const r = await rig(t, limits({ rpm: 2, tpm: 100000 }), { member: ['gemini-2.5-flash*'] })
+  for (let i = 0; i < 2; i++) {
+    const res = await r.send('POST', '/v1beta/models/gemini-2.5-pro:generateContent', GENERATE)
+    t.equal(res.status, 403, 'a model the policy refuses')
+    t.equal(res.headers.get('x-ratelimit-remaining-requests'), '2', 'the minute untouched')
+    await res.arrayBuffer()
+  }
+  const unknown = await r.send('POST', '/v1beta/models/no-such-model:generateContent', GENERATE)
+  t.equal(unknown.status, 429, 'the third refusal of the minute is past the refusals\' own allowance')
+  await unknown.arrayBuffer()
+  const ok = await r.send('POST', '/v1beta/models/gemini-2.5-flash:generateContent', GENERATE)
+  t.equal(ok.status, 200, 'the refusals spent none of the requests per minute')
+  t.equal(ok.headers.get('x-ratelimit-remaining-requests'), '1')
+  await ok.arrayBuffer()
+  await r.recorded(4)
+  t.same(r.entries.map(e => [e.model, e.status]), [['(refused)', 403], ['(refused)', 403], ['(refused)', 429], ['gemini-2.5-flash', 200]])
 })
 
 t.test('a key\'s request refused before its call began is recorded under the surface of the route it asked (messages, responses, chat)', async t => {
