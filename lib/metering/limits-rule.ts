@@ -47,7 +47,7 @@ export type LimitsByLevel = Readonly<Partial<Record<AccessLevel, Readonly<LevelL
 /**
  * The entry that holds for `level`: its own, else that of the nearest lower level with one (ACCESS_LEVELS order), so
  * promoting a user never lifts their limits by accident; `hush`, the admin level, is unlimited unless listed.
- * An explicit `{}` is unlimited. Undefined: no level at or below `level` is listed.
+ * An explicit `{}` lifts every limit but the default concurrent (DEFAULT_CONCURRENT). Undefined: no level at or below `level` is listed.
  */
 export function levelEntry (byLevel: LimitsByLevel, level: AccessLevel): Readonly<LevelLimits> | undefined {
   if (byLevel[level] !== undefined || level === 'hush') return byLevel[level]

@@ -107,9 +107,9 @@ t.test('PUT takes dollar budgets in dollars: stored in micro-dollars, shown in d
 t.test('limitsAtEachLevel: what a user would have at each level, the level fallback and their override included (the console\'s warning)', async t => {
   const byLevel = resolveLimitsOption({ member: { rpm: 60, tpm: 1000 }, dev: {} })
   const at = limitsAtEachLevel(byLevel, { tpm: 5 })
-  t.same(at.default, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null }, 'no level at or below: unlimited, the override on top')
-  t.same(at.member, { rpm: 60, tpm: 5, tokens_per_day: null, concurrent: null })
+  t.same(at.default, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null }, 'no level at or below: unlimited, the override on top')
+  t.same(at.member, { rpm: 60, tpm: 5, tokens_per_day: null, concurrent: 8, usd_per_day: null, usd_per_month: null }, 'a listed level\'s default concurrent')
   t.same(at.admin, at.member, 'admin has no entry: member\'s')
-  t.same(at.dev, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null }, '{} is unlimited')
+  t.same(at.dev, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: 8, usd_per_day: null, usd_per_month: null }, '{} is unlimited but for the default concurrent')
   t.same(at.hush.rpm, null, 'hush is unlimited unless listed')
 })

@@ -94,5 +94,5 @@ t.test('usd_per_day and usd_per_month are written in dollars and held in micro-d
   t.same(parseLimitsBody({ usd_per_day: '2.50', usd_per_month: null }), { usdPerDayMicros: 2_500_000, usdPerMonthMicros: null }, 'the override body takes dollars')
   t.throws(() => parseLimitsBody({ usd_per_month: '1e3' }), { code: 'INVALID_INPUT', param: 'usd_per_month', message: /^usd_per_month must be US dollars/ })
   t.same(limitsToWire({ usdPerDayMicros: 2_500_000, usdPerMonthMicros: null, rpm: 3 }), { rpm: 3, usd_per_day: 2.5, usd_per_month: null }, 'answers show dollars')
-  t.same(effectiveLimits({ usdPerDayMicros: 1, rpm: 2 }, { usdPerDayMicros: null }), { usdPerDayMicros: null, rpm: 2 }, 'an override lifts a budget as it does a limit')
+  t.same(effectiveLimits({ usdPerDayMicros: 1, rpm: 2 }, { usdPerDayMicros: null }), { usdPerDayMicros: null, rpm: 2, concurrent: 8 }, 'an override lifts a budget as it does a limit (a listed level\'s default concurrent stays)')
 })
