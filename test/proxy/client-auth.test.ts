@@ -29,7 +29,7 @@ t.test('every accepted form of the password is read', async t => {
 })
 
 t.test('over HTTP: each form is accepted and a wrong password is a 401 in the surface\'s shape', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const ok: Array<[string, RequestInit, string?]> = [
     ['Bearer', { headers: { authorization: `Bearer ${PASSWORD}` } }],
     ['lower-case bearer', { headers: { authorization: `bearer ${PASSWORD}` } }],
@@ -61,7 +61,7 @@ t.test('over HTTP: each form is accepted and a wrong password is a 401 in the su
 })
 
 t.test('without a configured password every proxy route answers 503 with a clear message', async t => {
-  const h = await startProxy(t, { password: undefined })
+  const h = await startProxy(t, { backendName: 'code-assist', password: undefined })
   const chat = await fetch(`${h.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer anything' }, body: '{}' })
   t.equal(chat.status, 503)
   t.match(await chat.json(), { error: { type: 'api_error', message: /GEMINI_AUTH_PASSWORD/ } })
@@ -77,7 +77,7 @@ t.test('without a configured password every proxy route answers 503 with a clear
 })
 
 t.test('CORS: preflights are answered without a password, and responses allow any origin without credentials', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   for (const path of ['/v1/chat/completions', '/v1/models', '/v1beta/models', '/v1beta/models/gemini-2.5-pro:streamGenerateContent', '/v1/models/gemini-2.5-pro:generateContent']) {
     const res = await fetch(`${h.url}${path}`, {
       method: 'OPTIONS',
@@ -102,7 +102,7 @@ t.test('CORS: preflights are answered without a password, and responses allow an
 
 t.test('proxy password guessing is throttled for the guessing address only: past 10 wrong passwords in 5 minutes its wrong ones are a 429 with Retry-After, while the right password passes', async t => {
   let now = new Date('2026-01-01T00:00:00Z')
-  const h = await startProxy(t, { now: () => now })
+  const h = await startProxy(t, { backendName: 'code-assist', now: () => now })
   const call = async (path: string, init: RequestInit = {}): Promise<{ status: number, retryAfter: string | null, body: any }> => {
     const res = await fetch(`${h.url}${path}`, init)
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }

@@ -19,7 +19,7 @@ interface Pool extends ProxyHarness {
 async function pool (t: Test, apiKey: string, upstream: Record<string, unknown> = {}): Promise<Pool> {
   const clock = { ms: Date.parse('2026-11-24T00:00:00Z') }
   const metrics = createMetrics({ models: ['gemini-2.5-flash'], defaultMetrics: false })
-  const h = await startProxy(t, { geminiApi: true, upstream: { apiKey, ...upstream }, now: () => new Date(clock.ms), observer: metrics.proxy })
+  const h = await startProxy(t, { backendName: 'gemini-api', upstream: { apiKey, ...upstream }, now: () => new Date(clock.ms), observer: metrics.proxy })
   // Several keys stand for several projects: a file or cache belongs to the key that made it.
   h.fake.keyScoped = true
   return {

@@ -11,7 +11,7 @@ function genai (url: string, apiKey = PASSWORD, apiVersion?: string): GoogleGenA
 }
 
 t.test('generateContent: the body goes upstream with the variant\'s thinking config and the answer comes back as is', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const response = await genai(h.url).models.generateContent({
     model: 'gemini-2.5-flash-nothinking',
     contents: [{ role: 'user', parts: [{ text: 'Hello' }, { inlineData: { mimeType: 'image/png', data: PNG_1X1.toString('base64') } }] }],
@@ -31,7 +31,7 @@ t.test('generateContent: the body goes upstream with the variant\'s thinking con
 })
 
 t.test('the client\'s own thinking config, safety settings and tools are respected; -search adds googleSearch once', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   await genai(h.url).models.generateContent({
     model: 'gemini-2.5-pro-search',
     contents: 'Find news',
@@ -48,7 +48,7 @@ t.test('the client\'s own thinking config, safety settings and tools are respect
 })
 
 t.test('native requests keep Google\'s defaults: a body that does not ask for thoughts gets none', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const ai = genai(h.url)
   const thinkingSent = (call: 'generateContent' | 'streamGenerateContent'): unknown => h.fake.last(call)!.body.request.generationConfig?.thinkingConfig
   await ai.models.generateContent({ model: 'gemini-2.5-pro', contents: 'Hi' })
@@ -69,7 +69,7 @@ t.test('native requests keep Google\'s defaults: a body that does not ask for th
 })
 
 t.test('generateContentStream: SSE events pass through in order with their responseId', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([
     geminiResponse({ thought: 'Hmm.' }),
     geminiResponse({ text: 'One, ' }),
@@ -88,7 +88,7 @@ t.test('generateContentStream: SSE events pass through in order with their respo
 })
 
 t.test('countTokens goes to the upstream countTokens call', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const result = await genai(h.url).models.countTokens({ model: 'gemini-2.5-flash', contents: 'three little words' })
   t.equal(result.totalTokens, 3)
   const sent = h.fake.last('countTokens')!
@@ -97,7 +97,7 @@ t.test('countTokens goes to the upstream countTokens call', async t => {
 })
 
 t.test('models.list and models.get read the catalog; an unknown model is a 404', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const ai = genai(h.url)
   const names: string[] = []
   for await (const model of await ai.models.list()) names.push(model.name ?? '')
@@ -115,7 +115,7 @@ t.test('models.list and models.get read the catalog; an unknown model is a 404',
 })
 
 t.test('upstream errors reach the SDK unchanged, with Retry-After on 429', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('generateContent', errorReply(429, { reason: 'QUOTA_EXHAUSTED', retryDelay: '54s', message: 'Your quota will reset after 54s.' }))
   const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:generateContent`, {
     method: 'POST', headers: { 'x-goog-api-key': PASSWORD, 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }),
@@ -134,7 +134,7 @@ t.test('upstream errors reach the SDK unchanged, with Retry-After on 429', async
 })
 
 t.test('a stream that fails midway ends with an error event the SDK raises', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b' })], { dropAfter: 1 }))
   const stream = await genai(h.url).models.generateContentStream({ model: 'gemini-2.5-pro', contents: 'x' })
   const seen: string[] = []
@@ -144,7 +144,7 @@ t.test('a stream that fails midway ends with an error event the SDK raises', asy
 })
 
 t.test('an upstream that answers 200 with garbage never looks like a successful answer: 502 unstreamed, an error event the SDK raises streamed', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const html = { text: '<!DOCTYPE html>\n<html><body>Sorry, something went wrong</body></html>\n', headers: { 'content-type': 'text/html' } }
   h.fake.reply('generateContent', html)
   const unstreamed = await genai(h.url).models.generateContent({ model: 'gemini-2.5-pro', contents: 'x' }).catch(e => e)
@@ -168,7 +168,7 @@ t.test('an upstream that answers 200 with garbage never looks like a successful 
 })
 
 t.test('a wrong key is a 401 in Google\'s shape', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const err = await genai(h.url, 'wrong').models.generateContent({ model: 'gemini-2.5-pro', contents: 'x' }).catch(e => e)
   t.type(err, ApiError)
   t.equal(err.status, 401)
@@ -176,7 +176,7 @@ t.test('a wrong key is a 401 in Google\'s shape', async t => {
 })
 
 t.test('a client that goes away mid-stream cancels the upstream call', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'first' }), geminiResponse({ text: 'second' })], { chunkDelayMs: 2000 }))
   const controller = new AbortController()
   const stream = await genai(h.url).models.generateContentStream({ model: 'gemini-2.5-pro', contents: 'x', config: { abortSignal: controller.signal } })
@@ -188,7 +188,7 @@ t.test('a client that goes away mid-stream cancels the upstream call', async t =
 })
 
 t.test('the /v1beta paths serve the same as the SDK\'s default /v1 ones', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const ai = genai(h.url, PASSWORD, 'v1beta')
   const response = await ai.models.generateContent({ model: 'lm-2.5-pro', contents: 'hi' })
   t.equal(response.text, 'Hello from the fake upstream.')

@@ -22,9 +22,9 @@ export interface ProxyHarness {
 interface Teardown { teardown (fn: () => unknown): void }
 
 export interface HarnessOptions extends Omit<ProxyOptions, 'upstream'> {
+  /** The backend the proxy calls on the fake upstream: each test names it (test/proxy/backends.ts has all three). */
+  backendName: 'code-assist' | 'gemini-api' | 'vertex'
   upstream?: Partial<BackendOptions>
-  /** Use the public Gemini API backend instead of Code Assist. */
-  geminiApi?: boolean
   /** The node listener's own options (createNodeListener's). */
   listener?: NodeListenerOptions
 }
@@ -41,13 +41,15 @@ export function staleCredentials (tokenUri: string): Record<string, unknown> {
   }
 }
 
-export async function startProxy (t: Teardown, options: HarnessOptions = {}): Promise<ProxyHarness> {
+export async function startProxy (t: Teardown, options: HarnessOptions): Promise<ProxyHarness> {
   const fake = await startFakeUpstream()
   const events: string[] = []
-  const { upstream, geminiApi, imageFetch, listener: listenerOptions, ...rest } = options
-  const upstreamOptions: BackendOptions = geminiApi === true
+  const { upstream, backendName, imageFetch, listener: listenerOptions, ...rest } = options
+  const upstreamOptions: BackendOptions = backendName === 'gemini-api'
     ? { backend: 'gemini-api', apiKey: 'test-api-key', geminiApiEndpoint: fake.url, maxRetries: 0, ...upstream }
-    : { credentials: staleCredentials(fake.tokenUri), codeAssistEndpoint: fake.url, maxRetries: 0, ...upstream }
+    : backendName === 'vertex'
+      ? { backend: 'vertex', apiKey: 'express-key', vertexEndpoint: fake.url, maxRetries: 0, ...upstream }
+      : { credentials: staleCredentials(fake.tokenUri), codeAssistEndpoint: fake.url, maxRetries: 0, ...upstream }
   const proxy = createProxy({
     password: PASSWORD,
     upstream: upstreamOptions,

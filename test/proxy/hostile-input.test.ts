@@ -16,7 +16,7 @@ function userWith (part: unknown): string {
 }
 
 t.test('malformed JSON and wrong types are 400 invalid_request_error, naming the param where there is one', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const table: Array<[string, string, string | null, RegExp?]> = [
     ['truncated JSON', '{"model": "gemini-2.5-pro", "messages": [', null, /Invalid JSON/],
     ['not JSON at all', 'hello', null, /Invalid JSON/],
@@ -49,7 +49,7 @@ t.test('malformed JSON and wrong types are 400 invalid_request_error, naming the
 })
 
 t.test('a huge messages array is refused with a 400 before any work', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const messages = Array.from({ length: 5000 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: 'x' }))
   const res = await chat(h.url, JSON.stringify({ model: 'gemini-2.5-pro', messages }))
   t.equal(res.status, 400)
@@ -57,7 +57,7 @@ t.test('a huge messages array is refused with a 400 before any work', async t =>
 })
 
 t.test('a body over the size limit is a 413 in the surface\'s shape', async t => {
-  const h = await startProxy(t, { maxBodyBytes: 64 * 1024 })
+  const h = await startProxy(t, { backendName: 'code-assist', maxBodyBytes: 64 * 1024 })
   const big = JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x'.repeat(100 * 1024) }] })
   const res = await chat(h.url, big)
   t.equal(res.status, 413)
@@ -68,7 +68,7 @@ t.test('a body over the size limit is a 413 in the surface\'s shape', async t =>
 })
 
 t.test('native: malformed JSON and non-object bodies are 400 INVALID_ARGUMENT', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   for (const body of ['{"contents": [', '"text"', '[1,2]']) {
     const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': PASSWORD }, body })
     t.equal(res.status, 400, body)
@@ -83,7 +83,7 @@ t.test('native: malformed JSON and non-object bodies are 400 INVALID_ARGUMENT', 
 // Item 16 of the hardening issue: a mislabelled image is no longer refused (see the next test); this one used to
 // hold a row "JPEG bytes declared as PNG".
 t.test('image data URLs whose bytes are no image the model accepts are a 400 naming the part', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const table: Array<[string, string, RegExp]> = [
     ['text declared as PNG', `data:image/png;base64,${Buffer.from('<?php system($_GET[0]); ?>').toString('base64')}`, /not a valid image\/png/],
     ['a PDF as image_url', 'data:application/pdf;base64,JVBERi0xLjQK', /not an image type/],
@@ -101,7 +101,7 @@ t.test('image data URLs whose bytes are no image the model accepts are a 400 nam
 })
 
 t.test('an image whose declared type differs from its bytes is sent with the type its bytes show', async t => {
-  const h = await startProxy(t, { imageFetch: { timeoutMs: 1000, allowPrivateNetworks: true } })
+  const h = await startProxy(t, { backendName: 'code-assist', imageFetch: { timeoutMs: 1000, allowPrivateNetworks: true } })
   const png = PNG_1X1.toString('base64')
   const jpeg = JPEG_HEAD.toString('base64')
   const mislabelled = await startImageServer(t, PNG_1X1, 'image/jpeg')
@@ -126,7 +126,7 @@ t.test('an image whose declared type differs from its bytes is sent with the typ
 
 t.test('http(s) image URLs are fetched; closed ports, silent servers, non-images and oversized images are a clean 400 within the time limit', async t => {
   // The image servers are on 127.0.0.1, which the default guard refuses (see image-fetch-guard.test.ts).
-  const h = await startProxy(t, { imageFetch: { timeoutMs: 500, maxBytes: 1024, allowPrivateNetworks: true } })
+  const h = await startProxy(t, { backendName: 'code-assist', imageFetch: { timeoutMs: 500, maxBytes: 1024, allowPrivateNetworks: true } })
 
   const good = await startImageServer(t, PNG_1X1, 'image/png')
   const ok = await chat(h.url, userWith({ type: 'image_url', image_url: { url: good } }))
@@ -159,7 +159,7 @@ t.test('http(s) image URLs are fetched; closed ports, silent servers, non-images
 })
 
 t.test('the images fetched for one request may total no more than a request body may hold', async t => {
-  const h = await startProxy(t, { maxBodyBytes: 6000, imageFetch: { timeoutMs: 1000, maxBytes: 4000, allowPrivateNetworks: true } })
+  const h = await startProxy(t, { backendName: 'code-assist', maxBodyBytes: 6000, imageFetch: { timeoutMs: 1000, maxBytes: 4000, allowPrivateNetworks: true } })
   const image = await startImageServer(t, Buffer.concat([PNG_1X1, Buffer.alloc(2500)]), 'image/png')
   const one = await chat(h.url, JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: image } }] }] }))
   t.equal(one.status, 200, 'one image of about 2.6 KB is within 6000 bytes')
@@ -174,7 +174,7 @@ t.test('requests with image URLs take their share of the body budget while their
   const silent = await startSilentServer(t)
   // Above 1 MiB: smaller reservations are not counted (see lib/http/body-budget.ts).
   const MiB = 1024 * 1024
-  const h = await startProxy(t, { maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, imageFetch: { timeoutMs: 400, maxBytes: 2 * MiB, allowPrivateNetworks: true } })
+  const h = await startProxy(t, { backendName: 'code-assist', maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, imageFetch: { timeoutMs: 400, maxBytes: 2 * MiB, allowPrivateNetworks: true } })
   const budget = h.proxy.routes[0].bodyBudget!
   const pending = chat(h.url, userWith({ type: 'image_url', image_url: { url: `${silent}/slow.png` } }))
   const deadline = Date.now() + 2000
@@ -186,7 +186,7 @@ t.test('requests with image URLs take their share of the body budget while their
 
 t.test('a request with a large body and an image URL is not kept waiting for room it holds itself', async t => {
   const MiB = 1024 * 1024
-  const h = await startProxy(t, { maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, imageFetch: { timeoutMs: 1000, maxBytes: 2 * MiB, allowPrivateNetworks: true } })
+  const h = await startProxy(t, { backendName: 'code-assist', maxBodyBytes: 3 * MiB, maxBodyBytesInFlight: 3 * MiB, imageFetch: { timeoutMs: 1000, maxBytes: 2 * MiB, allowPrivateNetworks: true } })
   const image = await startImageServer(t, PNG_1X1, 'image/png')
   const res = await chat(h.url, JSON.stringify({
     model: 'gemini-2.5-pro',
@@ -198,7 +198,7 @@ t.test('a request with a large body and an image URL is not kept waiting for roo
 })
 
 t.test('one request cannot make the proxy fetch more image URLs than the limit', async t => {
-  const h = await startProxy(t, { imageFetch: { timeoutMs: 500, maxPerRequest: 2 } })
+  const h = await startProxy(t, { backendName: 'code-assist', imageFetch: { timeoutMs: 500, maxPerRequest: 2 } })
   const parts = Array.from({ length: 3 }, (_, i) => ({ type: 'image_url', image_url: { url: `http://127.0.0.1:9/${i}.png` } }))
   const res = await chat(h.url, JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: parts }] }))
   t.equal(res.status, 400)
@@ -206,7 +206,7 @@ t.test('one request cannot make the proxy fetch more image URLs than the limit',
 })
 
 t.test('names that are not models are a 404, not an upstream call', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   for (const model of ['../../etc/passwd', 'gpt-4o', 'gemini-2.5-pro-nothinking-maxthinking']) {
     const res = await chat(h.url, JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }))
     t.equal(res.status, 404, model)
@@ -216,7 +216,7 @@ t.test('names that are not models are a 404, not an upstream call', async t => {
 })
 
 t.test('model names are checked before use: control characters, CR/LF, NUL, slashes or 129 characters never reach the upstream', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const names = ['gemini-2.5-flash\r\nX-Injected: 1', 'gemini-2.5-flash\n', 'gemini-2.5-flash\u0000', 'gemini-2.5-\tflash', 'gemini-2.5-flash\u007f',
     'gemini-2.5-pro/../../v1beta/files', 'gemini-' + 'a'.repeat(122), 'gemini-2.5-flash?alt=x']
   for (const model of names) {

@@ -111,7 +111,7 @@ t.test('the address classifier names internal ranges (and IPv6 forms carrying th
 
 t.test('image URLs on internal addresses are a 400 answered before any connection, the rule named only in the log', async t => {
   const logger = capturingLogger()
-  const h = await startProxy(t, { logger })
+  const h = await startProxy(t, { backendName: 'code-assist', logger })
   const server = await startCountingServer(t)
   const p = server.port
   const table: Array<[string, string, RegExp]> = [
@@ -147,7 +147,7 @@ t.test('image URLs on internal addresses are a 400 answered before any connectio
 })
 
 t.test('allowPrivateNetworks: true fetches images from loopback addresses and names', async t => {
-  const h = await startProxy(t, { imageFetch: { timeoutMs: 1000, allowPrivateNetworks: true } })
+  const h = await startProxy(t, { backendName: 'code-assist', imageFetch: { timeoutMs: 1000, allowPrivateNetworks: true } })
   const server = await startCountingServer(t)
   for (const url of [`http://127.0.0.1:${server.port}/image`, `http://localhost:${server.port}/image`]) {
     const res = await chatWithImage(h.url, url)

@@ -22,7 +22,7 @@ const chatBody = JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'u
 
 t.test('every password form carries a user key, on both surfaces', async t => {
   const keys = stubKeys({ [KEY]: member })
-  const h = await startProxy(t, { keys })
+  const h = await startProxy(t, { backendName: 'code-assist', keys })
   const forms: Array<[string, Record<string, string>, string?]> = [
     ['Bearer', { authorization: `Bearer ${KEY}` }],
     ['Basic', { authorization: basic('anyone', KEY) }],
@@ -44,7 +44,7 @@ t.test('every password form carries a user key, on both surfaces', async t => {
 
 t.test('the operator password is compared, never sent to the key resolver; only ghk_ values are', async t => {
   const keys = stubKeys({ [KEY]: member })
-  const h = await startProxy(t, { keys })
+  const h = await startProxy(t, { backendName: 'code-assist', keys })
   const ok = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${PASSWORD}` } })
   t.equal(ok.status, 200)
   await ok.arrayBuffer()
@@ -59,7 +59,7 @@ t.test('the operator password is compared, never sent to the key resolver; only 
 
 t.test('with keys configured and no password, only keys work; a revoked or unknown key is a 401', async t => {
   const keys = stubKeys({ [KEY]: member })
-  const h = await startProxy(t, { keys, password: undefined })
+  const h = await startProxy(t, { backendName: 'code-assist', keys, password: undefined })
   const ok = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })
   t.equal(ok.status, 200)
   await ok.arrayBuffer()
@@ -76,7 +76,7 @@ t.test('with keys configured and no password, only keys work; a revoked or unkno
 t.test('wrong keys are throttled for the guessing address only: a valid key from the same address always passes', async t => {
   let now = new Date('2026-01-01T00:00:00Z')
   const keys = stubKeys({ [KEY]: member })
-  const h = await startProxy(t, { keys, now: () => now, passwordAttempts: { attempts: 3, windowSeconds: 60 } })
+  const h = await startProxy(t, { backendName: 'code-assist', keys, now: () => now, passwordAttempts: { attempts: 3, windowSeconds: 60 } })
   const call = async (authorization: string): Promise<[number, string | null]> => {
     const res = await fetch(`${h.url}/v1/models`, { headers: { authorization } })
     await res.arrayBuffer()
@@ -96,7 +96,7 @@ t.test('createProxy refuses a keys option that is no KeyResolver, naming the opt
 })
 
 t.test('with no keys configured and the operator password set, everything behaves as before', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const key = await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })
   t.equal(key.status, 401, 'a key-shaped value is just a wrong password')
   await key.arrayBuffer()
@@ -107,7 +107,7 @@ t.test('with no keys configured and the operator password set, everything behave
   const chat = await fetch(`${h.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${PASSWORD}` }, body: JSON.stringify({ model: 'gemini-1.0-pro', messages: [{ role: 'user', content: 'x' }] }) })
   t.equal(chat.status, 200, 'and may use every model')
   await chat.arrayBuffer()
-  const unset = await startProxy(t, { password: undefined })
+  const unset = await startProxy(t, { backendName: 'code-assist', password: undefined })
   const res = await fetch(`${unset.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })
   t.equal(res.status, 503, 'neither password nor keys: 503 PROXY_PASSWORD_UNSET as before')
   await res.arrayBuffer()

@@ -152,7 +152,7 @@ t.test('a blocked prompt ends the stream with stop_reason refusal; a stream that
 })
 
 t.test('while the upstream is silent, the stream sends Anthropic ping events rather than comments', async t => {
-  const h = await startProxy(t, { geminiApi: true, keepAliveMs: 30 })
+  const h = await startProxy(t, { backendName: 'gemini-api', keepAliveMs: 30 })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP' })], { chunkDelayMs: 150 }))
   const res = await fetch(`${h.url}/v1/messages`, {
     method: 'POST',

@@ -12,7 +12,7 @@ function client (url: string, apiKey = PASSWORD): Anthropic {
 }
 
 t.test('messages.create: system, sampling and stop sequences reach Gemini; the answer is an Anthropic Message', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.reply('generateContent', { body: geminiResponse({ text: 'Hi there.', finishReason: 'STOP', usage: { promptTokenCount: 9, candidatesTokenCount: 3, totalTokenCount: 12 } }) })
   const message = await client(h.url).messages.create({
     model: MODEL,
@@ -40,7 +40,7 @@ t.test('messages.create: system, sampling and stop sequences reach Gemini; the a
 })
 
 t.test('x-api-key, ?beta=true, anthropic-beta and the fields Claude Code adds are accepted, never a 400', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const res = await fetch(`${h.url}/v1/messages?beta=true`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': PASSWORD, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14' },
@@ -63,7 +63,7 @@ t.test('x-api-key, ?beta=true, anthropic-beta and the fields Claude Code adds ar
 })
 
 t.test('Claude Code\'s 2026 requests are served: a system entry mid-conversation, per-turn effort, diagnostics, fast mode, tools that changed, a 40,000-character tool description', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const longDescription = 'Runs a shell command. '.repeat(1820)
   const res = await fetch(`${h.url}/v1/messages?beta=true`, {
     method: 'POST',
@@ -98,7 +98,7 @@ t.test('Claude Code\'s 2026 requests are served: a system entry mid-conversation
 })
 
 t.test('thinking.display "omitted" (Claude Code\'s default): thinking blocks keep their signatures and carry no text', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.reply('streamGenerateContent', streamReply([
     geminiResponse({ thought: 'Secret plan.' }),
     { candidates: [{ content: { role: 'model', parts: [{ text: 'Done', thoughtSignature: 'c2lnLTE=' }] }, index: 0 }] },
@@ -113,7 +113,7 @@ t.test('thinking.display "omitted" (Claude Code\'s default): thinking blocks kee
 })
 
 t.test('messages.stream: events in Anthropic order, thinking with its signature, the final message accumulated by the SDK', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.reply('streamGenerateContent', streamReply([
     geminiResponse({ thought: 'Let me see.', usage: { promptTokenCount: 4, totalTokenCount: 4 } }),
     { candidates: [{ content: { role: 'model', parts: [{ text: 'Hel', thoughtSignature: 'c2lnLTE=' }] }, index: 0 }] },
@@ -142,7 +142,7 @@ t.test('messages.stream: events in Anthropic order, thinking with its signature,
 })
 
 t.test('a tool loop with thinking over two turns: tool_use comes back with its thought signature, which returns to Gemini', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const anthropic = client(h.url)
   const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather by city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }]
   h.fake.reply('streamGenerateContent', streamReply([
@@ -179,7 +179,7 @@ t.test('a tool loop with thinking over two turns: tool_use comes back with its t
 })
 
 t.test('a tool_use whose id lost its signature gets Google\'s placeholder on a model that checks signatures', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   await client(h.url).messages.create({
     model: 'gemini-3-flash-preview',
     max_tokens: 100,
@@ -196,7 +196,7 @@ t.test('a tool_use whose id lost its signature gets Google\'s placeholder on a m
 })
 
 t.test('tools, tool_choice, web search and structured output map to Gemini\'s', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const anthropic = client(h.url)
   await anthropic.messages.create({
     model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'x' }],
@@ -219,7 +219,7 @@ t.test('tools, tool_choice, web search and structured output map to Gemini\'s', 
 
 t.test('thinking: disabled, a budget, adaptive with output_config.effort each pick the model\'s own setting', async t => {
   // A day before gemini-2.5-flash's shutdown on the Gemini API: it still takes budgets.
-  const h = await startProxy(t, { geminiApi: true, now: () => new Date('2026-11-27T12:00:00Z') })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => new Date('2026-11-27T12:00:00Z') })
   const anthropic = client(h.url)
   const base = { max_tokens: 50, messages: [{ role: 'user' as const, content: 'x' }] }
   await anthropic.messages.create({ ...base, model: 'gemini-2.5-flash', thinking: { type: 'disabled' } })
@@ -231,7 +231,7 @@ t.test('thinking: disabled, a budget, adaptive with output_config.effort each pi
 })
 
 t.test('documents and images in a user turn become inline data; a PDF keeps its type', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   await client(h.url).messages.create({
     model: MODEL, max_tokens: 50,
     messages: [{
@@ -253,7 +253,7 @@ t.test('documents and images in a user turn become inline data; a PDF keeps its 
 })
 
 t.test('countTokens answers input_tokens from the upstream\'s countTokens', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.reply('countTokens', { body: { totalTokens: 42 } })
   const counted = await client(h.url).messages.countTokens({ model: MODEL, system: 'Be brief.', messages: [{ role: 'user', content: 'How many?' }] })
   t.same(counted, { input_tokens: 42 })
@@ -261,7 +261,7 @@ t.test('countTokens answers input_tokens from the upstream\'s countTokens', asyn
 })
 
 t.test('errors arrive as the SDK\'s error classes: 401, 404 model, 400 field, 429 with retry-after, 529 overloaded', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const base = { max_tokens: 10, messages: [{ role: 'user' as const, content: 'x' }] }
   const unauthenticated = await client(h.url, 'wrong-password-wrong-password').messages.create({ ...base, model: MODEL }).catch(e => e)
   t.ok(unauthenticated instanceof Anthropic.AuthenticationError)
@@ -289,7 +289,7 @@ t.test('errors arrive as the SDK\'s error classes: 401, 404 model, 400 field, 42
 })
 
 t.test('a failure after the stream started is an error event the SDK throws', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'partial ' }), geminiResponse({ text: 'never' })], { dropAfter: 1 }))
   const stream = client(h.url).messages.stream({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
   const err = await stream.finalMessage().catch(e => e)

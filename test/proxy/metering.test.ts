@@ -64,7 +64,7 @@ async function rig (t: Test, byLevel: LimitsByLevel, more: { start?: number, gem
   const usage: UsageLedger = { record: e => entriesW.push(e), flush: async () => {}, close: async () => {} }
   const calls: Array<[UsageEntry, string]> = []
   const h = await startProxy(t, {
-    geminiApi: more.geminiApi,
+    backendName: more.geminiApi === true ? 'gemini-api' : 'code-assist',
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
     limiter,
     usage,

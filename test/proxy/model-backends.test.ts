@@ -13,7 +13,7 @@ const GOOG = { 'x-goog-api-key': PASSWORD, 'content-type': 'application/json' }
 const CONTENTS = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }
 
 t.test('a model the configured backend does not serve is not listed', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const openai = await (await fetch(`${h.url}/v1/models`, { headers: AUTH })).json() as { data: Array<{ id: string }> }
   const ids = openai.data.map(m => m.id)
   t.ok(ids.includes('gemini-2.5-pro'), 'a model Code Assist serves is listed')
@@ -31,13 +31,13 @@ t.test('a model the configured backend does not serve is not listed', async t =>
   t.equal(nativeDetail.status, 404)
   t.match(await nativeDetail.json(), { error: { code: 404, status: 'NOT_FOUND', message: /lm-3\.8-flash.*code-assist backend/ } })
 
-  const api = await startProxy(t, { geminiApi: true })
+  const api = await startProxy(t, { backendName: 'gemini-api' })
   const listed = await (await fetch(`${api.url}/v1/models`, { headers: AUTH })).json() as { data: Array<{ id: string }> }
   t.ok(listed.data.some(m => m.id === 'gemini-3.8-flash-search'), 'the Gemini API backend lists it')
 })
 
 t.test('a request for a model the backend does not serve answers 404 naming the backend, on the chat and native surfaces', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   for (const model of ['gemini-3.8-flash', 'lm-3.8-flash-search', 'gemini-3.8-flash-nothinking', 'gemini-3.8-flash-maxthinking']) {
     const res = await fetch(`${h.url}/v1/chat/completions`, { method: 'POST', headers: AUTH, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }) })
     t.equal(res.status, 404, model)
@@ -112,7 +112,7 @@ t.test('the Vertex backend is named vertex, so the model file\'s vertex entries 
   const backend = createBackend({ backend: 'vertex', apiKey: 'express-key', vertexEndpoint: 'http://127.0.0.1:9' })
   t.teardown(() => backend.close())
   t.equal(backend.name, 'vertex')
-  const h = await startProxy(t, { backend, modelsFile: file })
+  const h = await startProxy(t, { backendName: 'code-assist', backend, modelsFile: file })
   const list = await (await fetch(`${h.url}/v1beta/models`, { headers: GOOG })).json() as { models: Array<{ name: string }> }
   t.same(list.models.map(m => m.name), ['models/gemini-9-pro', 'models/gemini-9-pro-search'])
   const res = await fetch(`${h.url}/v1beta/models/gemini-9-flash:generateContent`, { method: 'POST', headers: GOOG, body: JSON.stringify(CONTENTS) })

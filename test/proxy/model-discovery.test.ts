@@ -23,7 +23,7 @@ const AFTER_SHUTDOWN = new Date('2026-12-01T00:00:00Z')
 
 async function discovering (t: Test, apiKey = 'k1,k2', modelDiscovery: boolean = true, at = BEFORE_SHUTDOWN): Promise<Discovering> {
   const metrics = createMetrics({ models: ['gemini-2.5-flash', 'gemini-2.5-pro'], defaultMetrics: false })
-  const h = await startProxy(t, { geminiApi: true, upstream: { apiKey }, modelDiscovery, observer: metrics.proxy, now: () => at })
+  const h = await startProxy(t, { backendName: 'gemini-api', upstream: { apiKey }, modelDiscovery, observer: metrics.proxy, now: () => at })
   return {
     ...h,
     metrics,
@@ -147,7 +147,7 @@ t.test('models.list is read page by page', async t => {
 })
 
 t.test('Code Assist has no model list: discovery skips it and the model file decides', async t => {
-  const h = await startProxy(t, { modelDiscovery: true })
+  const h = await startProxy(t, { backendName: 'code-assist', modelDiscovery: true })
   await h.proxy.discoverModels()
   t.equal(h.fake.calls('listModels').length, 0)
   const res = await fetch(h.url + '/v1beta/models', { headers: AUTH })

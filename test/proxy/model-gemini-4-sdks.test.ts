@@ -11,7 +11,7 @@ const words = (text: string): number => text.split(/\s+/).filter(w => w !== '').
 
 for (const model of ['gemini-4-argon', 'gemini-4-neon']) {
   t.test(`the openai SDK drives ${model} through chat completions, streamed and not, with the fields Gemini 4 refuses dropped`, async t => {
-    const h = await startProxy(t, { geminiApi: true })
+    const h = await startProxy(t, { backendName: 'gemini-api' })
     const completion = await openai(h.url).chat.completions.create({
       model,
       messages: [{ role: 'user', content: 'Hello?' }],
@@ -33,7 +33,7 @@ for (const model of ['gemini-4-argon', 'gemini-4-neon']) {
   })
 
   t.test(`the @google/genai SDK drives ${model} through generateContent; its own continuation loop goes through the proxy`, async t => {
-    const h = await startProxy(t, { geminiApi: true })
+    const h = await startProxy(t, { backendName: 'gemini-api' })
     const response = await genai(h.url).models.generateContent({
       model,
       contents: 'Hello',

@@ -65,7 +65,7 @@ t.test('the -cyber-permissive models are served on both backends with their own 
 })
 
 t.test('the fake Gemini API refuses what Gemini 4 refuses, so the rules below can fail', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const call = async (generationConfig: Record<string, unknown>): Promise<number> => (await fetch(`${h.fake.url}/v1beta/models/gemini-4-argon:generateContent`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig }),
   })).status
@@ -79,7 +79,7 @@ t.test('the fake Gemini API refuses what Gemini 4 refuses, so the rules below ca
 
 t.test('Gemini 4 takes no explicit cache: a cachedContents create naming one is refused up front (EXPLICIT_CACHING_UNSUPPORTED), on both backends; the fakes refuse it too', async t => {
   const cache = (model: string): Record<string, unknown> => ({ model, contents: [{ role: 'user', parts: [{ text: 'a long document' }] }], ttl: '300s' })
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const direct = await fetch(`${h.fake.url}/v1beta/cachedContents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(cache('models/gemini-4-argon')) })
   t.equal(direct.status, 400, 'the fake Gemini API refuses it, as Google does')
   const vertex = await startFakeVertex(t)
@@ -109,7 +109,7 @@ t.test('Gemini 4 takes no explicit cache: a cachedContents create naming one is 
 })
 
 t.test('chat completions on Gemini 4 drop the refused and ignored fields and send a level, never a budget', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const res = await post(h.url, '/v1/chat/completions', {
     model: 'gemini-4-argon',
     messages: [{ role: 'user', content: 'Hello' }],
@@ -131,7 +131,7 @@ t.test('chat completions on Gemini 4 drop the refused and ignored fields and sen
 })
 
 t.test('native generateContent on Gemini 4 never sends a budget or a refused field', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const res = await post(h.url, '/v1beta/models/gemini-4-argon:generateContent', {
     contents: [{ role: 'user', parts: [{ text: 'Hello' }] }],
     generationConfig: { temperature: 0.1, topK: 3, presencePenalty: 1, candidateCount: 3, thinkingConfig: { thinkingBudget: 0 } },
@@ -147,7 +147,7 @@ t.test('native generateContent on Gemini 4 never sends a budget or a refused fie
 })
 
 t.test('max_tokens above one call\'s output continues through the continuation token, non-streamed, up to what the client asked', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.decodeTokens = 80000
   const res = await post(h.url, '/v1/chat/completions', { model: 'gemini-4-argon', messages: [{ role: 'user', content: 'Write a book' }], max_tokens: 100000 })
   t.equal(res.status, 200, res.text.slice(0, 300))
@@ -170,7 +170,7 @@ t.test('max_tokens above one call\'s output continues through the continuation t
 })
 
 t.test('max_tokens above one call\'s output continues through the continuation token when streamed', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.decodeTokens = 80000
   const res = await fetch(`${h.url}/v1/chat/completions`, {
     method: 'POST', headers: auth, body: JSON.stringify({ model: 'gemini-4-neon', messages: [{ role: 'user', content: 'Write a book' }], max_tokens: 200000, stream: true, stream_options: { include_usage: true } }),

@@ -29,7 +29,7 @@ async function callBoth (url: string, key: string, model: string): Promise<[numb
 }
 
 t.test("a key cannot use a model outside its owner's access level (403 on both surfaces)", async t => {
-  const h = await startProxy(t, { keys, modelAccess })
+  const h = await startProxy(t, { backendName: 'code-assist', keys, modelAccess })
   const [cs, cb, ns, nb] = await callBoth(h.url, MEMBER_KEY, 'gemini-2.5-pro')
   t.equal(cs, 403)
   t.match(cb, { error: { type: 'permission_error', code: 403, param: 'model', message: /may not use the model `gemini-2.5-pro`/ } })
@@ -57,18 +57,18 @@ t.test("a key cannot use a model outside its owner's access level (403 on both s
 })
 
 t.test("a key's own model list narrows its owner's policy", async t => {
-  const h = await startProxy(t, { keys, modelAccess })
+  const h = await startProxy(t, { backendName: 'code-assist', keys, modelAccess })
   const lite = await callBoth(h.url, NARROW_KEY, 'gemini-2.5-flash-lite-search')
   t.same([lite[0], lite[2]], [200, 200], 'the one model of the key')
   const flash = await callBoth(h.url, NARROW_KEY, 'gemini-2.5-flash')
   t.same([flash[0], flash[2]], [403, 403], 'its owner may use gemini-2.5-flash, the key may not')
-  const pro = await startProxy(t, { keys: { resolveKey: async () => keyOf('member', ['gemini-2.5-pro']) }, modelAccess })
+  const pro = await startProxy(t, { backendName: 'code-assist', keys: { resolveKey: async () => keyOf('member', ['gemini-2.5-pro']) }, modelAccess })
   const widened = await callBoth(pro.url, MEMBER_KEY, 'gemini-2.5-pro')
   t.same([widened[0], widened[2]], [403, 403], "a key's list never widens its owner's policy")
 })
 
 t.test('the model lists show only models the caller may use', async t => {
-  const h = await startProxy(t, { keys, modelAccess })
+  const h = await startProxy(t, { backendName: 'code-assist', keys, modelAccess })
   const ids = async (key: string): Promise<{ openai: string[], native: string[], genai: string[] }> => {
     const o = await (await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json() as { data: Array<{ id: string }> }
     const n = await (await fetch(`${h.url}/v1beta/models`, { headers: { 'x-goog-api-key': key } })).json() as { models: Array<{ name: string }> }
@@ -98,12 +98,12 @@ t.test('the model lists show only models the caller may use', async t => {
 })
 
 t.test('minAccessLevel: keys of users below it may use nothing; the default is member', async t => {
-  const h = await startProxy(t, { keys: { resolveKey: async () => keyOf('default', null) } })
+  const h = await startProxy(t, { backendName: 'code-assist', keys: { resolveKey: async () => keyOf('default', null) } })
   const below = await callBoth(h.url, MEMBER_KEY, 'gemini-2.5-flash')
   t.same([below[0], below[2]], [403, 403], 'a default-level key (had resolveKey let it through) is refused every model')
   const list = await (await fetch(`${h.url}/v1/models`, { headers: { authorization: `Bearer ${MEMBER_KEY}` } })).json() as { data: unknown[] }
   t.same(list.data, [], 'and sees no models')
-  const dev = await startProxy(t, { keys, minAccessLevel: 'dev' })
+  const dev = await startProxy(t, { backendName: 'code-assist', keys, minAccessLevel: 'dev' })
   const admin = await callBoth(dev.url, ADMIN_KEY, 'gemini-2.5-flash')
   t.same([admin[0], admin[2]], [403, 403], 'with minAccessLevel dev, an admin key is refused')
 })
@@ -138,7 +138,7 @@ t.test('modelAccess and minAccessLevel are checked at construction, naming the o
 })
 
 t.test('the official SDKs driven with a key raise their permission error (403) for a denied model, and list only allowed models', async t => {
-  const h = await startProxy(t, { keys, modelAccess })
+  const h = await startProxy(t, { backendName: 'code-assist', keys, modelAccess })
   const openai = new OpenAI({ apiKey: MEMBER_KEY, baseURL: `${h.url}/v1`, maxRetries: 0, timeout: 10000 })
   const err = await openai.chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
   t.type(err, OpenAI.PermissionDeniedError)

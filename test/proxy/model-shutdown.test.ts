@@ -14,7 +14,7 @@ async function chat (url: string, model: string): Promise<{ status: number, json
 
 t.test('past 2026-12-01 the Gemini API gateway serves gemini-2.5-flash with its replacement, and the answer says so', async t => {
   const clock = { now: new Date('2026-12-02T09:00:00Z') }
-  const h = await startProxy(t, { geminiApi: true, now: () => clock.now })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => clock.now })
   // The fake shuts the model down on the same clock: sending the old id would be a 404.
   h.fake.now = () => clock.now
   const res = await chat(h.url, 'gemini-2.5-flash')
@@ -39,7 +39,7 @@ t.test('past 2026-12-01 the Gemini API gateway serves gemini-2.5-flash with its 
 
 t.test('before its shutdown date a model is served as itself; the clock moving past it is enough, no release needed', async t => {
   const clock = { now: new Date('2026-11-30T23:59:59Z') }
-  const h = await startProxy(t, { geminiApi: true, now: () => clock.now })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => clock.now })
   h.fake.now = () => clock.now
   t.equal((await chat(h.url, 'gemini-2.5-flash')).status, 200)
   t.equal(h.fake.last('generateContent')!.model, 'gemini-2.5-flash')
@@ -49,7 +49,7 @@ t.test('before its shutdown date a model is served as itself; the clock moving p
 })
 
 t.test('the fake answers a shut-down model 404 after its date, so serving the old id would fail', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   h.fake.now = () => new Date('2026-12-02T00:00:00Z')
   const res = await fetch(`${h.fake.url}/v1beta/models/gemini-2.5-flash:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"contents":[]}' })
   t.equal(res.status, 404)
@@ -65,7 +65,7 @@ t.test('shutdowns are per backend: Vertex retired 2.5 on 2026-10-20, Code Assist
 })
 
 t.test('GET /v1beta/models/{id} for an id outside the catalogue is forwarded to the upstream, under the model policy', async t => {
-  const h = await startProxy(t, { geminiApi: true })
+  const h = await startProxy(t, { backendName: 'gemini-api' })
   const res = await fetch(`${h.url}/v1beta/models/gemini-9-ultra`, { headers: auth })
   t.ok(h.fake.requests.some(r => r.method === 'GET' && r.path === '/v1beta/models/gemini-9-ultra'), 'the upstream was asked')
   t.equal(res.status, 404, 'and its answer comes back')
@@ -82,7 +82,7 @@ t.test('GET /v1beta/models/{id} for an id outside the catalogue is forwarded to 
 t.test('a key allowed the shut-down model may use what serves it, as Google\'s own routing would; others stay refused', async t => {
   const KEY = 'ghk_member' + 'M'.repeat(37)
   const keys = { async resolveKey (secret: string) { return secret === KEY ? { kind: 'key' as const, userId: 'a'.repeat(24), keyId: 'b'.repeat(24), accessLevel: 'member' as const, models: null } : undefined } }
-  const h = await startProxy(t, { geminiApi: true, now: () => new Date('2026-12-02T00:00:00Z'), keys, modelAccess: { member: ['gemini-2.5-flash*'] } })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => new Date('2026-12-02T00:00:00Z'), keys, modelAccess: { member: ['gemini-2.5-flash*'] } })
   const call = async (model: string): Promise<number> => (await fetch(`${h.url}/v1/chat/completions`, {
     method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
   })).status

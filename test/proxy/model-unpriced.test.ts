@@ -18,7 +18,7 @@ async function get (url: string): Promise<any> {
 const flagged = (entries: Array<Record<string, unknown>>, key: 'id' | 'name'): string[] => entries.filter(e => e.unpriced === true).map(e => String(e[key]).replace(/^models\//, ''))
 
 t.test('the model lists flag a model with no price in force as `unpriced: true`, on both surfaces and the detail routes; priced ones carry no flag', async t => {
-  const h = await startProxy(t, { geminiApi: true, now: () => DEC_2 })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => DEC_2 })
   const openai = (await get(`${h.url}/v1/models`)).data as Array<Record<string, unknown>>
   const native = (await get(`${h.url}/v1beta/models`)).models as Array<Record<string, unknown>>
   for (const [list, key] of [[openai, 'id'], [native, 'name']] as const) {
@@ -42,7 +42,7 @@ t.test('the model lists flag a model with no price in force as `unpriced: true`,
 t.test('a price that takes effect later flags the model until its date, and no longer from it (an operator file, a fixed clock)', async t => {
   const dir = t.testdir({ 'prices.json': JSON.stringify({ prices: [{ model: 'gemini-nano-banana-2.1', backend: 'gemini-api', from: '2026-12-10', input: '1.50', output: '7.50' }] }) })
   const clock = { now: new Date('2026-12-09T23:59:59Z') }
-  const h = await startProxy(t, { geminiApi: true, now: () => clock.now, pricesFile: path.join(dir, 'prices.json') })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => clock.now, pricesFile: path.join(dir, 'prices.json') })
   t.equal((await get(`${h.url}/v1/models/gemini-nano-banana-2.1`)).unpriced, true, 'the day before')
   t.ok(h.proxy.upstream().unpriced.includes('gemini-nano-banana-2.1'))
   clock.now = new Date('2026-12-10T00:00:00Z')
@@ -51,7 +51,7 @@ t.test('a price that takes effect later flags the model until its date, and no l
 })
 
 t.test('on a backend the price list has no prices for (Code Assist), every model served is flagged', async t => {
-  const h = await startProxy(t, { now: () => DEC_2 })
+  const h = await startProxy(t, { backendName: 'code-assist', now: () => DEC_2 })
   const openai = (await get(`${h.url}/v1/models`)).data as Array<Record<string, unknown>>
   t.ok(openai.length > 0)
   t.ok(openai.every(e => e.unpriced === true))
@@ -60,7 +60,7 @@ t.test('on a backend the price list has no prices for (Code Assist), every model
 t.test('/metrics has a gauge of the unpriced models served, read on each scrape, with no label', async t => {
   const clock = { now: DEC_2 }
   const dir = t.testdir({ 'prices.json': JSON.stringify({ prices: [{ model: 'gemini-nano-banana-2.1', backend: 'gemini-api', from: '2026-12-10', input: '1.50', output: '7.50' }] }) })
-  const h = await startProxy(t, { geminiApi: true, now: () => clock.now, pricesFile: path.join(dir, 'prices.json') })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => clock.now, pricesFile: path.join(dir, 'prices.json') })
   const metrics = createMetrics({ models: [], defaultMetrics: false })
   metrics.watchUnpriced(() => h.proxy.upstream().unpriced)
   const gauge = async (): Promise<string[]> => (await metrics.render()).body.split('\n').filter(l => l.startsWith('gatehouse_models_unpriced'))

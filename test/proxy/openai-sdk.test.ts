@@ -9,7 +9,7 @@ function client (url: string, apiKey = PASSWORD): OpenAI {
 }
 
 t.test('a non-streamed chat completion reaches the upstream as a Code Assist envelope and comes back in OpenAI shape', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const openai = client(h.url)
   const completion = await openai.chat.completions.create({
     model: 'gemini-2.5-pro-search',
@@ -39,7 +39,7 @@ t.test('a non-streamed chat completion reaches the upstream as a Code Assist env
 })
 
 t.test('reasoning text comes back as reasoning_content, separate from the answer', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('generateContent', { body: geminiResponse({ thought: 'Let me think.', text: 'Forty-two.', finishReason: 'STOP', usage: { promptTokenCount: 3, candidatesTokenCount: 2, thoughtsTokenCount: 4, totalTokenCount: 9 } }) })
   const completion = await client(h.url).chat.completions.create({ model: 'gemini-2.5-flash-maxthinking', messages: [{ role: 'user', content: 'Answer?' }] })
   const message = completion.choices[0].message as typeof completion.choices[0]['message'] & { reasoning_content?: string }
@@ -51,7 +51,7 @@ t.test('reasoning text comes back as reasoning_content, separate from the answer
 })
 
 t.test('a streamed chat completion: role first, content and reasoning deltas, usage chunk, [DONE]', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([
     geminiResponse({ thought: 'Considering.' }),
     geminiResponse({ text: 'Hel' }),
@@ -78,7 +78,7 @@ t.test('a streamed chat completion: role first, content and reasoning deltas, us
 })
 
 t.test('an image sent as a data URL reaches the upstream as inlineData', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   await client(h.url).chat.completions.create({
     model: 'gemini-2.5-flash',
     messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_1X1.toString('base64')}` } }] }],
@@ -95,7 +95,7 @@ const WEATHER_TOOL = {
 }
 
 t.test('tool calls, non-streamed: declarations out, tool_calls back, results return as functionResponse with the signature restored', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const openai = client(h.url)
   h.fake.reply('generateContent', { body: geminiResponse({ functionCalls: [{ name: 'get_weather', args: { city: 'Paris' }, thoughtSignature: 'c2lnLTE=' }], finishReason: 'STOP' }) })
   const first = await openai.chat.completions.create({
@@ -127,7 +127,7 @@ t.test('tool calls, non-streamed: declarations out, tool_calls back, results ret
 })
 
 t.test('tool calls, streamed: each call arrives whole in one delta', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([
     geminiResponse({ text: 'Checking.' }),
     geminiResponse({ functionCalls: [{ name: 'get_weather', args: { city: 'Rome' } }, { name: 'get_weather', args: { city: 'Oslo' } }], finishReason: 'STOP' }),
@@ -144,14 +144,14 @@ t.test('tool calls, streamed: each call arrives whole in one delta', async t => 
 })
 
 t.test('the SDK helper accumulates a streamed answer into a final completion', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const runner = client(h.url).chat.completions.stream({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] })
   const final = await runner.finalChatCompletion()
   t.equal(final.choices[0].message.content, 'Hello from the fake upstream.')
 })
 
 t.test('errors the SDK understands', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
 
   t.test('a wrong password is an AuthenticationError', async t => {
     const err = await client(h.url, 'wrong').chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
@@ -252,7 +252,7 @@ t.test('errors the SDK understands', async t => {
 })
 
 t.test('an upstream failure mid-stream surfaces as an SDK error, not a normal end', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'partial ' }), geminiResponse({ text: 'never' })], { dropAfter: 1 }))
   const stream = await client(h.url).chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }], stream: true })
   let text = ''
@@ -265,7 +265,7 @@ t.test('an upstream failure mid-stream surfaces as an SDK error, not a normal en
 })
 
 t.test('an upstream that answers 200 with garbage never looks like a successful answer: 502 unstreamed, an error the SDK raises streamed', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const html = { text: '<!DOCTYPE html>\n<html><body>Sorry, something went wrong</body></html>\n', headers: { 'content-type': 'text/html' } }
   h.fake.reply('generateContent', html)
   const unstreamed = await client(h.url).chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }] }).catch(e => e)
@@ -291,7 +291,7 @@ t.test('an upstream that answers 200 with garbage never looks like a successful 
 })
 
 t.test('a client that goes away mid-stream cancels the upstream call', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'first' }), geminiResponse({ text: 'second' })], { chunkDelayMs: 2000 }))
   const controller = new AbortController()
   const stream = await client(h.url).chat.completions.create({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'x' }], stream: true }, { signal: controller.signal })
@@ -303,7 +303,7 @@ t.test('a client that goes away mid-stream cancels the upstream call', async t =
 })
 
 t.test('models.list and models.retrieve', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const openai = client(h.url)
   const ids: string[] = []
   for await (const model of openai.models.list()) ids.push(model.id)
@@ -316,7 +316,7 @@ t.test('models.list and models.retrieve', async t => {
 
 t.test('the public Gemini API backend serves the same chat completions', async t => {
   // Before gemini-2.5-flash's shutdown on the Gemini API (test/proxy/model-shutdown.test.ts covers after).
-  const h = await startProxy(t, { geminiApi: true, now: () => new Date('2026-11-27T12:00:00Z') })
+  const h = await startProxy(t, { backendName: 'gemini-api', now: () => new Date('2026-11-27T12:00:00Z') })
   const completion = await client(h.url).chat.completions.create({ model: 'lm-2.5-flash-nothinking', messages: [{ role: 'user', content: 'hi' }] })
   t.equal(completion.choices[0].message.content, 'Hello from the fake upstream.')
   const sent = h.fake.last('generateContent')!

@@ -8,7 +8,7 @@ const AUTH = { authorization: `Bearer ${PASSWORD}` }
 const GOOG = { 'x-goog-api-key': PASSWORD }
 
 t.test('native routing: unknown actions 404, wrong methods 405, paths without a model 404, all in Google\'s shape', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const table: Array<[string, string, number, string]> = [
     ['POST', '/v1beta/models/gemini-2.5-pro:embedContent', 404, 'NOT_FOUND'],
     ['POST', '/v1beta/models/gemini-2.5-pro/generateContent', 404, 'NOT_FOUND'],
@@ -31,7 +31,7 @@ t.test('native routing: unknown actions 404, wrong methods 405, paths without a 
 })
 
 t.test('native model names are URL-decoded and accept a models/ prefix', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   for (const path of ['/v1beta/models/gemini-2.5-flash%3AgenerateContent', '/v1beta/models/models%2Fgemini-2.5-flash:generateContent']) {
     const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: GOOG, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }) })
     t.equal(res.status, 200, path)
@@ -41,7 +41,7 @@ t.test('native model names are URL-decoded and accept a models/ prefix', async t
 })
 
 t.test('a top-level thinkingConfig (as the reference README shows) is moved where the upstream accepts it', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-flash:generateContent`, {
     method: 'POST', headers: GOOG, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], thinkingConfig: { thinkingBudget: 100, includeThoughts: true } }),
   })
@@ -53,7 +53,7 @@ t.test('a top-level thinkingConfig (as the reference README shows) is moved wher
 })
 
 t.test('GET /v1/models answers in the style of the client asking', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   const openai = await (await fetch(`${h.url}/v1/models`, { headers: AUTH })).json() as any
   t.equal(openai.object, 'list')
   t.ok(Array.isArray(openai.data))
@@ -67,7 +67,7 @@ t.test('GET /v1/models answers in the style of the client asking', async t => {
 })
 
 t.test('streams send keep-alive comments while the upstream is silent, and the usual SSE headers', async t => {
-  const h = await startProxy(t, { keepAliveMs: 40 })
+  const h = await startProxy(t, { backendName: 'code-assist', keepAliveMs: 40 })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'a' }), geminiResponse({ text: 'b', finishReason: 'STOP' })], { chunkDelayMs: 150 }))
   const res = await fetch(`${h.url}/v1/chat/completions`, {
     method: 'POST', headers: AUTH, body: JSON.stringify({ model: 'gemini-2.5-pro', stream: true, messages: [{ role: 'user', content: 'x' }] }),
@@ -87,7 +87,7 @@ t.test('streams send keep-alive comments while the upstream is silent, and the u
 })
 
 t.test('a native stream whose upstream fails before starting answers with the upstream status and a JSON body', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('streamGenerateContent', errorReply(403, { message: 'denied', array: true, helpUrl: 'https://example.test/help' }))
   const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse`, { method: 'POST', headers: GOOG, body: '{}' })
   t.equal(res.status, 403)
@@ -96,7 +96,7 @@ t.test('a native stream whose upstream fails before starting answers with the up
 })
 
 t.test('an upstream 401 that survives a refresh is a 503 UNAVAILABLE on the native surface, not the client\'s 401', async t => {
-  const h = await startProxy(t)
+  const h = await startProxy(t, { backendName: 'code-assist' })
   h.fake.reply('generateContent', errorReply(401), errorReply(401))
   const res = await fetch(`${h.url}/v1beta/models/gemini-2.5-pro:generateContent`, { method: 'POST', headers: GOOG, body: '{}' })
   t.equal(res.status, 503)

@@ -43,7 +43,7 @@ async function rig (t: Test, byLevel: LimitsByLevel = { member: { tpm: 10 ** 9 }
     },
   }
   const h = await startProxy(t, {
-    geminiApi: true,
+    backendName: 'gemini-api',
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
     limiter,
     resources: { owners: store.owners },

@@ -19,7 +19,7 @@ function events (text: string): Array<Record<string, any>> {
 }
 
 t.test('a streamed turn ending in compaction_trigger answers exactly one compaction item, then response.completed', async t => {
-  const h = await startProxy(t, { geminiApi: true, responses: { secret: SECRET } })
+  const h = await startProxy(t, { backendName: 'gemini-api', responses: { secret: SECRET } })
   h.fake.reply('streamGenerateContent', streamReply([geminiResponse({ text: 'The user asked for notes.txt; ' }), geminiResponse({ text: 'it was written.', finishReason: 'STOP', usage: { promptTokenCount: 40, candidatesTokenCount: 9, totalTokenCount: 49 } })]))
   const res = await fetch(`${h.url}/v1/responses`, { method: 'POST', headers: { ...HEADERS, 'x-codex-beta-features': 'remote_compaction_v2' }, body: JSON.stringify({ model: 'gemini-3.8-flash', stream: true, tools, input: [...history, { type: 'compaction_trigger' }] }) })
   t.equal(res.status, 200)
@@ -43,7 +43,7 @@ t.test('a streamed turn ending in compaction_trigger answers exactly one compact
 })
 
 t.test('a compaction item that is not this gateway\'s, or another caller\'s, restores nothing', async t => {
-  const h = await startProxy(t, { geminiApi: true, responses: { secret: SECRET } })
+  const h = await startProxy(t, { backendName: 'gemini-api', responses: { secret: SECRET } })
   const res = await fetch(`${h.url}/v1/responses`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: 'gemini-3.8-flash', input: [{ type: 'compaction', encrypted_content: 'gh1.forged' }, { type: 'message', role: 'user', content: 'hi' }] }) })
   t.equal(res.status, 200)
   await res.text()
@@ -54,7 +54,7 @@ t.test('a compaction item that is not this gateway\'s, or another caller\'s, res
 })
 
 t.test('POST /v1/responses/compact answers {output}: the user messages, then the one compaction item', async t => {
-  const h = await startProxy(t, { geminiApi: true, responses: { secret: SECRET } })
+  const h = await startProxy(t, { backendName: 'gemini-api', responses: { secret: SECRET } })
   h.fake.reply('generateContent', { body: geminiResponse({ text: 'Summary.', finishReason: 'STOP' }) })
   const res = await fetch(`${h.url}/v1/responses/compact`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: 'gemini-3.8-flash', instructions: 'You are Codex.', input: history }) })
   t.equal(res.status, 200)

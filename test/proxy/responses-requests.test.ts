@@ -13,7 +13,7 @@ const SECRET = 'responses-test-secret-0123456789'
 async function proxy (t: Parameters<typeof startProxy>[0]): Promise<ProxyHarness & { openai: OpenAI }> {
   const store = await createEmbeddedStore()
   t.teardown(() => store.close())
-  const h = await startProxy(t, { responses: { secret: SECRET, store: store.responses } })
+  const h = await startProxy(t, { backendName: 'code-assist', responses: { secret: SECRET, store: store.responses } })
   return { ...h, openai: new OpenAI({ apiKey: PASSWORD, baseURL: `${h.url}/v1`, maxRetries: 0, timeout: 10000 }) }
 }
 
@@ -220,7 +220,7 @@ t.test('GET /v1/models with client_version answers Codex\'s {"models": [...]} sh
   t.match(pro, { display_name: String, shell_type: 'shell_command', visibility: 'list', supported_in_api: true, priority: Number, base_instructions: '', apply_patch_tool_type: 'freeform', truncation_policy: { mode: 'tokens', limit: Number }, supports_parallel_tool_calls: true, experimental_supported_tools: [] })
   t.same(pro.supported_reasoning_levels.map((l: any) => l.effort), ['low', 'high'], 'the levels the model takes, no others')
   t.same(codex.models.find((m: any) => m.slug === 'gemini-2.5-flash-nothinking').supported_reasoning_levels, [])
-  const gemini = await startProxy(t, { geminiApi: true })
+  const gemini = await startProxy(t, { backendName: 'gemini-api' })
   const list = await (await fetch(`${gemini.url}/v1/models?client_version=0.171.0`, { headers: { authorization: `Bearer ${PASSWORD}` } })).json() as any
   const argon = list.models.find((m: any) => m.slug === 'gemini-4-argon')
   t.match(argon, { context_window: 1048576, use_responses_lite: false, default_reasoning_level: 'medium', apply_patch_tool_type: 'freeform' }, 'Gemini 4: its whole window, the standard Responses contract')
@@ -310,14 +310,14 @@ t.test('a store that fails or a record too large leaves the answer alone: it is 
   const warnings: string[] = []
   const logger = { debug () {}, info () {}, error () {}, warn: (_obj: unknown, msg?: string) => { warnings.push(String(msg)) } }
   const failing = { put: async () => { throw new Error('disk full') }, get: async () => null, delete: async () => false }
-  const h = await startProxy(t, { logger, responses: { store: failing } })
+  const h = await startProxy(t, { backendName: 'code-assist', logger, responses: { store: failing } })
   const res = await post(h, { model: 'gemini-2.5-flash', input: 'x' })
   t.equal(res.status, 200)
   t.same(warnings, ['response not stored'])
 
   const store = await createEmbeddedStore()
   t.teardown(() => store.close())
-  const big = await startProxy(t, { logger, responses: { store: store.responses } })
+  const big = await startProxy(t, { backendName: 'code-assist', logger, responses: { store: store.responses } })
   const large = await post(big, { model: 'gemini-2.5-flash', input: 'x'.repeat(4 * 1024 * 1024 + 1) })
   t.equal(large.status, 200)
   t.equal(warnings.at(-1), 'response too large to store: previous_response_id will not find it')
@@ -328,7 +328,7 @@ t.test('a store that fails or a record too large leaves the answer alone: it is 
 
 t.test('image URLs are fetched under the image rules, at most maxPerRequest of them; a body too large is a 413 in OpenAI\'s shape', async t => {
   const image = await startImageServer(t, PNG_1X1, 'image/png')
-  const h = await startProxy(t, { imageFetch: { maxPerRequest: 1, allowPrivateNetworks: true }, maxBodyBytes: 2048 })
+  const h = await startProxy(t, { backendName: 'code-assist', imageFetch: { maxPerRequest: 1, allowPrivateNetworks: true }, maxBodyBytes: 2048 })
   const part = { type: 'input_image', image_url: `${image}/a.png` }
   const res = await post(h, { model: 'gemini-2.5-flash', input: [{ role: 'user', content: [part] }], store: false })
   t.equal(res.status, 200)

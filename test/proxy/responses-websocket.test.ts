@@ -54,7 +54,7 @@ async function rig (t: Test, maxBodyBytes?: number, responses?: ResponsesOptions
     closed: ({ route, code }: { route: string, code: number }) => told.push(`closed ${route} ${code}`),
     served: (request: SocketRequest) => { served.push(request); told.push(`served ${request.method} ${request.route} ${request.status}`) },
   }
-  const h = await startProxy(t, { keys: { resolveKey: async secret => keys.has(secret) ? member : undefined }, usage, limiter, maxBodyBytes, responses, listener: { sockets } })
+  const h = await startProxy(t, { backendName: 'code-assist', keys: { resolveKey: async secret => keys.has(secret) ? member : undefined }, usage, limiter, maxBodyBytes, responses, listener: { sockets } })
   r.url = h.url
   r.fake = h.fake
   return r

@@ -31,7 +31,7 @@ interface Rig {
 }
 
 /** The proxy on the fake Gemini API (the one backend serving every surface), with a member's key under limits. */
-async function rig (t: Test, options: HarnessOptions = {}): Promise<Rig> {
+async function rig (t: Test, options: Partial<HarnessOptions> = {}): Promise<Rig> {
   const clock = { at: START }
   const store = await createEmbeddedStore({ now: () => new Date(clock.at) })
   t.teardown(() => store.close())
@@ -44,7 +44,7 @@ async function rig (t: Test, options: HarnessOptions = {}): Promise<Rig> {
   }
   const logger = { trace: log('trace'), debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), fatal: log('fatal'), child: () => logger }
   const h = await startProxy(t, {
-    geminiApi: true,
+    backendName: 'gemini-api',
     keys: { resolveKey: async secret => secret === KEY ? member : undefined },
     limiter,
     usage: {

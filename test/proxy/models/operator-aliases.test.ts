@@ -22,7 +22,7 @@ async function messages (url: string, model: string, key = PASSWORD): Promise<Re
 }
 
 t.test('a Claude Code model name goes upstream as the model its alias names: an exact name first, then the longest pattern', async t => {
-  const h = await startProxy(t, { geminiApi: true, modelAliases })
+  const h = await startProxy(t, { backendName: 'gemini-api', modelAliases })
   for (const [asked, sent] of [['claude-sonnet-4-6', 'gemini-3.8-flash'], ['claude-haiku-4-5-20251001', 'gemini-3.5-flash-lite'], ['claude-opus-4-8', 'gemini-4-argon'], ['gemini-3.5-flash', 'gemini-3.5-flash']]) {
     const res = await messages(h.url, asked)
     t.equal(res.status, 200, asked)
@@ -38,7 +38,7 @@ t.test('a Claude Code model name goes upstream as the model its alias names: an 
 })
 
 t.test('the model policy judges the model an alias names', async t => {
-  const h = await startProxy(t, { geminiApi: true, keys, modelAliases, modelAccess: { member: ['gemini-3.8-flash*'] } })
+  const h = await startProxy(t, { backendName: 'gemini-api', keys, modelAliases, modelAccess: { member: ['gemini-3.8-flash*'] } })
   const allowed = await messages(h.url, 'claude-sonnet-4-6', MEMBER_KEY)
   t.equal(allowed.status, 200)
   await allowed.text()
