@@ -58,7 +58,7 @@ t.test('the console\'s upstream page: no upstream configured means no backend an
   const h = await startConsoleHarness({ proxy })
   t.teardown(h.close)
   await h.admin()
-  t.same((await h.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [] })
+  t.same((await h.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [], families: [] })
   const served = createProxy({ upstream: { apiKey: 'test-key-aaaaaaaaaaaaaaaa' } })
   t.teardown(() => served.close())
   const withKey = await startConsoleHarness({ proxy: served })
