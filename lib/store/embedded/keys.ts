@@ -32,18 +32,19 @@ export function sweepRetiredKeys (retiredKeys: Tables['retiredKeys'], now: numbe
   for (const [keyId, k] of retiredKeys) if (k.deletedAt.getTime() + RETIRED_KEY_RETENTION_SECONDS * 1000 <= now) retiredKeys.delete(keyId)
 }
 
+/** Removes the key, keeping its name for usage (KeyStore.names); false when there is none. */
+function retireKey (t: KeyTables, keyId: string, clock: () => Date): boolean {
+  const k = t.keys.get(keyId)
+  if (k === undefined) return false
+  t.keys.delete(keyId)
+  t.keyIdByDigest.delete(k.digest)
+  t.retiredKeys.set(keyId, { keyId, name: k.name, deletedAt: clock() })
+  return true
+}
+
 export function createKeyStore (t: KeyTables, w: Writes, clock: () => Date): KeyStore {
   const { keys, keyIdByDigest, retiredKeys } = t
-
-  function removeKey (keyId: string): boolean {
-    const k = keys.get(keyId)
-    if (k === undefined) return false
-    keys.delete(keyId)
-    keyIdByDigest.delete(k.digest)
-    retiredKeys.set(keyId, { keyId, name: k.name, deletedAt: clock() })
-    return true
-  }
-
+  const removeKey = (keyId: string): boolean => retireKey(t, keyId, clock)
   return {
     async create (key) {
       const record: KeyRecord = { ...checkedKey(key), lastUsedAt: null }
