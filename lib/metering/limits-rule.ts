@@ -47,7 +47,7 @@ export type LimitsByLevel = Readonly<Partial<Record<AccessLevel, Readonly<LevelL
 /**
  * The entry that holds for `level`: its own, else that of the nearest lower level with one (ACCESS_LEVELS order), so
  * promoting a user never lifts their limits by accident; `hush`, the admin level, is unlimited unless listed.
- * An explicit `{}` lifts every limit but the default concurrent (DEFAULT_CONCURRENT). Undefined: no level at or below `level` is listed.
+ * An explicit `{}` (no limit named) is unlimited, concurrency included. Undefined: no level at or below `level` is listed.
  */
 export function levelEntry (byLevel: LimitsByLevel, level: AccessLevel): Readonly<LevelLimits> | undefined {
   if (byLevel[level] !== undefined || level === 'hush') return byLevel[level]
@@ -188,13 +188,18 @@ export const DEFAULT_CONCURRENT = 8
 
 /**
  * The level's limits with the user's override laid over them field by field (absent keeps the level's); a listed
- * level without `concurrent` has DEFAULT_CONCURRENT.
+ * level that names some limit but not `concurrent` has DEFAULT_CONCURRENT, and an explicit `{}` is unlimited.
  */
 export function effectiveLimits (level: Readonly<LevelLimits> | undefined, override: Readonly<RateLimits> | null): RateLimits {
   const out: RateLimits = {}
   if (level !== undefined) {
-    for (const name of CODE_NAMES) if (level[name] !== undefined) out[name] = level[name]
-    if (level.concurrent === undefined) out.concurrent = DEFAULT_CONCURRENT
+    let named = false
+    for (const name of CODE_NAMES) {
+      if (level[name] === undefined) continue
+      out[name] = level[name]
+      named = true
+    }
+    if (named && level.concurrent === undefined) out.concurrent = DEFAULT_CONCURRENT
   }
   if (override !== null) for (const name of CODE_NAMES) if (override[name] !== undefined) out[name] = override[name]
   return out

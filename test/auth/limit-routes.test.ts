@@ -110,6 +110,6 @@ t.test('limitsAtEachLevel: what a user would have at each level, the level fallb
   t.same(at.default, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null }, 'no level at or below: unlimited, the override on top')
   t.same(at.member, { rpm: 60, tpm: 5, tokens_per_day: null, concurrent: 8, usd_per_day: null, usd_per_month: null }, 'a listed level\'s default concurrent')
   t.same(at.admin, at.member, 'admin has no entry: member\'s')
-  t.same(at.dev, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: 8, usd_per_day: null, usd_per_month: null }, '{} is unlimited but for the default concurrent')
+  t.same(at.dev, { rpm: null, tpm: 5, tokens_per_day: null, concurrent: null, usd_per_day: null, usd_per_month: null }, '{} is unlimited, concurrency included')
   t.same(at.hush.rpm, null, 'hush is unlimited unless listed')
 })
