@@ -180,7 +180,7 @@ export function UsersPage () {
 }
 
 interface Standing { id: string, stage: 'ga' | 'preview' | 'shutdown', shutdown_on: string | null, replacement: string | null }
-interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[], families: Array<{ family: string, models: Standing[] }> }
+interface Upstream { configured: boolean, backend: string | null, ready?: boolean, reason?: string | null, credentials: Array<{ name: string, state: string, reason: string | null, until: string | null }>, models: string[], families: Array<{ family: string, models: Standing[] }>, unpriced?: string[] }
 
 const STAGES: Record<Standing['stage'], string> = { ga: 'GA', preview: 'preview', shutdown: 'shut down' }
 
@@ -222,7 +222,7 @@ export function UpstreamPage () {
               <TableScroll key={f.family} label={`Models of the ${f.family} family`}><table>
                 <caption>{f.family}</caption>
                 <thead><tr><th scope="col">Model</th><th scope="col">Status</th></tr></thead>
-                <tbody>{f.models.map(m => <tr key={m.id} class={m.stage === 'shutdown' ? 'shut-down' : undefined}><th scope="row" class="mono">{m.id}</th><td>{stageOf(m)}</td></tr>)}</tbody>
+                <tbody>{f.models.map(m => <tr key={m.id} class={m.stage === 'shutdown' ? 'shut-down' : undefined}><th scope="row" class="mono">{m.id}</th><td>{stageOf(m)}{view.unpriced?.includes(m.id) === true ? '; no price known (not in the spend, refused under a dollar budget)' : ''}</td></tr>)}</tbody>
               </table></TableScroll>
             ))}
           </>
