@@ -229,6 +229,25 @@ t.test('every surface records a usage row under its own name with every token ki
   }
 })
 
+t.test('every surface that names upstream files refuses a key another tenant\'s file with a 404 in its shape, nothing sent', async t => {
+  const r = await rig(t)
+  const others = 'https://generativelanguage.googleapis.com/v1beta/files/someone-elses'
+  for (const surface of SURFACES.filter(s => s.fileRef !== undefined)) {
+    const ask = { model: 'gemini-2.5-flash' }
+    const before = r.h.fake.calls(surface.call(ask)).length
+    const res = await fetch(r.h.url + surface.path(ask), {
+      method: 'POST',
+      headers: { ...surface.auth(KEY), 'content-type': 'application/json' },
+      body: JSON.stringify(surface.fileRef!(ask, others)),
+    })
+    const json = await res.json()
+    t.equal(res.status, 404, `${surface.name}: not found, as a file of no one's would be`)
+    t.ok(surface.isError(json), `${surface.name}: in the surface's shape`)
+    t.equal(r.h.fake.calls(surface.call(ask)).length, before, `${surface.name}: nothing reached the upstream`)
+  }
+  t.ok(SURFACES.some(s => s.fileRef !== undefined), 'some surface names files')
+})
+
 t.test('every surface fails in its own error shape, an upstream refusal and a refusal of its own alike', async t => {
   const r = await rig(t)
   for (const surface of SURFACES) {

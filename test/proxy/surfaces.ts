@@ -45,6 +45,8 @@ export interface SurfaceUnderTest {
    * from the text received that the first event got through.
    */
   abandonedStream: { reply: FakeReply, seen: (text: string) => boolean }
+  /** A request naming the upstream file `uri` (Google fetches it), on a surface whose requests can; else undefined. */
+  fileRef?: (ask: Ask, uri: string) => unknown
 }
 
 
@@ -141,6 +143,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     // Google's own answer, passed on with its usageMetadata as it came.
     shownInput: () => undefined,
     isError: googleShape,
+    fileRef: (ask, uri) => ({ contents: [{ role: 'user', parts: [{ text: 'summarise' }, { fileData: { mimeType: 'text/plain', fileUri: uri } }] }] }),
     abandonedStream: geminiAbandoned,
   },
   {
@@ -227,6 +230,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     },
     shownInput: () => undefined,
     isError: googleShape,
+    fileRef: (ask, uri) => ({ model: ask.model, input: [{ type: 'text', text: 'summarise' }, { type: 'document', uri, mime_type: 'application/pdf' }] }),
     abandonedStream: {
       reply: {
         chunks: [
