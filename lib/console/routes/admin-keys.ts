@@ -1,0 +1,25 @@
+// The admin's view of one user's API keys: listed and revoked.
+import type { Route } from '../../http/contract.ts'
+import type { ConsoleParts } from '../console-parts.ts'
+import { keyParams, parse, targetParams } from '../../auth/schemas.ts'
+import { fail } from '../../errors.ts'
+import { dataResponse } from '../security-headers.ts'
+
+export function adminKeyRoutes ({ route, auth: { keys, options: { store } }, callers: { admin } }: ConsoleParts): Route[] {
+  return [
+    route('GET', '/api/admin/users/{user_id}/keys', async (req) => {
+      await admin(req)
+      const { user_id: id } = parse(targetParams, req.params)
+      if (await store.users.findById(id) === null) throw fail('USER_NOT_FOUND')
+      return dataResponse(await keys.list(id))
+    }),
+
+    route('DELETE', '/api/admin/users/{user_id}/keys/{key_id}', async (req) => {
+      await admin(req)
+      const { user_id: id } = parse(targetParams, { user_id: req.params.user_id })
+      const { key_id: keyId } = parse(keyParams, { key_id: req.params.key_id })
+      await keys.deleteOwn(id, keyId)
+      return dataResponse({ message: 'API key revoked' })
+    }),
+  ]
+}
