@@ -220,7 +220,7 @@ t.test('upstream: the pool\'s credentials and the models by family, newest first
   t.same((await none.call('GET', '/api/admin/upstream')).body, { configured: false, backend: null, credentials: [], models: [], families: [] })
   const proxy = {
     ready: async () => ({ ok: false, reason: 'every credential is set aside' }),
-    upstream: () => ({ backend: 'gemini-api', models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'], standings: [{ id: 'gemini-2.5-flash', family: 'gemini-2.5-flash', stage: 'ga' }, { id: 'gemini-3-pro-preview', family: 'gemini-3', stage: 'shutdown', shutdownOn: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }], credentials: [{ name: 'key 1', state: 'cooling', until: Date.UTC(2030, 0, 1) }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid' }] }),
+    upstream: () => ({ backend: 'gemini-api', models: ['gemini-2.5-flash', 'gemini-2.5-flash-search'], unpriced: ['gemini-2.5-flash'], standings: [{ id: 'gemini-2.5-flash', family: 'gemini-2.5-flash', stage: 'ga' }, { id: 'gemini-3-pro-preview', family: 'gemini-3', stage: 'shutdown', shutdownOn: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }], credentials: [{ name: 'key 1', state: 'cooling', until: Date.UTC(2030, 0, 1) }, { name: 'key 2', state: 'set_aside', reason: 'API key not valid' }] }),
   } as unknown as Proxy
   const h = await startConsoleHarness({ proxy })
   t.teardown(h.close)
@@ -238,7 +238,8 @@ t.test('upstream: the pool\'s credentials and the models by family, newest first
       { family: 'gemini-3', models: [{ id: 'gemini-3-pro-preview', stage: 'shutdown', shutdown_on: '2026-03-09', replacement: 'gemini-3.1-pro-preview' }] },
       { family: 'gemini-2.5-flash', models: [{ id: 'gemini-2.5-flash', stage: 'ga', shutdown_on: null, replacement: null }] },
     ],
-  })
+    unpriced: ['gemini-2.5-flash'],
+  }, 'a model with no price known is named, for the page to mark')
 })
 
 t.test('the built files are read when first served: 503 CONSOLE_NOT_BUILT until they exist, then 200 and 304', async t => {

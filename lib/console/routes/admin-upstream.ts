@@ -35,6 +35,8 @@ export function adminUpstreamRoutes ({ route, proxy, callers: { admin } }: Conso
         credentials: view.credentials.map(c => ({ name: c.name, state: c.state, reason: c.reason ?? null, until: c.until === undefined ? null : new Date(c.until).toISOString() })),
         models: view.models,
         families: modelFamilies(view.standings),
+        // Models with no price in force: not in the spend, refused under a dollar budget (docs/prices.md).
+        unpriced: view.unpriced ?? [],
       })
     }),
   ]
