@@ -71,11 +71,11 @@ const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 class PendingSums {
   private readonly sums = new Map<string, { labels: Record<string, string>, n: number }>()
 
-  /** `key` names the label set (its values joined); `labels` is read only on the first add of a key. */
-  add (key: string, labels: () => Record<string, string>, n = 1): void {
+  /** `key` names the label set (its values joined); `labels` is kept on the first add of a key. */
+  add (key: string, labels: Record<string, string>, n = 1): void {
     const known = this.sums.get(key)
     if (known !== undefined) known.n += n
-    else this.sums.set(key, { labels: labels(), n })
+    else this.sums.set(key, { labels, n })
   }
 
   flushInto (counter: Counter<string>): void {
@@ -321,7 +321,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
     registry,
     observeRequest (method, route, status, seconds) {
       const labels = { method: METHODS.has(method) ? method : 'other', route, status_class: statusClass(status) }
-      requests.add(`${labels.method} ${route} ${labels.status_class}`, () => labels)
+      requests.add(`${labels.method} ${route} ${labels.status_class}`, labels)
       requestDuration.observe(labels, seconds)
     },
     socketOpened (route) { openSockets.inc({ route }) },
@@ -333,7 +333,7 @@ export function createMetrics (options: MetricsOptions): Metrics {
     proxy: {
       upstreamCall (model, status, seconds) {
         const labels = { model: modelLabel(model), status: upstreamStatus(status) }
-        upstreamCalls.add(`${labels.model} ${labels.status}`, () => labels)
+        upstreamCalls.add(`${labels.model} ${labels.status}`, labels)
         upstreamDuration.observe(labels, seconds)
       },
       streamOpened () {
@@ -365,13 +365,13 @@ export function createMetrics (options: MetricsOptions): Metrics {
         // Labels are bounded sets: a caller's level (never their id), a catalogue model name.
         const access = ACCESS_LABELS.has(accessLevel) ? accessLevel : 'other'
         const statusClassOf = statusClass(entry.status)
-        modelRequests.add(`${model} ${access} ${statusClassOf}`, () => ({ model, access_level: access, status_class: statusClassOf }))
+        modelRequests.add(`${model} ${access} ${statusClassOf}`, { model, access_level: access, status_class: statusClassOf })
         for (const [kind, field] of TOKEN_KINDS) {
           const count = entry.usage?.[field]
-          if (typeof count === 'number' && Number.isFinite(count) && count > 0) modelTokens.add(`${model} ${kind} ${access}`, () => ({ model, kind, access_level: access }), Math.floor(count))
+          if (typeof count === 'number' && Number.isFinite(count) && count > 0) modelTokens.add(`${model} ${kind} ${access}`, { model, kind, access_level: access }, Math.floor(count))
         }
         const cost = entry.costMicros
-        if (typeof cost === 'number' && Number.isSafeInteger(cost) && cost > 0) modelSpend.add(`${model} ${access}`, () => ({ model, access_level: access }), cost)
+        if (typeof cost === 'number' && Number.isSafeInteger(cost) && cost > 0) modelSpend.add(`${model} ${access}`, { model, access_level: access }, cost)
         if (entry.unpriced === true) modelUnpriced.inc({ model, access_level: access })
       },
       onLimited (limit) { rateLimited.inc({ limit: LIMITS.has(limit) ? limit : 'other' }) },

@@ -43,6 +43,11 @@ export interface RateLimiter {
    * own window, and the one past rpm of a minute is refused (RATE_LIMITED). Nothing to settle.
    */
   refusal? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Admission>
+  /**
+   * A key's read of the model list (`GET /v1/models`, clients ask it at start): spends no request of the minute but
+   * counts in its own window of MODEL_LIST_ALLOWANCE × rpm, the one past it refused (RATE_LIMITED). Nothing to settle.
+   */
+  listing? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Admission>
   /** Read-only: the user's limits in effect and what the current windows hold, counting nothing (the console's "what is left"). */
   standing? (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>): Promise<Standing>
 }
@@ -52,6 +57,9 @@ export interface Standing {
   limits: Required<RateLimits>
   used: { rpm: number, tpm: number, tokensPerDay: number, concurrent: number, usdPerDayMicros: number, usdPerMonthMicros: number }
 }
+
+/** How many model-list reads a minute a key has for each request of its rpm (RateLimiter.listing). */
+export const MODEL_LIST_ALLOWANCE = 10
 
 /** RATE_LIMITED with the limit that refused and the headers to send with the 429. */
 export class RateLimitedError extends GatehouseError {
@@ -154,7 +162,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
   const repeat = options.repeat ?? defaultRepeat
   /** Per user, for one cache period: the override as read, and the limits and store keys worked out from it. */
   interface UserEntry { override: RateLimits | null, until: number, level: KeyCaller['accessLevel'], limits: RateLimits, keys: UserKeys }
-  interface UserKeys { rpm: string, tpm: string, day: string, leases: string, refused: string }
+  interface UserKeys { rpm: string, tpm: string, day: string, leases: string, refused: string, listing: string }
   const overrides = new Map<string, UserEntry>()
 
   /** The user's entry: at once from the cache within its period (no await on the hot path), else read from the store. */
@@ -171,7 +179,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
 
   async function readUser (userId: string, level: KeyCaller['accessLevel'], at: number): Promise<UserEntry> {
     const override = await store.limits.get(userId)
-    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(levelEntry(byLevel, level), override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}`, refused: `rate:refused:${userId}` } }
+    const entry = { override, until: at + overridesCacheMs, level, limits: effectiveLimits(levelEntry(byLevel, level), override), keys: { rpm: `rate:rpm:${userId}`, tpm: `rate:tpm:${userId}`, day: `rate:tpd:${userId}`, leases: `rate:concurrent:${userId}`, refused: `rate:refused:${userId}`, listing: `rate:listing:${userId}` } }
     if (overrides.size >= OVERRIDES_CACHE_MAX) overrides.clear()
     overrides.set(userId, entry)
     return entry
@@ -209,22 +217,33 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
     throw new RateLimitedError(limit, message, Math.max(1, Math.ceil(retryAfterMs / 1000)), headers)
   }
 
+  /**
+   * A request that spends none of the minute's limits but counts in a window of its own (`kind`), `times` × rpm a
+   * minute; the one past that is refused. The minute's windows are read for the headers, not added to.
+   */
+  async function aside (caller: Pick<KeyCaller, 'userId' | 'accessLevel'>, kind: 'refused' | 'listing', times: number, what: string): Promise<Admission> {
+    const at = now().getTime()
+    const user = userOf(caller.userId, caller.accessLevel, at)
+    const { limits, keys } = user instanceof Promise ? await user : user
+    if (limits.rpm == null && limits.tpm == null) return { headers: {}, settle: () => SETTLED }
+    const minute = new Date(at - (at % MINUTE))
+    const ops: CounterOp[] = [{ key: keys.rpm, windowStart: minute }, { key: keys.tpm, windowStart: minute }]
+    if (limits.rpm != null) ops.push({ key: keys[kind], windowStart: minute, amount: 1, expiresAt: new Date(minute.getTime() + 2 * MINUTE) })
+    const [count, tokenTotal, asideCount] = await store.counters.batch(ops)
+    const headers: Record<string, string> = {}
+    const minuteLeft = minute.getTime() + MINUTE - at
+    minuteHeaders(headers, limits, count, tokenTotal, minuteLeft)
+    if (limits.rpm != null && asideCount > limits.rpm * times) refuse('requests', `Rate limit reached: ${limits.rpm * times} ${what} per minute`, minuteLeft, headers)
+    return { headers, settle: () => SETTLED }
+  }
+
   return {
     async refusal (caller) {
-      const at = now().getTime()
-      const user = userOf(caller.userId, caller.accessLevel, at)
-      const { limits, keys } = user instanceof Promise ? await user : user
-      if (limits.rpm == null && limits.tpm == null) return { headers: {}, settle: () => SETTLED }
-      const minute = new Date(at - (at % MINUTE))
-      // The minute's windows read, not added to; the refusal counts in its own window, under the same number as rpm.
-      const ops: CounterOp[] = [{ key: keys.rpm, windowStart: minute }, { key: keys.tpm, windowStart: minute }]
-      if (limits.rpm != null) ops.push({ key: keys.refused, windowStart: minute, amount: 1, expiresAt: new Date(minute.getTime() + 2 * MINUTE) })
-      const [count, tokenTotal, refused] = await store.counters.batch(ops)
-      const headers: Record<string, string> = {}
-      const minuteLeft = minute.getTime() + MINUTE - at
-      minuteHeaders(headers, limits, count, tokenTotal, minuteLeft)
-      if (limits.rpm != null && refused > limits.rpm) refuse('requests', `Rate limit reached: ${limits.rpm} refused requests per minute`, minuteLeft, headers)
-      return { headers, settle: () => SETTLED }
+      return await aside(caller, 'refused', 1, 'refused requests')
+    },
+
+    async listing (caller) {
+      return await aside(caller, 'listing', MODEL_LIST_ALLOWANCE, 'model-list reads')
     },
 
     async standing (caller) {

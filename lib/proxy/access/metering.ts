@@ -60,6 +60,11 @@ export interface Metering {
    * RATE_LIMITED past it), charged nothing, recorded under REFUSED.
    */
   refused (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
+  /**
+   * Begins a key's read of the model list: spends no request of the minute (RateLimiter.listing: its own, larger
+   * allowance, RATE_LIMITED past it), charged nothing, recorded under NO_MODEL.
+   */
+  listing (req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall>
   /** The call `req` began, if any (for the error mappers). */
   callOf (req: HandlerRequest): MeteredCall | undefined
 }
@@ -146,6 +151,44 @@ function costFields (prices: Pick<PriceList, 'cost'> | undefined, backend: strin
   return cost.priced ? { costMicros: cost.micros } : { unpriced: true }
 }
 
+/**
+ * A call's reservation priced on first read (its getters shared on the prototype), so a caller under no dollar
+ * budget costs no pricing and no per-call closures.
+ */
+class LazyPrice implements CallPrice {
+  private cost: CallCost | undefined
+  private readonly list: Pick<PriceList, 'cost'>
+  private readonly backend: string
+  private readonly now: () => Date
+  readonly model: string
+  private readonly estimate: number
+  private readonly reserved: number
+
+  constructor (list: Pick<PriceList, 'cost'>, backend: string, now: () => Date, model: string, estimate: number, reserved: number) {
+    this.list = list
+    this.backend = backend
+    this.now = now
+    this.model = model
+    this.estimate = estimate
+    this.reserved = reserved
+  }
+
+  private priced (): CallCost {
+    this.cost ??= this.list.cost({ model: this.model, backend: this.backend, at: this.now(), usage: { promptTokens: this.estimate, candidatesTokens: this.reserved } })
+    return this.cost
+  }
+
+  get reservedMicros (): number | undefined {
+    const c = this.priced()
+    return c.priced ? c.micros : undefined
+  }
+
+  get unpriced (): string | undefined {
+    const c = this.priced()
+    return c.priced ? undefined : c.message
+  }
+}
+
 export function createMetering (options: MeteringOptions): Metering {
   const { limiter, usage, onCall, now, prices } = options
   const backend = options.backend ?? 'gemini-api'
@@ -208,15 +251,7 @@ export function createMetering (options: MeteringOptions): Metering {
    * reserved. Priced on first read, so a caller under no dollar budget costs no pricing.
    */
   function priceOf (model: string, estimate: number, reserved: number): CallPrice {
-    if (prices === undefined) return { model, reservedMicros: undefined }
-    const at = now()
-    let cost: CallCost | undefined
-    const priced = (): CallCost => (cost ??= prices.cost({ model, backend, at, usage: { promptTokens: estimate, candidatesTokens: reserved } }))
-    return {
-      model,
-      get reservedMicros () { const c = priced(); return c.priced ? c.micros : undefined },
-      get unpriced () { const c = priced(); return c.priced ? undefined : c.message },
-    }
+    return prices === undefined ? { model, reservedMicros: undefined } : new LazyPrice(prices, backend, now, model, estimate, reserved)
   }
 
   // `estimate` undefined: the request's own (requestTokens), worked out here so begin adds no async layer of its own.
@@ -245,24 +280,30 @@ export function createMetering (options: MeteringOptions): Metering {
     return metered
   }
 
+  /** A key's request admitted by a window of its own (`admitAside`), charged nothing, recorded under `model`. */
+  async function aside (req: HandlerRequest, caller: ProxyCaller, surface: Surface, model: string, admitAside: ((caller: KeyCaller) => Promise<Admission>) | undefined): Promise<MeteredCall> {
+    let admission: Admission | undefined
+    if (caller.kind === 'key' && admitAside !== undefined) {
+      try {
+        admission = await admitAside(caller)
+      } catch (err) {
+        if (isGatehouseError(err)) usage?.record({ at: now(), userId: caller.userId, keyId: caller.keyId, model, surface, status: err.status })
+        throw err
+      }
+    }
+    const metered = call(caller, surface, model, admission, 0, undefined, 0)
+    calls.set(req, metered)
+    return metered
+  }
+
   return {
     begin: (req, caller, surface, model, requestedOutputTokens, unreported = 'estimate', readBytes = 0, referencedTokens = 0) =>
       admit(req, caller, surface, model, readBytes > 0 || referencedTokens > 0 ? Math.max(requestTokens(req), Math.ceil(readBytes / CHARS_PER_TOKEN)) + referencedTokens : undefined, requestedOutputTokens ?? 0, unreported),
     request: (req, caller, surface) => admit(req, caller, surface, NO_MODEL, 0, 0, undefined),
-    async refused (req, caller, surface) {
-      let admission: Admission | undefined
-      if (caller.kind === 'key' && limiter?.refusal !== undefined) {
-        try {
-          admission = await limiter.refusal(caller)
-        } catch (err) {
-          if (isGatehouseError(err)) usage?.record({ at: now(), userId: caller.userId, keyId: caller.keyId, model: REFUSED, surface, status: err.status })
-          throw err
-        }
-      }
-      const metered = call(caller, surface, REFUSED, admission, 0, undefined, 0)
-      calls.set(req, metered)
-      return metered
-    },
+    refused: async (req, caller, surface) => await aside(req, caller, surface, REFUSED, limiter?.refusal?.bind(limiter)),
+    listing: async (req, caller, surface) => limiter?.listing === undefined
+      ? await admit(req, caller, surface, NO_MODEL, 0, 0, undefined)
+      : await aside(req, caller, surface, NO_MODEL, limiter.listing.bind(limiter)),
     callOf: req => calls.get(req),
   }
 }

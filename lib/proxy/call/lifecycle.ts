@@ -231,6 +231,14 @@ export async function beginRequest (ctx: ProxyContext, req: HandlerRequest, call
 }
 
 /**
+ * Begins a read of the model list (`/v1/models`, `/v1beta/models`): recorded as a request, but counted in its own
+ * allowance rather than the caller's requests per minute (RateLimiter.listing). Throws RATE_LIMITED.
+ */
+export async function beginListing (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, surface: Surface): Promise<MeteredCall> {
+  return await ctx.metering.listing(req, caller, surface)
+}
+
+/**
  * A route's handler under the lifecycle's deny by default: a key's request that fails before it began a call (a body
  * that does not parse, a model refused by the catalogue or the policy) is recorded as a refusal (Metering.refused),
  * an error of its key spending none of its limits (the route's error mapper ends it, lib/proxy/routes.ts).

@@ -5,7 +5,7 @@ import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { fail, isGatehouseError } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import { modelFilter } from '../access/model-policy.ts'
-import { beginRequest } from '../call/lifecycle.ts'
+import { beginListing } from '../call/lifecycle.ts'
 import type { SurfaceDeclaration } from '../call/surface.ts'
 import { createChatErrorResponse, withParam } from '../chat/error-body.ts'
 import { codexModelList } from '../models/codex-list.ts'
@@ -42,7 +42,7 @@ export const modelListSurface: SurfaceDeclaration = {
         handler: async req => {
           if (isGoogleClient(req)) return await native(req)
           const caller = await ctx.checkAuth(req)
-          const request = await beginRequest(ctx, req, caller, 'chat')
+          const request = await beginListing(ctx, req, caller, 'chat')
           request.end(200)
           // Codex asks with ?client_version= and reads {"models": [...]} (docs/responses.md, "Codex's model list").
           const list = ctx.catalog.openaiList(modelFilter(ctx, caller))
@@ -56,7 +56,7 @@ export const modelListSurface: SurfaceDeclaration = {
         handler: async req => {
           if (isGoogleClient(req)) return await native(req)
           const caller = await ctx.checkAuth(req)
-          const request = await beginRequest(ctx, req, caller, 'chat')
+          const request = await beginListing(ctx, req, caller, 'chat')
           let entry: Record<string, unknown> | undefined
           try {
             entry = ctx.catalog.openaiModel(req.params.id ?? '')

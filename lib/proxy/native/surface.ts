@@ -8,7 +8,7 @@ import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS, preflightResponse } from '../access/client-auth.ts'
 import { modelFilter } from '../access/model-policy.ts'
-import { beginRequest } from '../call/lifecycle.ts'
+import { beginListing } from '../call/lifecycle.ts'
 import { runModelCall } from '../call/run-model-call.ts'
 import { candidateCountOf } from '../access/reservation.ts'
 import type { CountOperation, GenerateOperation, Parsed, SurfaceDeclaration, SurfaceRoute } from '../call/surface.ts'
@@ -97,7 +97,7 @@ export function nativeDispatcher (ctx: ProxyContext): Handler {
       const model = named === undefined ? undefined : ctx.catalog.get(named)
       // An id the catalog does not list is the upstream's to answer, under the model policy (./pass-through.ts).
       if (named !== undefined && model === undefined) return await passThrough(ctx, req, caller)
-      const request = await beginRequest(ctx, req, caller, 'native')
+      const request = await beginListing(ctx, req, caller, 'native')
       let body: unknown = ctx.catalog.nativeList(allows)
       if (model !== undefined) {
         // A model the caller may not use is not listed, so it is not found either.
