@@ -1,7 +1,7 @@
 // GEMINI_LIMITS, the option `limits` and the admin override body: one rule, three forms.
 import t from 'tap'
-import { BUILT_IN_TOOLS, DEFAULT_CONCURRENT, allowedResources, allowedTools, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
-import { ConfigurationError } from '../../lib/index.ts'
+import { DEFAULT_CONCURRENT, allowedResources, allowedTools, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
+import { BUILT_IN_TOOLS, ConfigurationError } from '../../lib/index.ts'
 
 t.test('GEMINI_LIMITS: access levels to snake_case limits, null or absent for unlimited', async t => {
   t.same(parseLimitsJson('{"member": {"rpm": 60, "tpm": 100000, "tokens_per_day": null, "concurrent": 4}, "hush": {}}'),
