@@ -298,7 +298,7 @@ t.test('every surface refuses the -search variant where it adds googleSearch and
     const before = r.h.fake.calls(surface.call(ask)).length
     const res = await r.ask(surface, ask)
     t.equal(res.status, 403, `${surface.name}: ${res.text.slice(0, 200)}`)
-    t.match(res.text, /googleSearch/, `${surface.name}: naming the tool the name adds`)
+    t.match(res.text, /googleSearch \(a -search model name adds it/, `${surface.name}: naming the tool the name adds`)
     t.equal(r.h.fake.calls(surface.call(ask)).length, before, `${surface.name}: nothing reached the upstream`)
   }
 })

@@ -70,21 +70,25 @@ export function toolsInBody (body: unknown): BuiltInTool[] {
   return [...found]
 }
 
-/** The one check: TOOL_NOT_ALLOWED (403) naming the first of `used` the caller's level may not send. */
-export function checkTools (byLevel: LimitsByLevel, caller: ProxyCaller, used: readonly BuiltInTool[]): void {
+/**
+ * The one check: TOOL_NOT_ALLOWED (403) naming the first of `used` the caller's level may not send; `searchName`:
+ * the model was named with `-search`, which adds googleSearch, so the message says so.
+ */
+export function checkTools (byLevel: LimitsByLevel, caller: ProxyCaller, used: readonly BuiltInTool[], searchName = false): void {
   if (caller.kind !== 'key' || used.length === 0) return
   const allowed = allowedTools(byLevel, caller.accessLevel)
   const refused = used.find(tool => !allowed.includes(tool))
   if (refused === undefined) return
-  throw fail('TOOL_NOT_ALLOWED', `Keys of access level ${caller.accessLevel} may not use the built-in tool ${refused}; ask the operator to allow "${refused}" in this level's tools`)
+  const why = searchName && refused === 'googleSearch' ? ' (a -search model name adds it: use the name without -search)' : ''
+  throw fail('TOOL_NOT_ALLOWED', `Keys of access level ${caller.accessLevel} may not use the built-in tool ${refused}${why}; ask the operator to allow "${refused}" in this level's tools`)
 }
 
 /** The check bound to the proxy's level table (ProxyContext.tools). */
 export interface ToolPolicy {
-  /** Throws TOOL_NOT_ALLOWED when `caller` is a key whose level may not send one of `used`. */
-  check (caller: ProxyCaller, used: readonly BuiltInTool[]): void
+  /** Throws TOOL_NOT_ALLOWED when `caller` is a key whose level may not send one of `used` (checkTools). */
+  check (caller: ProxyCaller, used: readonly BuiltInTool[], searchName?: boolean): void
 }
 
 export function createToolPolicy (byLevel: LimitsByLevel): ToolPolicy {
-  return { check: (caller, used) => { checkTools(byLevel, caller, used) } }
+  return { check: (caller, used, searchName) => { checkTools(byLevel, caller, used, searchName) } }
 }

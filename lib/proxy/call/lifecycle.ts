@@ -168,7 +168,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
   const sessionId = req.headers['x-session-id']
   // What goes upstream, as translated (a `-search` name's googleSearch included): its built-in tools allowed, the model's rules applied.
   const upstreamRequest = (request: GeminiRequest): GeminiRequest => {
-    ctx.tools.check(caller, geminiToolsUsed(request.tools))
+    ctx.tools.check(caller, geminiToolsUsed(request.tools), model.search)
     return applyRequestRules(request, model)
   }
   return {
