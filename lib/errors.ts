@@ -54,6 +54,7 @@ export const ERRORS = {
   EXPLICIT_CACHING_UNSUPPORTED: { status: 400, message: 'This model takes no explicit context caches (cachedContents); it caches repeated prompts implicitly' },
   MODEL_UNPRICED: { status: 403, message: 'This model has no known price, so a dollar budget cannot be enforced on it; ask the operator to add its price' },
   RESOURCE_NOT_ALLOWED: { status: 403, message: "This key's access level may not use that kind of upstream resource; ask the operator" },
+  TOOL_NOT_ALLOWED: { status: 403, message: "This key's access level may not use that built-in tool; ask the operator" },
   TOO_MANY_RESOURCES: { status: 429, message: 'This user owns as many upstream resources as allowed; delete some first' },
   UPLOAD_QUOTA_EXCEEDED: { status: 429, message: 'This user uploaded as many bytes today as allowed; retry after the time in Retry-After' },
   TOO_MANY_SOCKETS: { status: 426, message: 'This key holds as many open WebSockets as allowed; send the request over HTTP, or close one first' },

@@ -104,7 +104,7 @@ export interface EnvironmentConfig {
   readonly geminiPricesFile?: string
   /** Hours between two model discovery rounds, 0 for none. Default 6 (GEMINI_MODEL_DISCOVERY_HOURS). */
   readonly modelDiscoveryHours: number
-  /** Proxy rate limits and allowed resource kinds by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow"}}`. Default unset: unlimited, files and caches (GEMINI_LIMITS). */
+  /** Proxy rate limits, allowed resource kinds and built-in tools by access level, from JSON `{"member": {"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow", "tools"}}`. Default unset: unlimited, files and caches, every built-in tool (GEMINI_LIMITS). */
   readonly geminiLimits?: LimitsByLevel
   /** Longest cache TTL a key may ask for, in seconds. Default unset: the library's 3600 (GEMINI_MAX_CACHE_TTL_SECONDS). */
   readonly geminiMaxCacheTtlSeconds?: number

@@ -1,6 +1,6 @@
 // The one rule for rate limits as people write them: GEMINI_LIMITS (the createAuthService / createRateLimiter
-// option `limits`, by access level, with each level's `allow`: the upstream resource kinds its keys may use) and
-// the admin override body (PUT /admin/user/{user_id}/limits).
+// option `limits`, by access level, with each level's `allow`: the upstream resource kinds its keys may use, and
+// `tools`: the built-in tools they may send) and the admin override body (PUT /admin/user/{user_id}/limits).
 // On the wire the fields are snake_case (tokens_per_day); in code camelCase (tokensPerDay).
 import { ACCESS_LEVELS } from '../store/types.ts'
 import type { AccessLevel } from '../store/types.ts'
@@ -36,9 +36,20 @@ export type ResourceKind = typeof RESOURCE_KINDS[number]
 /** What a level without `allow` may use: files and caches; batches are the operator password's only. */
 export const DEFAULT_RESOURCE_ALLOW: readonly ResourceKind[] = Object.freeze(['files', 'caches'])
 
-/** One access level's entry: its limits, and the resource kinds its keys may use (absent: DEFAULT_RESOURCE_ALLOW). */
+/** The built-in tools of Google's (Tool fields of generateContent, tool types of Interactions) a level may allow (`tools`). */
+export const BUILT_IN_TOOLS = ['googleSearch', 'urlContext', 'googleMaps', 'codeExecution', 'fileSearch'] as const
+export type BuiltInTool = typeof BUILT_IN_TOOLS[number]
+
+/**
+ * What a level without `tools` may send: every built-in tool, so agents that ground with Google Search and read URLs
+ * (Gemini CLI) keep working; a listed `tools` restricts. File Search still names stores keys may not name.
+ */
+export const DEFAULT_TOOLS: readonly BuiltInTool[] = BUILT_IN_TOOLS
+
+/** One access level's entry: its limits, the resource kinds its keys may use (absent: DEFAULT_RESOURCE_ALLOW), the built-in tools (absent: DEFAULT_TOOLS). */
 export interface LevelLimits extends RateLimits {
   allow?: readonly ResourceKind[]
+  tools?: readonly BuiltInTool[]
 }
 
 /** Limits by access level; a level not listed takes its entry from levelEntry. */
@@ -63,12 +74,17 @@ export function allowedResources (byLevel: LimitsByLevel, level: AccessLevel): r
   return levelEntry(byLevel, level)?.allow ?? DEFAULT_RESOURCE_ALLOW
 }
 
-/** A level's `allow`, checked: a list of RESOURCE_KINDS. */
-function readAllow (value: unknown, where: string): readonly ResourceKind[] | Problem {
-  if (!Array.isArray(value) || value.some(v => !(RESOURCE_KINDS as readonly unknown[]).includes(v))) {
-    return { field: where, message: `${where} must be a list of ${RESOURCE_KINDS.join(', ')} (got ${shown(JSON.stringify(value) ?? String(value))})` }
+/** The built-in tools keys of `level` may send under `byLevel` (its levelEntry's `tools`). */
+export function allowedTools (byLevel: LimitsByLevel, level: AccessLevel): readonly BuiltInTool[] {
+  return levelEntry(byLevel, level)?.tools ?? DEFAULT_TOOLS
+}
+
+/** A level's `allow` or `tools`, checked: a list of `names`, each once. */
+function readList<T extends string> (value: unknown, names: readonly T[], where: string): readonly T[] | Problem {
+  if (!Array.isArray(value) || value.some(v => !(names as readonly unknown[]).includes(v))) {
+    return { field: where, message: `${where} must be a list of ${names.join(', ')} (got ${shown(JSON.stringify(value) ?? String(value))})` }
   }
-  return Object.freeze([...new Set(value as ResourceKind[])])
+  return Object.freeze([...new Set(value as T[])])
 }
 
 /** Wire name → code name of each limit. */
@@ -115,18 +131,22 @@ function readLimits (value: unknown, names: readonly string[], toCode: (name: st
 /** The level table, checked: access levels to limits. */
 function readTable (value: unknown, names: readonly string[], toCode: (name: string) => keyof RateLimits, where: string): LimitsByLevel | Problem {
   if (!isPlainObject(value)) return { field: where, message: `${where} must be an object from access level (${ACCESS_LEVELS.join(', ')}) to limits` }
-  const out: Partial<Record<AccessLevel, Readonly<RateLimits>>> = {}
+  const out: Partial<Record<AccessLevel, Readonly<LevelLimits>>> = {}
   for (const level of Object.keys(value)) {
     if (!(ACCESS_LEVELS as readonly string[]).includes(level)) {
       return { field: `${where}.${level}`, message: `${shown(level)} is not an access level (use ${ACCESS_LEVELS.join(', ')})` }
     }
     const entry = value[level]
-    const { allow, ...rates } = isPlainObject(entry) ? entry : { allow: undefined }
-    const limits = readLimits(isPlainObject(entry) ? rates : entry, names, toCode, `${where}.${level}`)
+    const { allow, tools, ...rates } = isPlainObject(entry) ? entry : { allow: undefined, tools: undefined }
+    const limits: LevelLimits | Problem = readLimits(isPlainObject(entry) ? rates : entry, names, toCode, `${where}.${level}`)
     if ('message' in limits) return limits
-    const kinds = allow === undefined ? undefined : readAllow(allow, `${where}.${level}.allow`)
+    const kinds = allow === undefined ? undefined : readList(allow, RESOURCE_KINDS, `${where}.${level}.allow`)
     if (kinds !== undefined && 'message' in kinds) return kinds
-    out[level as AccessLevel] = Object.freeze(kinds === undefined ? limits : { ...limits, allow: kinds })
+    const builtIn = tools === undefined ? undefined : readList(tools, BUILT_IN_TOOLS, `${where}.${level}.tools`)
+    if (builtIn !== undefined && 'message' in builtIn) return builtIn
+    if (kinds !== undefined) limits.allow = kinds
+    if (builtIn !== undefined) limits.tools = builtIn
+    out[level as AccessLevel] = Object.freeze(limits)
   }
   return Object.freeze(out)
 }
@@ -146,7 +166,7 @@ export function resolveLimitsOption (value: unknown, option = 'limits'): LimitsB
 }
 
 /**
- * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow"}`.
+ * GEMINI_LIMITS as written: JSON from access level to `{"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow", "tools"}`.
  * Throws ConfigurationError (option `limits`) naming the field at fault, under `name` (a host passes its setting's).
  */
 export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
@@ -154,7 +174,7 @@ export function parseLimitsJson (text: string, name = 'limits'): LimitsByLevel {
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow"}})`)
+    throw new ConfigurationError('limits', `${name}: not valid JSON (expected {"<access level>": {"rpm", "tpm", "tokens_per_day", "concurrent", "usd_per_day", "usd_per_month", "allow", "tools"}})`)
   }
   const table = readTable(parsed, WIRE_NAMES, fromWire, name)
   if ('message' in table) throw new ConfigurationError('limits', `${name}: ${table.message}`)

@@ -12,6 +12,7 @@ import type { ProxyCaller } from './access/caller.ts'
 import type { ModelPolicy } from './access/model-policy.ts'
 import type { Metering } from './access/metering.ts'
 import type { Ownership } from './access/ownership.ts'
+import type { ToolPolicy } from './access/tool-policy.ts'
 
 /** What the handlers share; built once by createProxy. */
 export interface ProxyContext {
@@ -23,6 +24,8 @@ export interface ProxyContext {
   metering: Metering
   /** Who owns each upstream resource, and what keys may touch (access/ownership.ts). */
   ownership: Ownership
+  /** Which built-in tools (googleSearch, urlContext, ...) a key's level may send (access/tool-policy.ts). */
+  tools: ToolPolicy
   catalog: ModelCatalog
   /** The catalogue name a requested name stands for (models/operator-aliases.ts); itself when no alias matches. */
   modelAlias: (name: string) => string

@@ -16,6 +16,7 @@ import type { ModelAccess } from './access/model-policy.ts'
 import type { AccessLevel } from '../store/types.ts'
 import { createMetering } from './access/metering.ts'
 import { createOwnership, DEFAULT_MAX_CACHE_TTL_SECONDS } from './access/ownership.ts'
+import { createToolPolicy } from './access/tool-policy.ts'
 import { createUploadQuota, DEFAULT_UPLOAD_BYTES_PER_DAY } from './access/upload-quota.ts'
 import { resolveLimitsOption } from '../metering/limits-rule.ts'
 import type { LimitsByLevel } from '../metering/limits-rule.ts'
@@ -49,7 +50,7 @@ import type { SafetySetting } from './safety-settings.ts'
 export interface ProxyResourceOptions {
   /** Where the owner of each file, upload, cache, batch and operation a key creates is kept (a Store's `owners`). Default none: keys cannot create upstream resources, and every existing one is the operator's. */
   owners?: OwnerStore
-  /** The level table whose `allow` lists the resource kinds (`files`, `caches`, `batches`) each level's keys may use (the same table as createAuthService's `limits`, GEMINI_LIMITS). Default files and caches for every level. */
+  /** The level table whose `allow` lists the resource kinds (`files`, `caches`, `batches`) each level's keys may use, and whose `tools` lists the built-in tools they may send (`googleSearch`, `urlContext`, `googleMaps`, `codeExecution`, `fileSearch`) (the same table as createAuthService's `limits`, GEMINI_LIMITS). Default files and caches, and every built-in tool, for every level. */
   byLevel?: LimitsByLevel
   /** Longest TTL a key may give a cache, in seconds; a create or TTL change asking more is a 400 (GEMINI_MAX_CACHE_TTL_SECONDS). Default 3600. */
   maxCacheTtlSeconds?: number
@@ -316,13 +317,14 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
   const catalog = createModelCatalog(options.models, modelSpecs, backend.name, options.now, undefined, priceKnown)
   checkAliasTargets(options.modelAliases, catalog)
   const responses = createResponsesSettings(options.responses, options.now ?? (() => new Date()))
+  const byLevel = resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel')
   const ctx: ProxyContext = {
     checkAuth: createClientAuth(password, attempts, options.keys),
     modelPolicy,
     metering: createMetering({ limiter: options.limiter, usage: options.usage, onCall: options.onCall, now: options.now ?? (() => new Date()), prices, backend: priceBackend }),
     ownership: createOwnership({
       owners: options.resources?.owners,
-      byLevel: resolveLimitsOption(options.resources?.byLevel, 'resources.byLevel'),
+      byLevel,
       maxCacheTtlSeconds: options.resources?.maxCacheTtlSeconds ?? DEFAULT_MAX_CACHE_TTL_SECONDS,
       // A custom endpoint hands out file URIs on its own host: they name the gateway's files as Google's do.
       fileHosts: [options.upstream?.geminiApiEndpoint, options.upstream?.vertexEndpoint].flatMap(url => typeof url === 'string' && URL.canParse(url) ? [new URL(url).hostname] : []),
@@ -330,6 +332,7 @@ export function createProxy (options: ProxyOptions = {}): Proxy {
       now: options.now ?? (() => new Date()),
       logger: options.logger,
     }),
+    tools: createToolPolicy(byLevel),
     catalog,
     modelAlias,
     backend,

@@ -84,8 +84,8 @@ t.test('values.schema.json rejects unknown keys, wrong types and values the gate
 })
 
 
-t.test('config.limits outside GEMINI_LIMITS\' rule is refused by the schema (unknown level or field, negative or fractional numbers, an unknown resource kind, a dollar budget that is no amount)', async t => {
-  for (const limits of [{ owner: { rpm: 1 } }, { member: { tokensPerDay: 1 } }, { member: { rpm: -1 } }, { member: { tpm: 1.5 } }, { member: 5 }, { member: { allow: ['everything'] } }, { member: { allow: 'files' } }, { member: { usd_per_day: -1 } }, { member: { usd_per_month: '1e3' } }, { member: { usd_per_day: '0.1234567' } }]) {
+t.test('config.limits outside GEMINI_LIMITS\' rule is refused by the schema (unknown level or field, negative or fractional numbers, an unknown resource kind or built-in tool, a dollar budget that is no amount)', async t => {
+  for (const limits of [{ owner: { rpm: 1 } }, { member: { tokensPerDay: 1 } }, { member: { rpm: -1 } }, { member: { tpm: 1.5 } }, { member: 5 }, { member: { allow: ['everything'] } }, { member: { allow: 'files' } }, { member: { tools: ['google_search'] } }, { member: { tools: 'googleSearch' } }, { member: { usd_per_day: -1 } }, { member: { usd_per_month: '1e3' } }, { member: { usd_per_day: '0.1234567' } }]) {
     const result = await template({ config: { limits } })
     t.not(result.code, 0, JSON.stringify(limits))
     t.equal(result.stdout, '', 'nothing is rendered')

@@ -227,7 +227,7 @@ t.test('with existingSecret the chart makes no Secret and references only the de
   t.equal(configData(objects).GEMINI_OAUTH_CLIENT_ID, 'id.apps.example.com')
   t.equal(configData(objects).GOOGLE_CLOUD_PROJECT, 'my-project')
   t.equal(configData(objects).IMAGE_FETCH_ALLOWED_PORTS, '80,443,8080', 'config.imageFetchAllowedPorts becomes IMAGE_FETCH_ALLOWED_PORTS')
-  t.same(loadConfig(configData(objects)).geminiLimits, { member: { rpm: 60, tokensPerDay: null, usdPerDayMicros: 2_500_000 }, dev: { allow: ['batches', 'caches', 'files'] } }, 'config.limits becomes GEMINI_LIMITS, JSON the gateway accepts, a level\'s allow included')
+  t.same(loadConfig(configData(objects)).geminiLimits, { member: { rpm: 60, tokensPerDay: null, usdPerDayMicros: 2_500_000 }, dev: { allow: ['batches', 'caches', 'files'], tools: ['googleSearch', 'urlContext'] } }, 'config.limits becomes GEMINI_LIMITS, JSON the gateway accepts, a level\'s allow and tools included')
   t.equal(loadConfig(configData(objects)).geminiMaxCacheTtlSeconds, 900, 'config.maxCacheTtlSeconds becomes GEMINI_MAX_CACHE_TTL_SECONDS')
 })
 

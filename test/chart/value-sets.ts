@@ -23,7 +23,7 @@ export const VALUE_SETS: ValueSet[] = [
         keys: { proxyPassword: 'proxy-pw', credentials: 'oauth.json', adminPassword: 'admin-pw', oauthClientSecret: 'client-secret' },
       },
       credentials: { mountAs: 'file' },
-      config: { oauthClientId: 'id.apps.example.com', projectId: 'my-project', imageFetchAllowedPorts: '80,443,8080', limits: { member: { rpm: 60, tokens_per_day: null, usd_per_day: '2.50' }, dev: { allow: ['batches', 'caches', 'files'] } }, maxCacheTtlSeconds: 900 },
+      config: { oauthClientId: 'id.apps.example.com', projectId: 'my-project', imageFetchAllowedPorts: '80,443,8080', limits: { member: { rpm: 60, tokens_per_day: null, usd_per_day: '2.50' }, dev: { allow: ['batches', 'caches', 'files'], tools: ['googleSearch', 'urlContext'] } }, maxCacheTtlSeconds: 900 },
     },
   },
   {

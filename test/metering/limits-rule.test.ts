@@ -1,7 +1,7 @@
 // GEMINI_LIMITS, the option `limits` and the admin override body: one rule, three forms.
 import t from 'tap'
-import { DEFAULT_CONCURRENT, allowedResources, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
-import { ConfigurationError } from '../../lib/index.ts'
+import { DEFAULT_CONCURRENT, allowedResources, allowedTools, effectiveLimits, limitsToWire, parseLimitsBody, parseLimitsJson, resolveLimitsOption } from '../../lib/metering/limits-rule.ts'
+import { BUILT_IN_TOOLS, ConfigurationError } from '../../lib/index.ts'
 
 t.test('GEMINI_LIMITS: access levels to snake_case limits, null or absent for unlimited', async t => {
   t.same(parseLimitsJson('{"member": {"rpm": 60, "tpm": 100000, "tokens_per_day": null, "concurrent": 4}, "hush": {}}'),
@@ -40,6 +40,26 @@ t.test('allow: the upstream resource kinds a level may use; files and caches by 
     ['{"member": {"allow": ["uploads"]}}', /limits\.member\.allow must be a list/],
   ] as Array<[string, RegExp]>) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
   t.throws(() => parseLimitsBody({ allow: ['batches'] }), { code: 'INVALID_INPUT' }, 'an admin override cannot widen what a level may use')
+})
+
+t.test('tools: the built-in tools a level may send; every one by default, a listed tools restricts', async t => {
+  const table = parseLimitsJson('{"member": {"rpm": 60, "tools": ["urlContext", "googleSearch", "urlContext"]}, "admin": {"tools": []}, "hush": {"allow": ["files"]}}')
+  t.same(table, { member: { rpm: 60, tools: ['urlContext', 'googleSearch'] }, admin: { tools: [] }, hush: { allow: ['files'] } })
+  t.same(allowedTools(table, 'member'), ['urlContext', 'googleSearch'])
+  t.same(allowedTools(table, 'admin'), [], 'an empty list allows no built-in tool')
+  t.same(allowedTools(table, 'dev'), [], 'a level left out: the nearest lower level\'s tools (admin\'s)')
+  t.same(allowedTools(parseLimitsJson('{"member": {"tools": ["urlContext"]}}'), 'admin'), ['urlContext'], 'so a promotion never widens them by accident')
+  t.same(allowedTools(table, 'default'), BUILT_IN_TOOLS, 'no level at or below listed: every built-in tool')
+  t.same(allowedTools(table, 'hush'), ['googleSearch', 'urlContext', 'googleMaps', 'codeExecution', 'fileSearch'], 'a listed level without tools: all five')
+  t.same(resolveLimitsOption({ dev: { tools: ['codeExecution'], allow: ['batches'] } }), { dev: { allow: ['batches'], tools: ['codeExecution'] } }, 'the option takes it too')
+  t.same(effectiveLimits(table.member, null), { rpm: 60, concurrent: DEFAULT_CONCURRENT }, 'tools is no rate limit')
+  for (const [text, message] of [
+    ['{"member": {"tools": "googleSearch"}}', /^limits: limits\.member\.tools must be a list of googleSearch, urlContext, googleMaps, codeExecution, fileSearch \(got .*googleSearch.*\)$/],
+    ['{"member": {"tools": ["google_search"]}}', /limits\.member\.tools must be a list/],
+    ['{"dev": {"tools": ["computerUse"]}}', /limits\.dev\.tools must be a list .*\(got .*computerUse.*\)/],
+  ] as Array<[string, RegExp]>) t.throws(() => parseLimitsJson(text), { constructor: ConfigurationError, option: 'limits', message }, text)
+  t.throws(() => resolveLimitsOption({ member: { tools: [null] } }, 'resources.byLevel'), { option: 'resources.byLevel', message: /resources\.byLevel\.member\.tools must be a list/ }, 'the option names itself')
+  t.throws(() => parseLimitsBody({ tools: ['googleSearch'] }), { code: 'INVALID_INPUT' }, 'an admin override cannot widen the tools a level may send')
 })
 
 t.test('the option limits takes camelCase fields and names the option at fault', async t => {

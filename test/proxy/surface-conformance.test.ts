@@ -5,7 +5,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import type { Test } from 'tap'
-import { startProxy } from './harness.ts'
+import { PASSWORD, startProxy } from './harness.ts'
 import type { HarnessOptions, ProxyHarness } from './harness.ts'
 import { PNG_1X1 } from './harness.ts'
 import { errorReply } from '../support/fake-upstream.ts'
@@ -27,7 +27,8 @@ interface Rig {
   logs: Array<{ level: string, fields: Record<string, unknown>, message: string }>
   /** Resolves once `n` calls were recorded. */
   recorded: (n: number) => Promise<void>
-  ask: (surface: SurfaceUnderTest, ask: Ask) => Promise<{ status: number, headers: Headers, json: any, text: string }>
+  /** A model call on `surface`, made with the member's key (or `key`: the operator password). */
+  ask: (surface: SurfaceUnderTest, ask: Ask, key?: string) => Promise<{ status: number, headers: Headers, json: any, text: string }>
 }
 
 /** The proxy on the fake Gemini API (the one backend serving every surface), with a member's key under limits. */
@@ -64,10 +65,10 @@ async function rig (t: Test, options: Partial<HarnessOptions> = {}): Promise<Rig
     entries,
     logs,
     recorded: async n => { if (entries.length < n) await new Promise<void>(resolve => waiting.push({ n, resolve })) },
-    async ask (surface, ask) {
+    async ask (surface, ask, key = KEY) {
       const res = await fetch(h.url + surface.path(ask), {
         method: 'POST',
-        headers: { ...surface.auth(KEY), 'content-type': 'application/json', origin: 'https://app.example' },
+        headers: { ...surface.auth(key), 'content-type': 'application/json', origin: 'https://app.example' },
         body: JSON.stringify(surface.body(ask)),
       })
       const text = await res.text()
@@ -275,5 +276,58 @@ t.test('every surface fetching images refuses an internal address with one answe
     t.ok(line !== undefined, `${surface.name}: the refusal is logged`)
     t.equal(line?.level, 'warn')
     t.match(line?.fields, { url: 'http://127.0.0.1:9/secret.png', reason: /loopback/ }, `${surface.name}: with the URL and its reason`)
+  }
+})
+
+/** Whether a request that reached the fake asked for Google Search, in either wire format. */
+const sentSearch = (body: any): boolean => /google_?search/i.test(JSON.stringify(body?.tools ?? []))
+
+t.test('every surface refuses a built-in tool the key\'s level may not use, before any upstream call (TOOL_NOT_ALLOWED)', async t => {
+  const r = await rig(t, { resources: { byLevel: { member: { tools: ['urlContext'] } } } })
+  let n = 0
+  for (const surface of SURFACES) {
+    for (const stream of [false, true]) {
+      const ask = { model: 'gemini-2.5-flash', search: true, stream }
+      const before = r.h.fake.calls(surface.call(ask)).length
+      const res = await r.ask(surface, ask)
+      const name = `${surface.name}${stream ? ', streamed' : ''}`
+      t.equal(res.status, 403, `${name}: ${res.text.slice(0, 200)}`)
+      t.ok(surface.isError(res.json), `${name}: in the surface's shape`)
+      t.match(res.text, /googleSearch/, `${name}: the answer names the tool`)
+      t.match(res.text, /member/, `${name}: and the level`)
+      t.equal(r.h.fake.calls(surface.call(ask)).length, before, `${name}: nothing reached the upstream`)
+      await r.recorded(++n)
+      t.match(r.entries[n - 1], { status: 403, surface: surface.name }, `${name}: recorded as a 403`)
+      t.equal(r.entries[n - 1].usage, undefined, `${name}: charged no tokens`)
+    }
+    const plain = await r.ask(surface, { model: 'gemini-2.5-flash' })
+    t.equal(plain.status, 200, `${surface.name}: a call without the tool goes on`)
+    n++
+    const operator = await r.ask(surface, { model: 'gemini-2.5-flash', search: true }, PASSWORD)
+    t.equal(operator.status, 200, `${surface.name}: the operator password is never restricted`)
+    t.ok(sentSearch(r.h.fake.last(surface.call({ model: 'gemini-2.5-flash' }))?.body), `${surface.name}: and its search went upstream`)
+    n++
+  }
+})
+
+t.test('every surface refuses the -search variant where it adds googleSearch and the level may not use it', async t => {
+  const r = await rig(t, { resources: { byLevel: { member: { tools: [] } } } })
+  for (const surface of SURFACES.filter(s => s.searchVariant)) {
+    const ask = { model: 'gemini-2.5-flash-search' }
+    const before = r.h.fake.calls(surface.call(ask)).length
+    const res = await r.ask(surface, ask)
+    t.equal(res.status, 403, `${surface.name}: ${res.text.slice(0, 200)}`)
+    t.match(res.text, /googleSearch \(a -search model name adds it/, `${surface.name}: naming the tool the name adds`)
+    t.equal(r.h.fake.calls(surface.call(ask)).length, before, `${surface.name}: nothing reached the upstream`)
+  }
+})
+
+t.test('every surface sends the built-in tools a level without a tools list may use: all of them, as today\'s agents need', async t => {
+  const r = await rig(t, { resources: { byLevel: { member: { rpm: 1000 } } } })
+  for (const surface of SURFACES) {
+    const ask = { model: 'gemini-2.5-flash', search: true }
+    const res = await r.ask(surface, ask)
+    t.equal(res.status, 200, `${surface.name}: ${res.text.slice(0, 200)}`)
+    t.ok(sentSearch(r.h.fake.last(surface.call(ask))?.body), `${surface.name}: Google Search went upstream`)
   }
 })

@@ -14,6 +14,8 @@ export interface Ask {
   temperature?: number
   presencePenalty?: number
   stream?: boolean
+  /** Asks for Google Search grounding the surface's own way (a web search tool; Google's own googleSearch). */
+  search?: boolean
 }
 
 export interface SurfaceUnderTest {
@@ -34,6 +36,8 @@ export interface SurfaceUnderTest {
   fetchesImages: boolean
   /** Whether the surface's requests name a penalty field. */
   hasPenalty: boolean
+  /** Whether a `-search` model name adds Google Search grounding (Interactions send the base model, unchanged). */
+  searchVariant: boolean
   /** An answer reporting every token kind Google reports (the prompt, cached, answer, thought and tool-use tokens). */
   usageReply: FakeReply
   /** The input tokens the surface's own answer reports (cached ones included), where it reports usage itself. */
@@ -110,12 +114,14 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
       ...(ask.temperature === undefined ? {} : { temperature: ask.temperature }),
       ...(ask.presencePenalty === undefined ? {} : { presence_penalty: ask.presencePenalty }),
       ...(ask.stream === true ? { stream: true, stream_options: { include_usage: true } } : {}),
+      ...(ask.search === true ? { tools: [{ type: 'web_search' }] } : {}),
     }),
     call: generateCall,
     sentMaxOutput: sent => generationConfig(sent).maxOutputTokens,
     sentSampling: sent => sampling(generationConfig(sent)),
     fetchesImages: true,
     hasPenalty: true,
+    searchVariant: true,
     usageReply: geminiReply,
     shownInput: json => json.usage.prompt_tokens,
     isError: json => openaiShape(json) && typeof json.error.code !== 'undefined',
@@ -132,6 +138,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
         ...(ask.temperature === undefined ? {} : { temperature: ask.temperature }),
         ...(ask.presencePenalty === undefined ? {} : { presencePenalty: ask.presencePenalty }),
       },
+      ...(ask.search === true ? { tools: [{ google_search: {} }] } : {}),
     }),
     call: generateCall,
     sentMaxOutput: sent => generationConfig(sent).maxOutputTokens,
@@ -139,6 +146,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     // fileData URIs are Google's to fetch; the proxy fetches nothing for this surface.
     fetchesImages: false,
     hasPenalty: true,
+    searchVariant: true,
     usageReply: geminiReply,
     // Google's own answer, passed on with its usageMetadata as it came.
     shownInput: () => undefined,
@@ -156,12 +164,14 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
       messages: [{ role: 'user', content: [{ type: 'text', text: ask.text ?? 'Hi' }, ...(ask.imageUrl === undefined ? [] : [{ type: 'image', source: { type: 'url', url: ask.imageUrl } }])] }],
       ...(ask.temperature === undefined ? {} : { temperature: ask.temperature }),
       ...(ask.stream === true ? { stream: true } : {}),
+      ...(ask.search === true ? { tools: [{ type: 'web_search_20250305', name: 'web_search' }] } : {}),
     }),
     call: generateCall,
     sentMaxOutput: sent => generationConfig(sent).maxOutputTokens,
     sentSampling: sent => sampling(generationConfig(sent)),
     fetchesImages: true,
     hasPenalty: false,
+    searchVariant: true,
     usageReply: geminiReply,
     // Anthropic counts cache reads apart from input_tokens.
     shownInput: json => json.usage.input_tokens + json.usage.cache_read_input_tokens,
@@ -178,12 +188,14 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
       ...(ask.maxOutput === undefined ? {} : { max_output_tokens: ask.maxOutput }),
       ...(ask.temperature === undefined ? {} : { temperature: ask.temperature }),
       ...(ask.stream === true ? { stream: true } : {}),
+      ...(ask.search === true ? { tools: [{ type: 'web_search' }] } : {}),
     }),
     call: generateCall,
     sentMaxOutput: sent => generationConfig(sent).maxOutputTokens,
     sentSampling: sent => sampling(generationConfig(sent)),
     fetchesImages: true,
     hasPenalty: false,
+    searchVariant: true,
     usageReply: geminiReply,
     shownInput: json => json.usage.input_tokens,
     isError: json => openaiShape(json) && 'code' in json.error,
@@ -201,6 +213,7 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
         ...(ask.temperature === undefined ? {} : { temperature: ask.temperature }),
       },
       ...(ask.stream === true ? { stream: true } : {}),
+      ...(ask.search === true ? { tools: [{ type: 'google_search' }] } : {}),
     }),
     call: () => 'interactions',
     sentMaxOutput: sent => sent.body?.generation_config?.max_output_tokens,
@@ -211,6 +224,8 @@ export const SURFACES: readonly SurfaceUnderTest[] = [
     // Input images are Google's to fetch (uri parts); the proxy fetches nothing for this surface.
     fetchesImages: false,
     hasPenalty: false,
+    // The model goes upstream as its base name: a `-search` suffix adds no tool here.
+    searchVariant: false,
     usageReply: {
       body: {
         id: 'v1_conformance',

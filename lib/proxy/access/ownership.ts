@@ -15,6 +15,7 @@ import { fail } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { parseJson } from '../../http/json-body.ts'
 import { allowedResources } from '../../metering/limits-rule.ts'
+import { checkTools, toolsInBody } from './tool-policy.ts'
 import type { LimitsByLevel, ResourceKind } from '../../metering/limits-rule.ts'
 import type { OwnerRecord, OwnerStore } from '../../store/types.ts'
 import type { ForwardResponse } from '../upstream/backend.ts'
@@ -403,6 +404,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       const text = bytes.toString('utf8')
       const parsed = text.trim() === '' ? {} : parseJson(text)
       if (!isObject(parsed)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
+      // A cache's or a batch's tools are sent later, on the upstream's side: they are held to the level's tools now.
+      checkTools(byLevel, caller, toolsInBody(parsed))
       const referencedTokens = await checkReferences(caller, parsed)
       const cacheCreate = target.op === 'create' && target.kind === 'caches'
       const cachePatch = target.op === 'item' && target.kind === 'caches' && method === 'PATCH'

@@ -72,7 +72,7 @@ export function resourceTarget (method: string, path: string, uploadId: string |
 export interface Reference { field: string, name: string }
 
 /** Free-form values inside a request (a function call's args, a function's answer, labels): their strings name nothing. */
-const FREE_FORM = new Set(['args', 'response', 'labels', 'example', 'default', 'enum'])
+export const FREE_FORM = new Set(['args', 'response', 'labels', 'example', 'default', 'enum'])
 
 const GOOGLE_BASE = 'https://generativelanguage.googleapis.com/v1beta/'
 

@@ -24,6 +24,7 @@ import { UsageScan } from './usage-scan.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
 import { contentOptions } from './content-options.ts'
 import { applyRequestRules } from './request-rules.ts'
+import { geminiToolsUsed } from '../access/tool-policy.ts'
 import type { ContentOptions } from './content-options.ts'
 
 /** How a refusal names the surface a model is limited to. */
@@ -154,7 +155,8 @@ async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: (
 
 /**
  * Begins a model call for `caller` (authenticated): the model resolved and allowed, then admitted against the
- * caller's limits with the output it may produce reserved. Throws MODEL_NOT_FOUND, MODEL_NOT_ALLOWED or RATE_LIMITED.
+ * caller's limits with the output it may produce reserved. Throws MODEL_NOT_FOUND, MODEL_NOT_ALLOWED or RATE_LIMITED;
+ * generate and stream throw TOOL_NOT_ALLOWED before the upstream call for a built-in tool the caller's level may not send.
  */
 export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
   const model = resolve(ctx, caller, spec)
@@ -164,13 +166,18 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
   const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
   const base = model.base
   const sessionId = req.headers['x-session-id']
+  // What goes upstream, as translated (a `-search` name's googleSearch included): its built-in tools allowed, the model's rules applied.
+  const upstreamRequest = (request: GeminiRequest): GeminiRequest => {
+    ctx.tools.check(caller, geminiToolsUsed(request.tools), model.search)
+    return applyRequestRules(request, model)
+  }
   return {
     model,
     headers: metered.headers,
     metered,
     content: contentOptions(ctx, req, spec.model),
     async generate (request, translate) {
-      const response = await backend.generate({ model: base, request: applyRequestRules(request, model), signal: req.signal, sessionId })
+      const response = await backend.generate({ model: base, request: upstreamRequest(request), signal: req.signal, sessionId })
       metered.usage(usageOf(response))
       // Translated first: an answer that is none (a 502) ends the call as that failure, in the error mapper.
       const answer = translate(response)
@@ -178,7 +185,7 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
       return answer
     },
     async stream (request, translator, beforeEnd) {
-      const upstream = await openUpstreamStream(backend, { model: base, request: applyRequestRules(request, model), sessionId }, req.signal)
+      const upstream = await openUpstreamStream(backend, { model: base, request: upstreamRequest(request), sessionId }, req.signal)
       const watch = streamWatch(metered)
       const events = beforeEnd === undefined ? upstream.events : thenBefore(upstream.events, beforeEnd)
       return sseBody(events, translator, {

@@ -17,6 +17,7 @@ import { notPassedThrough } from '../upstream/forward.ts'
 import { mediaUrisIn } from '../upstream/resource-pins.ts'
 import { interactionReader } from './answer.ts'
 import { interactionHistoryTokens } from '../access/reservation.ts'
+import { interactionToolsUsed } from '../access/tool-policy.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
 import { apiRevision, createRequest, interactionId, interactionResource } from './request.ts'
 
@@ -71,6 +72,8 @@ function interactionsRoutes (ctx: ProxyContext): SurfaceRoute[] {
     const history = asked.previousId === undefined ? 0 : await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
     const referenced = await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
     const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens, outputCount: asked.outputCount, referencedInputTokens: history + referenced })
+    // Where the translating surfaces' generate checks it (lib/proxy/call/lifecycle.ts): after admission, before the upstream call.
+    ctx.tools.check(caller, interactionToolsUsed(asked.body.tools))
     const sent = Buffer.from(JSON.stringify(applyInteractionRules({ ...asked.body, model: call.model.base }, call.model)))
     const answer = await forward({
       method: 'POST',
