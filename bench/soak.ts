@@ -74,10 +74,19 @@ function storeSize (file: string): StoreSize | undefined {
     const text = readFileSync(file, 'utf8')
     const data = JSON.parse(text) as Record<string, unknown[] | undefined>
     const n = (name: string): number => data[name]?.length ?? 0
-    return { users: n('users'), sessions: n('sessions'), keys: n('keys'), usage: n('usage'), attempts: n('attempts'), owners: n('owners'), fileBytes: Buffer.byteLength(text) }
+    // The journal's lines are the changes since the file was last written whole (lib/store/embedded-journal.ts).
+    const journal = existsSync(`${file}.journal`) ? readFileSync(`${file}.journal`, 'utf8') : ''
+    return { users: n('users'), sessions: n('sessions'), keys: n('keys'), usage: n('usage'), attempts: n('attempts'), owners: n('owners'), fileBytes: Buffer.byteLength(text), journalBytes: Buffer.byteLength(journal) }
   } catch {
     return undefined
   }
+}
+
+/** The 99th percentile of `values` (ms), or NaN when there are none. */
+function p99 (values: number[]): number {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return +sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)].toFixed(1)
 }
 
 /** One sample, in MB: RSS and its parts, the V8 heap as the gateway reports it, and what is neither. */
@@ -102,7 +111,7 @@ export interface SoakSample {
 }
 
 /** The embedded store's records at the end, read from its data file, and the file's size. */
-export interface StoreSize { users: number, sessions: number, keys: number, usage: number, attempts: number, owners: number, fileBytes: number }
+export interface StoreSize { users: number, sessions: number, keys: number, usage: number, attempts: number, owners: number, fileBytes: number, journalBytes: number }
 
 const SERIES = ['s', 'rss', 'rssBetweenHashes', 'file', 'argon2', 'brk', 'arenas', 'heapTotal', 'heapUsed', 'external', 'rest'] as const
 
@@ -123,6 +132,8 @@ export interface SoakResult {
   /** Growth from the first stretch's median to the last's: of RSS, and of RSS less the running hashes' buffers. */
   growthOfMediansPercent: number
   growthBetweenHashesPercent: number
+  /** The p99 latency (ms) of each kind of request in each stretch after the warm-up: flat if nothing grows with the data. */
+  p99ByStretchMs: Record<string, number[]>
   stretchMinutes: number
   samplesMB: number[]
   /** The first sample after the warm-up and the last, with their breakdown. */
@@ -174,10 +185,14 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
     let errors = 0
     /** Refusals by route and status: the sign-up limiter's 429s are expected at one sign-up a second. */
     const refusals: Record<string, number> = {}
+    /** Each request's time (ms) by kind, with when it ended (ms after the start). */
+    const timings: Record<string, Array<[number, number]>> = {}
     const count = async (res: Promise<Response>, what: string): Promise<{ ok: boolean, text: string } | undefined> => {
+      const began = performance.now()
       try {
         const r = await res
         const text = await r.text()
+        ;(timings[what] ??= []).push([Date.now() - started, performance.now() - began])
         requests++
         if (r.status >= 400) {
           errors++
@@ -270,6 +285,16 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
       }
       return [...stretches.values()].map(median)
     }
+    const p99ByStretchMs: Record<string, number[]> = {}
+    for (const [what, list] of Object.entries(timings)) {
+      const stretches = new Map<number, number[]>()
+      for (const [at, ms] of list) {
+        if (at < WARM_UP_MS) continue
+        const i = Math.floor((at - WARM_UP_MS) / (stretchMinutes * 60_000))
+        stretches.set(i, [...stretches.get(i) ?? [], ms])
+      }
+      p99ByStretchMs[what] = [...stretches.keys()].sort((a, b) => a - b).map(i => p99(stretches.get(i) as number[]))
+    }
     const rssMedians = byStretch(w => w.rss)
     const betweenMedians = byStretch(w => w.rssBetweenHashes)
     const growth = (series: number[]): number => +(((series.at(-1) ?? NaN) / series[0] - 1) * 100).toFixed(1)
@@ -287,6 +312,7 @@ export async function soak (minutes: number, heap = false, extraEnv: Record<stri
       rssBetweenHashesMedianByStretchMB: betweenMedians,
       growthOfMediansPercent: growth(rssMedians),
       growthBetweenHashesPercent: growth(betweenMedians),
+      p99ByStretchMs,
       stretchMinutes,
       samplesMB: samples.map(s => s.rss),
       warmUp: warm[0],
@@ -316,4 +342,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   series.s.forEach((s, i) => {
     if (i % 6 === 5 || i === series.s.length - 1) console.error([(s / 60).toFixed(1), ...columns.map(c => series[c][i].toFixed(1))].map(c => c.padStart(12)).join(''))
   })
+  console.error(`p99 ms by stretch of ${result.stretchMinutes} min after the warm-up:`)
+  for (const [what, list] of Object.entries(result.p99ByStretchMs)) console.error(`${what.padStart(12)} ${list.join(' → ')}`)
 }
