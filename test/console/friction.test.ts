@@ -207,7 +207,7 @@ async function walk (t: Test, gw: StartedGateway, width: number): Promise<void> 
   await page.getByLabel('Username contains').press('Enter')
   await page.getByRole('button', { name: `Manage ${member}` }).press('Enter')
   await page.getByLabel('Access level').selectOption('dev')
-  t.equal(await page.locator('#level-limits').textContent(), 'At dev their limits change: requests per minute 60 → unlimited.', 'the console warns before a level change changes the limits')
+  t.equal(await page.locator('#level-limits').textContent(), 'At dev their limits change: requests per minute 60 → unlimited; calls at once 8 → unlimited.', 'the console warns before a level change changes the limits')
   await page.getByLabel('Access level').selectOption('member')
   t.equal(await page.locator('#level-limits').textContent(), '', 'no warning for the level they have')
   await page.getByRole('button', { name: `Disable ${member}` }).press('Enter')
