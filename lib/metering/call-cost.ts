@@ -92,14 +92,26 @@ export function callCost (entry: PriceEntry, usage: CallUsage, options: { batch?
 
 const whole = (n: number | undefined): number => n !== undefined && Number.isSafeInteger(n) && n > 0 ? n : 0
 
-/** The counts a call's TokenUsage holds, as callCost prices them (a count that is not a whole number counts 0). */
-export function callUsageOf (usage: TokenUsage): CallUsage {
+/** Models whose grounding Google bills per grounded prompt; from Gemini 3 on it bills each search query (docs/prices.md). */
+const PER_PROMPT_SEARCH = /^gemini-[12]\./
+
+/** The search-grounding requests Google bills for `queries` search queries a call of `model` ran. */
+export function billableSearches (model: string, queries: number): number {
+  return queries > 0 && PER_PROMPT_SEARCH.test(model) ? 1 : queries
+}
+
+/**
+ * The counts a call's TokenUsage holds, as callCost prices them (a count that is not a whole number counts 0); `model`
+ * decides how its search queries are billed.
+ */
+export function callUsageOf (usage: TokenUsage, model = ''): CallUsage {
   return {
     promptTokens: whole(usage.inputTokens),
     cachedTokens: whole(usage.cachedTokens),
     candidatesTokens: whole(usage.outputTokens),
     thoughtsTokens: whole(usage.thinkingTokens),
     toolUsePromptTokens: whole(usage.toolUseTokens),
+    searchRequests: billableSearches(model, whole(usage.searchQueries)),
   }
 }
 

@@ -9,4 +9,6 @@ export interface TokenUsage {
   cachedTokens: number
   /** toolUsePromptTokenCount: tool results fed back to the model, billed as input; absent counts 0. */
   toolUseTokens?: number
+  /** Google Search queries the model ran (groundingMetadata.webSearchQueries), each billed the search fee; absent: 0. */
+  searchQueries?: number
 }

@@ -3,8 +3,9 @@
 import t from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { ConfigurationError, cacheStorageCost, createPriceList, createProxy, formatMicros, parseDollars } from '../../lib/index.ts'
+import { ConfigurationError, cacheStorageCost, callUsageOf, createPriceList, createProxy, formatMicros, parseDollars } from '../../lib/index.ts'
 import type { CallCost, CallUsage, PriceList } from '../../lib/index.ts'
+import { billableSearches } from '../../lib/metering/call-cost.ts'
 
 const prices = createPriceList()
 const NOV_30_LAST_MS = new Date('2026-11-30T23:59:59.999Z')
@@ -189,4 +190,12 @@ t.test('a three-step price: Gemini 3.6 Flash at its list price, half price for t
   t.equal(cost(prices, 'gemini-3.6-flash', new Date('2026-09-01T23:59:59Z'), usage), 9_000_000)
   t.equal(cost(prices, 'gemini-3.6-flash', new Date('2026-12-31T23:59:59Z'), usage), 4_500_000)
   t.equal(cost(prices, 'gemini-3.6-flash', new Date('2027-01-01T00:00:00Z'), usage), 9_000_000)
+})
+
+t.test('search grounding is billed per query from Gemini 3 on, per grounded prompt on Gemini 2.x', async t => {
+  t.equal(billableSearches('gemini-4-hydrogen', 3), 3)
+  t.equal(billableSearches('gemini-3.8-flash', 2), 2)
+  t.equal(billableSearches('gemini-2.5-flash', 3), 1, 'three queries of one prompt: one grounded request')
+  t.equal(billableSearches('gemini-2.5-flash', 0), 0)
+  t.equal(callUsageOf({ inputTokens: 10, outputTokens: 1, thinkingTokens: 0, cachedTokens: 0, searchQueries: 2 }, 'gemini-4-argon').searchRequests, 2)
 })

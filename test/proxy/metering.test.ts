@@ -359,3 +359,18 @@ t.test('a call that reports tool-use prompt tokens pays them at the input rate',
   const cost = createPriceList().cost({ model: 'gemini-4-argon', backend: 'gemini-api', at: new Date(r.clock.at), usage: callUsageOf({ ...entries[0].usage!, toolUseTokens: 1_000 }) })
   t.match(cost, { priced: true, micros: 81_600 })
 })
+
+t.test('a grounded call pays Google\'s search fee per query it ran, on top of its tokens, unary and streamed', async t => {
+  const r = await rig(t, {}, { geminiApi: true, start: Date.UTC(2026, 11, 1, 12) })
+  const grounded = (body: Record<string, any>): Record<string, any> => {
+    body.candidates[0].groundingMetadata = { webSearchQueries: ['gatehouse release', 'gatehouse changelog'], groundingChunks: [] }
+    return body
+  }
+  r.fake.setDefault('generateContent', { body: grounded(geminiResponse({ text: 'hi', finishReason: 'STOP', usage: ARGON_USAGE })) })
+  await (await r.native('generateContent', KEY, 'gemini-4-argon')).arrayBuffer()
+  r.fake.setDefault('streamGenerateContent', streamReply([geminiResponse({ text: 'h' }), grounded(geminiResponse({ text: 'i', finishReason: 'STOP', usage: ARGON_USAGE }))]))
+  await (await r.native('streamGenerateContent', KEY, 'gemini-4-argon')).arrayBuffer()
+  await r.recorded(2)
+  // 77,600 for the tokens (docs/prices.md, call 1) and 2 queries × $14 per 1,000 (14,000 micro-dollars each).
+  t.same(r.entries.map(e => e.costMicros), [105_600, 105_600])
+})

@@ -147,7 +147,7 @@ export function outputReservation (catalog: { get (id: string): { outputTokenLim
 function costFields (prices: Pick<PriceList, 'cost'> | undefined, backend: string, model: string, at: Date, reported: TokenUsage | undefined, used: TokenUsage | undefined): Pick<UsageEntry, 'costMicros' | 'unpriced'> {
   const priced = reported ?? used
   if (prices === undefined || priced === undefined) return {}
-  const cost = prices.cost({ model, backend, at, usage: callUsageOf(priced) })
+  const cost = prices.cost({ model, backend, at, usage: callUsageOf(priced, model) })
   return cost.priced ? { costMicros: cost.micros } : { unpriced: true }
 }
 

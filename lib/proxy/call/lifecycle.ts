@@ -18,7 +18,7 @@ import type { Backend, EmbedResult, ForwardResponse, GeminiRequest, GeminiRespon
 import { openUpstreamStream, sseBody } from '../routes-stream.ts'
 import { eventBatches } from '../upstream/backend.ts'
 import type { SseTranslator, StreamWatch } from '../routes-stream.ts'
-import { outputChars, readUsageMetadata, usageOf } from '../gemini/hub.ts'
+import { outputChars, readUsageMetadata, searchQueriesOf, usageOf } from '../gemini/hub.ts'
 import type { GeminiAnswer } from '../gemini/hub.ts'
 import { UsageScan } from './usage-scan.ts'
 import type { TokenUsage } from '../../metering/token-usage.ts'
@@ -107,8 +107,10 @@ function resolve (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): 
  */
 function streamWatch (metered: MeteredCall): StreamWatch & { end: (status: number) => void } {
   let lastUsage: unknown
+  let queries = 0
   const end = (status: number): void => {
-    if (lastUsage !== undefined) metered.usage(readUsageMetadata(lastUsage))
+    const used = lastUsage === undefined ? undefined : readUsageMetadata(lastUsage)
+    if (used !== undefined) metered.usage(queries === 0 ? used : { ...used, searchQueries: queries })
     metered.end(status)
   }
   return {
@@ -117,6 +119,7 @@ function streamWatch (metered: MeteredCall): StreamWatch & { end: (status: numbe
         const u = (events[i] as GeminiAnswer | null)?.usageMetadata
         if (u !== undefined && u !== null) { lastUsage = u; break }
       }
+      for (let i = 0; i < events.length; i++) queries = Math.max(queries, searchQueriesOf(events[i]))
       metered.forwarded(outputChars(events))
     },
     ended (err) { end(err === undefined ? 200 : isGatehouseError(err) ? err.status : 500) },

@@ -163,9 +163,25 @@ export function readInteractionUsage (u: unknown): TokenUsage | undefined {
   }
 }
 
-/** Tokens an answer (or stream event) reports; undefined when it carries no usageMetadata. */
+/** Tokens an answer (or stream event) reports, and the search queries it ran; undefined when it carries no usageMetadata. */
 export function usageOf (answer: unknown): TokenUsage | undefined {
-  return answer === null || typeof answer !== 'object' ? undefined : readUsageMetadata((answer as GeminiAnswer).usageMetadata)
+  const used = answer === null || typeof answer !== 'object' ? undefined : readUsageMetadata((answer as GeminiAnswer).usageMetadata)
+  const queries = used === undefined ? 0 : searchQueriesOf(answer)
+  return queries === 0 || used === undefined ? used : { ...used, searchQueries: queries }
+}
+
+/**
+ * The Google Search queries an answer's grounding ran (each candidate's groundingMetadata.webSearchQueries), which
+ * Google bills per query; a stream repeats them, so the largest count of its events is the call's.
+ */
+export function searchQueriesOf (answer: unknown): number {
+  const candidates = candidatesOf(answer)
+  let n = 0
+  for (let c = 0; c < candidates.length; c++) {
+    const queries = (candidates[c] as { groundingMetadata?: { webSearchQueries?: unknown } } | undefined)?.groundingMetadata?.webSearchQueries
+    if (Array.isArray(queries)) n += queries.length
+  }
+  return n
 }
 
 /** The characters of a function call the model wrote: its name and its arguments as JSON. */
