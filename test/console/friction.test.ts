@@ -68,11 +68,13 @@ async function go (page: Page, label: string): Promise<void> {
 
 /** The usage page on the gateway's day: the range typed as ISO days, then Show until `requests` are in. */
 async function showDay (page: Page, requests: string): Promise<void> {
-  await page.getByLabel('From (UTC, yyyy-mm-dd)').fill(DAY)
-  await page.getByLabel('To (UTC, yyyy-mm-dd)').fill(DAY)
   const total = page.locator('dd[data-metric="requests"]')
+  // The page's first load may fill in its default range after a fill: wait for it, and type the range on every try.
+  await page.waitForLoadState('networkidle')
   // The usage ledger writes at most once a second: ask again until the calls show.
   for (let deadline = Date.now() + 15_000; Date.now() < deadline;) {
+    await page.getByLabel('From (UTC, yyyy-mm-dd)').fill(DAY)
+    await page.getByLabel('To (UTC, yyyy-mm-dd)').fill(DAY)
     await page.getByRole('button', { name: 'Show', exact: true }).press('Enter')
     await page.waitForLoadState('networkidle')
     if (await total.count() > 0 && await total.textContent() === requests) return
