@@ -2,14 +2,15 @@
 // parse, resolve and admit (beginModelCall: policy, reservation, image hold), translate, call the upstream under the
 // model's request rules, answer or stream with the CORS and rate headers. A surface declares its operation
 // (./surface.ts); the order and the headers are owned here, so no surface can skip a step.
-import type { Handler, HandlerResponse } from '../../http/contract.ts'
+import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
+import type { ProxyCaller } from '../access/caller.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import type { ProxyContext } from '../context.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
 import { longDecoding } from '../models/continuation.ts'
-import { beginModelCall } from './lifecycle.ts'
+import { beginModelCall, meteredAnswer } from './lifecycle.ts'
 import type { ModelCall } from './lifecycle.ts'
-import type { CountOperation, EmbedOperation, GenerateOperation, ModelOperation, ParsedCall, SurfaceDeclaration } from './surface.ts'
+import type { CountOperation, EmbedOperation, ForwardOperation, GenerateOperation, ModelOperation, ParsedCall, SurfaceDeclaration } from './surface.ts'
 
 type Answer = (body: unknown, call: ModelCall) => HandlerResponse
 
@@ -33,10 +34,15 @@ async function embed (op: EmbedOperation, parsed: ParsedCall, call: ModelCall): 
   return answered(op.fromGemini(await call.embed(op.toGemini(parsed, call)), parsed, call), call)
 }
 
+async function forward (op: ForwardOperation, parsed: ParsedCall, call: ModelCall, req: HandlerRequest, caller: ProxyCaller): Promise<HandlerResponse> {
+  const { answer, reader, headers } = await op.forward(parsed, call, req, caller)
+  return { status: answer.status, headers: { ...CORS_HEADERS, ...headers, ...call.headers }, body: meteredAnswer(call.metered, answer, req.signal, reader) }
+}
+
 /** The handler of a model route: `op` run for `surface` on the proxy's one lifecycle. */
 export function runModelCall (ctx: ProxyContext, surface: SurfaceDeclaration, op: ModelOperation): Handler {
   // Counting and embedding produce no output: nothing is reserved for it, and counting is charged nothing.
-  const noOutput = op.kind !== 'generate'
+  const noOutput = op.kind === 'countTokens' || op.kind === 'embed'
   const unreported = op.kind === 'countTokens' ? 'nothing' as const : undefined
   return async function modelCall (req): Promise<HandlerResponse> {
     const caller = await ctx.checkAuth(req)
@@ -57,6 +63,7 @@ export function runModelCall (ctx: ProxyContext, surface: SurfaceDeclaration, op
       case 'generate': return await generate(op, parsed, call)
       case 'countTokens': return await countTokens(op, parsed, call)
       case 'embed': return await embed(op, parsed, call)
+      case 'forward': return await forward(op, parsed, call, req, caller)
     }
   }
 }

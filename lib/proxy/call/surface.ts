@@ -5,8 +5,8 @@ import type { Handler, HandlerRequest, HandlerResponse, Route, Surface } from '.
 import type { ProxyCaller } from '../access/caller.ts'
 import type { ProxyContext } from '../context.ts'
 import type { SseTranslator } from '../routes-stream.ts'
-import type { EmbedResult, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
-import type { ModelCall } from './lifecycle.ts'
+import type { EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
+import type { AnswerReader, ModelCall } from './lifecycle.ts'
 
 /** What the pipeline reads from a parsed request to govern its call. */
 export interface ParsedCall {
@@ -60,7 +60,18 @@ export interface EmbedOperation<P extends ParsedCall = any> {
   fromGemini: (result: EmbedResult, parsed: P, call: ModelCall) => unknown
 }
 
-export type ModelOperation = GenerateOperation | CountOperation | EmbedOperation
+/**
+ * A model call whose body goes upstream in Google's own format through the backend's forward (the Interactions
+ * create): the pipeline admits it, then meters the answer as it passes (lifecycle.ts, meteredAnswer).
+ */
+export interface ForwardOperation<P extends ParsedCall = any> {
+  kind: 'forward'
+  parse: (req: HandlerRequest, caller: ProxyCaller) => P | Promise<P>
+  /** Sends the admitted call; its answer, the reader that meters it, and the answer headers the surface passes on. */
+  forward: (parsed: P, call: ModelCall, req: HandlerRequest, caller: ProxyCaller) => Promise<{ answer: ForwardResponse, reader?: AnswerReader, headers?: Record<string, string> }>
+}
+
+export type ModelOperation = GenerateOperation | CountOperation | EmbedOperation | ForwardOperation
 
 /** A route of a surface: a model call the pipeline runs, or a plain request (a stored response read, a model list). */
 export interface SurfaceRoute {

@@ -6,9 +6,9 @@ import type { Handler, HandlerRequest } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import type { ProxyCaller } from '../access/caller.ts'
-import { beginModelCall, beginRequest, meteredAnswer } from '../call/lifecycle.ts'
+import { beginRequest } from '../call/lifecycle.ts'
 import { applyInteractionRules } from '../call/request-rules.ts'
-import type { SurfaceDeclaration, SurfaceRoute } from '../call/surface.ts'
+import type { ForwardOperation, ParsedCall, SurfaceDeclaration, SurfaceRoute } from '../call/surface.ts'
 import type { ProxyContext } from '../context.ts'
 import { createNativeErrorResponse } from '../native/error-body.ts'
 import { SSE_HEADERS } from '../routes-stream.ts'
@@ -59,41 +59,44 @@ function oneChunk (bytes: Uint8Array): AsyncIterable<Uint8Array> {
   return (async function * once () { yield bytes })()
 }
 
+/** A create as the pipeline reads it, with the checked request. */
+type CreateCall = ParsedCall & { asked: ReturnType<typeof createRequest> }
+
 function interactionsRoutes (ctx: ProxyContext): SurfaceRoute[] {
   const route = (method: string, path: string, handler: Handler): SurfaceRoute => ({ method, path, handler })
 
-  const create = (version: string): Handler => async req => {
-    const caller = await ctx.checkAuth(req)
-    const forward = interactionsForward(ctx, req)
-    const headers = upstreamHeaders(req)
-    const asked = createRequest(readJsonBody(req), caller)
-    // Tenant isolation (lib/proxy/access/ownership.ts): a conversation continued from someone else's interaction, or
-    // a file or cache of someone else's, is a 404 before the call begins.
-    const history = asked.previousId === undefined ? 0 : await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
-    const referenced = await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
-    const call = await beginModelCall(ctx, req, caller, { surface: 'interactions', model: asked.model, maxOutputTokens: asked.maxOutputTokens, outputCount: asked.outputCount, referencedInputTokens: history + referenced })
-    // Where the translating surfaces' generate checks it (lib/proxy/call/lifecycle.ts): after admission, before the upstream call.
-    ctx.tools.check(caller, interactionToolsUsed(asked.body.tools))
-    const sent = Buffer.from(JSON.stringify(applyInteractionRules({ ...asked.body, model: call.model.base }, call.model)))
-    const answer = await forward({
-      method: 'POST',
-      path: `${version}/interactions`,
-      query: '',
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(sent.length) },
-      body: oneChunk(sent),
-      signal: req.signal,
-      bodyModel: call.model.base,
-    })
-    const streamed = (answer.headers['content-type'] ?? '').startsWith('text/event-stream')
-    const recordOwner = async (id: string, usage?: TokenUsage): Promise<void> => {
-      if (asked.stored) await ctx.ownership.createdInteraction(caller, interactionResource(id), interactionHistoryTokens(usage))
-    }
-    return {
-      status: answer.status,
-      headers: { ...CORS_HEADERS, ...answerHeaders(answer), ...call.headers },
-      body: meteredAnswer(call.metered, answer, req.signal, interactionReader(streamed, recordOwner)),
-    }
-  }
+  /** The create, a model call the pipeline runs (lib/proxy/call/run-model-call.ts): its body forwarded as Google's own. */
+  const create = (version: string): ForwardOperation<CreateCall> => ({
+    kind: 'forward',
+    async parse (req, caller) {
+      interactionsForward(ctx, req)
+      const asked = createRequest(readJsonBody(req), caller)
+      // Tenant isolation (lib/proxy/access/ownership.ts): a conversation continued from someone else's interaction,
+      // or a file or cache of someone else's, is a 404 before the call begins.
+      const history = asked.previousId === undefined ? 0 : await ctx.ownership.checkOwned(caller, interactionResource(asked.previousId))
+      const referenced = await ctx.ownership.checkReferences(caller, [asked.body, mediaUrisIn(asked.body).map(uri => ({ fileUri: uri }))])
+      return { model: asked.model, maxOutputTokens: asked.maxOutputTokens, outputCount: asked.outputCount, referencedInputTokens: history + referenced, asked }
+    },
+    async forward ({ asked }, call, req, caller) {
+      // Where the translating surfaces' generate checks it (lib/proxy/call/lifecycle.ts): after admission, before the upstream call.
+      ctx.tools.check(caller, interactionToolsUsed(asked.body.tools))
+      const sent = Buffer.from(JSON.stringify(applyInteractionRules({ ...asked.body, model: call.model.base }, call.model)))
+      const answer = await interactionsForward(ctx, req)({
+        method: 'POST',
+        path: `${version}/interactions`,
+        query: '',
+        headers: { ...upstreamHeaders(req), 'content-type': 'application/json', 'content-length': String(sent.length) },
+        body: oneChunk(sent),
+        signal: req.signal,
+        bodyModel: call.model.base,
+      })
+      const streamed = (answer.headers['content-type'] ?? '').startsWith('text/event-stream')
+      const recordOwner = async (id: string, usage?: TokenUsage): Promise<void> => {
+        if (asked.stored) await ctx.ownership.createdInteraction(caller, interactionResource(id), interactionHistoryTokens(usage))
+      }
+      return { answer, reader: interactionReader(streamed, recordOwner), headers: answerHeaders(answer) }
+    },
+  })
 
   /** A request on one interaction of the caller's own: a 404 for anyone else's before anything is sent. */
   const onItem = (version: string, method: string, suffix: string): Handler => async req => {
@@ -120,7 +123,7 @@ function interactionsRoutes (ctx: ProxyContext): SurfaceRoute[] {
   }
 
   return ['/v1beta', '/v1'].flatMap(version => [
-    route('POST', `${version}/interactions`, create(version)),
+    { method: 'POST', path: `${version}/interactions`, call: create(version) },
     route('GET', `${version}/interactions/{id}`, onItem(version, 'GET', '')),
     route('DELETE', `${version}/interactions/{id}`, onItem(version, 'DELETE', '')),
     route('POST', `${version}/interactions/{id}/cancel`, onItem(version, 'POST', '/cancel')),
