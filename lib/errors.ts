@@ -22,6 +22,8 @@ export const ERRORS = {
   QUERY_TOKENS_DISABLED: { status: 401, message: 'Session tokens are not accepted in the query string: send the token in the token header or as Authorization: Bearer' },
   ACCOUNT_DISABLED: { status: 401, message: 'This account is disabled' },
   REAUTHENTICATION_REQUIRED: { status: 401, message: 'Changing a password, email or username, an access level, status or limits, creating an API key, or as an admin deleting one or ending sessions or a lockout, needs a fresh login or the current password (current_password)' },
+  SIGN_IN_LINK_INVALID: { status: 401, message: 'This sign-in link does not work: it was used already or replaced by a newer one. Ask an admin for a new link' },
+  SIGN_IN_LINK_EXPIRED: { status: 401, message: 'This sign-in link has expired. Ask an admin for a new link' },
   INVALID_CURRENT_PASSWORD: { status: 401, message: 'current_password is not the current password' },
   INSUFFICIENT_PERMISSIONS: { status: 403, message: 'Insufficient permissions' },
   SIGNUP_CLOSED: { status: 403, message: 'Sign-up is closed here: ask an admin to add you' },

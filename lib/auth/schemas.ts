@@ -56,6 +56,18 @@ export const signupBody = lazySchema(Joi => Joi.object<SignupInput>({
   email: email(),
 }).label('body').required())
 
+/** An admin's addition of a user who chooses their own password through a sign-in link. */
+export const inviteBody = lazySchema(Joi => Joi.object<{ username: string, email?: string | null }>({
+  username: username().required(),
+  email: email(),
+}).label('body').required())
+
+/** Redeeming a sign-in link: the link's token and the password its holder chooses. */
+export const signInLinkBody = lazySchema(Joi => Joi.object<{ token: string, password: string }>({
+  token: Joi.string().max(TOKEN_MAX).required(),
+  password: password().required(),
+}).label('body').required())
+
 export const loginBody = lazySchema(Joi => Joi.object<LoginInput>({
   username: Joi.string().min(1).max(32).required(),
   password: Joi.string().min(1).max(PASSWORD_MAX).required(),

@@ -9,6 +9,8 @@ import { createLoginLimiter } from './login-limiter.ts'
 import { createSignupLimiter } from './signup-limiter.ts'
 import { createLookupLimiter } from './lookup-limiter.ts'
 import { createAccounts } from './accounts.ts'
+import { createSignInLinks } from './sign-in-links.ts'
+import type { SignInLinks } from './sign-in-links.ts'
 import { createAuthRoutes } from './routes.ts'
 import { createKeys } from './keys.ts'
 import type { KeyResolver } from '../proxy/access/caller.ts'
@@ -23,6 +25,7 @@ export interface AuthParts {
   accounts: Accounts
   sessions: Sessions
   keys: Keys
+  signInLinks: SignInLinks
 }
 
 // Kept out of the AuthService object, so the public type stays what users call.
@@ -58,6 +61,7 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
     ensureSystemUser: () => accounts.ensureSystemUser(),
     resolveKey: (secret) => keys.resolve(secret),
   }
-  parts.set(service, { options: resolved, accounts, sessions, keys })
+  const signInLinks = createSignInLinks({ options: resolved, accounts, sessions, limiter })
+  parts.set(service, { options: resolved, accounts, sessions, keys, signInLinks })
   return service
 }

@@ -3,7 +3,9 @@
 import type { HandlerRequest, HandlerResponse, Route } from '../../http/contract.ts'
 import type { UserRecord } from '../../store/types.ts'
 import type { ConsoleParts } from '../console-parts.ts'
-import { accessLevelBody, lazySchema, parse, passwordResetBody, signupBody, targetParams, userStatusBody } from '../../auth/schemas.ts'
+import { accessLevelBody, inviteBody, lazySchema, parse, passwordResetBody, signupBody, targetParams, userStatusBody } from '../../auth/schemas.ts'
+import { randomPassword } from '../../auth/passwords.ts'
+import type { SignInLink } from '../../auth/sign-in-links.ts'
 import { limitsAtEachLevel, setUserLimits, userLimitsView } from '../../auth/limit-routes.ts'
 import { fail } from '../../errors.ts'
 import { bodyAndPassword } from '../callers.ts'
@@ -19,6 +21,9 @@ const usersQuery = lazySchema(Joi => Joi.object<{ q?: string, offset: number, li
   limit: Joi.number().integer().min(1).max(USERS_PAGE_MAX).default(25),
 }))
 const limitsBody = lazySchema(Joi => Joi.object().unknown(true).label('body').required())
+const noBody = lazySchema(Joi => Joi.object({}).label('body'))
+
+const linkView = (link: SignInLink): { token: string, expires_at: string } => ({ token: link.token, expires_at: link.expiresAt.toISOString() })
 
 /** GET /api/admin/users: one page of users, all or those whose username holds `q`, each with their last sign-in. */
 async function listUsers ({ auth: { sessions, options: { store: { users } } } }: ConsoleParts, req: HandlerRequest): Promise<HandlerResponse> {
@@ -41,7 +46,7 @@ async function listUsers ({ auth: { sessions, options: { store: { users } } } }:
 
 /** The users list, one user's record, and a new user. */
 export function adminUserRoutes (parts: ConsoleParts): Route[] {
-  const { route, auth: { accounts, sessions, keys, options: { store, limits: byLevel } }, callers: { admin, present } } = parts
+  const { route, auth: { accounts, sessions, keys, signInLinks, options: { store, limits: byLevel } }, callers: { admin, present } } = parts
   return [
     route('GET', '/api/admin/users', async (req) => {
       await admin(req)
@@ -63,19 +68,30 @@ export function adminUserRoutes (parts: ConsoleParts): Route[] {
       })
     }),
 
+    // Without a password the new user gets a sign-in link and chooses their own; with one, the admin passes it on.
     route('POST', '/api/admin/users', async (req) => {
       const who = await admin(req)
       const [rest, password] = bodyAndPassword(req)
-      const input = parse(signupBody, rest)
+      const linked = rest.password === undefined
+      const input = linked ? { ...parse(inviteBody, rest), password: randomPassword() } : parse(signupBody, rest)
       await present(who, password, req)
-      return dataResponse({ user: userView(await accounts.create(input)) }, 201)
+      const user = await accounts.create(input)
+      if (!linked) return dataResponse({ user: userView(user) }, 201)
+      return dataResponse({ user: userView(user), sign_in_link: linkView(await signInLinks.issue(user.id)) }, 201)
     }),
   ]
 }
 
 /** An admin's changes to one user: password, level, status, limits, lockout, sessions. */
-export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, options: { store, limits: byLevel } }, callers: { admin, adminChange } }: ConsoleParts): Route[] {
+export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, signInLinks, options: { store, limits: byLevel } }, callers: { admin, adminChange } }: ConsoleParts): Route[] {
   return [
+    // A reset by link: the old password stops working at once and the user's sessions end (signInLinks.issue).
+    route('POST', '/api/admin/users/{user_id}/sign-in-link', async (req) => {
+      const { id } = await adminChange(req, noBody)
+      if (id === (await admin(req)).user.id) throw fail('INVALID_INPUT', 'A sign-in link is for another user: change your own password on the Account page')
+      return dataResponse(linkView(await signInLinks.issue(id)), 201)
+    }),
+
     // A new password ends the user's sessions (accounts.update); the admin tells them it out of band.
     route('PUT', '/api/admin/users/{user_id}/password', async (req) => {
       const { id, input } = await adminChange(req, passwordResetBody)

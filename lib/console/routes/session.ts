@@ -3,7 +3,7 @@ import type { Route } from '../../http/contract.ts'
 import type { SessionRecord } from '../../store/types.ts'
 import type { ConsoleParts } from '../console-parts.ts'
 import { consoleDevice } from '../../auth/sessions.ts'
-import { lazySchema, loginBody, parse } from '../../auth/schemas.ts'
+import { lazySchema, loginBody, parse, signInLinkBody } from '../../auth/schemas.ts'
 import { publicSession } from '../../auth/user-view.ts'
 import { fail } from '../../errors.ts'
 import { readJsonBody } from '../../http/json-body.ts'
@@ -16,7 +16,7 @@ const SESSION_REF_LENGTH = 16
 const sessionParams = lazySchema(Joi => Joi.object<{ session_id: string }>({ session_id: Joi.string().hex().length(SESSION_REF_LENGTH).required() }))
 const sessionRef = (s: SessionRecord): string => s.tokenHash.slice(0, SESSION_REF_LENGTH)
 
-/** POST /api/login and /api/logout: the cookie's session opens and ends. */
+/** POST /api/login, /api/sign-in-link and /api/logout: the cookie's session opens and ends. */
 export function signInRoutes ({ route, auth, cookies }: ConsoleParts): Route[] {
   const { accounts, sessions } = auth
   return [
@@ -29,6 +29,15 @@ export function signInRoutes ({ route, auth, cookies }: ConsoleParts): Route[] {
       const old = cookies.token(req)
       const { user, token } = await accounts.login(input, consoleDevice(ua), req.remoteAddress)
       if (old !== undefined && old !== token) await sessions.authenticateConsole(old, ua).then(s => sessions.endByDigest(s.userId, s.tokenHash), () => false)
+      return dataResponse({ user: userView(user) }, 200, { 'set-cookie': cookies.session(req, token, auth.options.sessionTtlMs / 1000) })
+    }),
+
+    // The holder of an admin's sign-in link chooses their password and is signed in, as by a login.
+    route('POST', '/api/sign-in-link', async (req) => {
+      const ua = userAgentOf(req)
+      const input = parse(signInLinkBody, readJsonBody(req, true))
+      cookies.assertKept(req)
+      const { user, token } = await auth.signInLinks.redeem(input.token, input.password, consoleDevice(ua), req.remoteAddress)
       return dataResponse({ user: userView(user) }, 200, { 'set-cookie': cookies.session(req, token, auth.options.sessionTtlMs / 1000) })
     }),
 
