@@ -1,5 +1,5 @@
-// The admin's pages: users (add, search, paging, level, disable, lockout, sessions, password, keys, limits) and the
-// upstream's state.
+// The admin's pages: users (add by link or password, search, paging, level, disable, lockout, sessions, password reset,
+// keys, limits) and the upstream's state.
 import { useEffect, useState } from 'preact/hooks'
 import { api, fmt, usd, when } from './api.ts'
 import { Status, useAction, useApp, TableScroll } from './shared.tsx'
@@ -31,6 +31,7 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
   const [limits, setLimits] = useState<Record<string, string>>({})
   const [newPassword, setNewPassword] = useState('')
   const [userKeys, setUserKeys] = useState<UserKey[]>([])
+  const [link, setLink] = useState<Link | undefined>(undefined)
   const act = useAction()
   const load = async (): Promise<void> => {
     const d = await api<Detail>('GET', `admin/users/${id}`)
@@ -70,6 +71,15 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         <input id="user-new-password" type="password" autocomplete="new-password" required value={newPassword} onInput={(e) => setNewPassword(e.currentTarget.value)} />
         <button type="submit" disabled={act.busy}>Reset password</button>
       </form>
+      <div class="row">
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => {
+          void change(async () => {
+            await confirm(`Make a sign-in link for ${u.username}? Their password stops working and their sessions end; with the link they choose a new one.`, 'Make the link')
+            setLink(await sensitive(pw => api<Link>('POST', `admin/users/${id}/sign-in-link`, { current_password: pw })))
+          }, `Sign-in link made for ${u.username}; their password and sessions ended.`)
+        }}>Reset by sign-in link</button>
+      </div>
+      {link !== undefined && <LinkShown username={u.username} link={link} />}
       <h3>API keys of {u.username}</h3>
       {userKeys.length === 0
         ? <p>{u.username} has no keys.</p>
@@ -103,29 +113,69 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
   )
 }
 
+interface Link { token: string, expires_at: string }
+
+/** The console address that redeems a sign-in link: this page's own, with the token in the fragment (never sent). */
+const linkUrl = (token: string): string => `${location.origin}${location.pathname}#/welcome/${token}`
+
+/** A sign-in link just made, to pass on to its user: shown once, with a copy button. */
+function LinkShown ({ username, link }: { username: string, link: Link }) {
+  const [copied, setCopied] = useState('')
+  const url = linkUrl(link.token)
+  const copy = async (): Promise<void> => {
+    try {
+      await navigator.clipboard.writeText(url)
+      setCopied('Link copied.')
+    } catch {
+      setCopied('Copying was refused by the browser: select the link and copy it.')
+    }
+  }
+  return (
+    <div class="panel">
+      <label for="sign-in-link">Sign-in link for {username}</label>
+      <div class="row">
+        <input id="sign-in-link" class="mono link" readOnly value={url} onFocus={(e) => e.currentTarget.select()} />
+        <button type="button" onClick={() => { void copy() }}>Copy link</button>
+      </div>
+      <p class="help">Send it to {username} privately. It works once, until {when(link.expires_at)}; they choose their own password with it.</p>
+      <p class="status ok" role="status">{copied}</p>
+    </div>
+  )
+}
+
 function AddUser ({ onAdded }: { onAdded: (id: string) => Promise<void> }) {
   const { sensitive } = useApp()
   const [username, setUsername] = useState('')
+  const [byLink, setByLink] = useState(true)
   const [password, setPassword] = useState('')
+  const [made, setMade] = useState<{ username: string, link: Link } | undefined>(undefined)
   const act = useAction()
   return (
     <form class="panel" aria-labelledby="add-user-title" onSubmit={(e) => {
       e.preventDefault()
       void act.run(async () => {
-        const added = await sensitive(pw => api<{ user: User }>('POST', 'admin/users', { username, password, current_password: pw }))
+        const body = byLink ? { username } : { username, password }
+        const added = await sensitive(pw => api<{ user: User, sign_in_link?: Link }>('POST', 'admin/users', { ...body, current_password: pw }))
         setUsername('')
         setPassword('')
+        setMade(added.sign_in_link === undefined ? undefined : { username: added.user.username, link: added.sign_in_link })
         await onAdded(added.user.user_id)
-        return `${added.user.username} added: pass the password on to them.`
+        return added.sign_in_link === undefined ? `${added.user.username} added: pass the password on to them.` : `${added.user.username} added: send them the sign-in link below.`
       })
     }}>
       <h2 id="add-user-title">Add a user</h2>
       <div class="filters">
         <div><label for="add-user-name">New username</label><input id="add-user-name" autocomplete="off" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} /></div>
-        <div><label for="add-user-password">Their password</label><input id="add-user-password" type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></div>
+        <fieldset class="choice">
+          <legend>How they sign in first</legend>
+          <label><input type="radio" name="add-user-how" checked={byLink} onChange={() => setByLink(true)} /> Send a sign-in link: they choose a password</label>
+          <label><input type="radio" name="add-user-how" checked={!byLink} onChange={() => setByLink(false)} /> Set a password for them</label>
+        </fieldset>
+        {!byLink && <div><label for="add-user-password">Their password</label><input id="add-user-password" type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></div>}
       </div>
       <button type="submit" disabled={act.busy}>Add user</button>
       <Status error={act.error} done={act.done === '' ? undefined : act.done} />
+      {made !== undefined && <LinkShown username={made.username} link={made.link} />}
     </form>
   )
 }

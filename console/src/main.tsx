@@ -37,6 +37,40 @@ function Login ({ onIn }: { onIn: () => Promise<void> }) {
   )
 }
 
+/** The page a sign-in link opens (#/welcome/<token>): its holder chooses a password and is signed in. */
+function Welcome ({ token, onIn }: { token: string, onIn: () => Promise<void> }) {
+  const [password, setPassword] = useState('')
+  const [again, setAgain] = useState('')
+  const { busy, error, run } = useAction()
+  const mismatch = again !== '' && again !== password
+  return (
+    <main id="main" class="login">
+      <h1>Welcome to Gatehouse</h1>
+      <p>Choose the password you will sign in with. This link works once.</p>
+      <form onSubmit={(e) => {
+        e.preventDefault()
+        if (mismatch) return
+        void run(async () => {
+          await api('POST', 'sign-in-link', { token, password })
+          // The token leaves the address bar and the history entry once it is spent.
+          history.replaceState(null, '', location.pathname)
+          window.dispatchEvent(new HashChangeEvent('hashchange'))
+          await onIn()
+          return 'Signed in.'
+        })
+      }}>
+        <label for="welcome-password">New password</label>
+        <input id="welcome-password" type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <label for="welcome-again">The same password again</label>
+        <input id="welcome-again" type="password" autocomplete="new-password" required value={again} aria-invalid={mismatch} aria-describedby="welcome-match" onInput={(e) => setAgain(e.currentTarget.value)} />
+        <p id="welcome-match" class="hint" aria-live="polite">{mismatch ? 'The two passwords differ.' : ''}</p>
+        <button type="submit" disabled={busy || mismatch}>Set password and sign in</button>
+        <Status error={error} />
+      </form>
+    </main>
+  )
+}
+
 const LIMIT_NAMES: Record<string, string> = { rpm: 'Requests per minute', tpm: 'Tokens per minute', tokens_per_day: 'Tokens per UTC day', concurrent: 'Calls at once', usd_per_day: 'Spend per UTC day', usd_per_month: 'Spend per UTC month' }
 /** A limit's amount as shown: the dollar budgets (in dollars on the wire) as money. */
 const amount = (name: string, n: number): string => name.startsWith('usd_') ? usd.format(n) : fmt.format(n)
@@ -184,6 +218,7 @@ function Shell ({ me, onOut }: { me: Me, onOut: () => void }) {
 }
 
 function App () {
+  const route = useRoute()
   const [me, setMe] = useState<Me | null | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
   const prompt = usePasswordPrompt()
@@ -201,6 +236,8 @@ function App () {
   useEffect(() => { void refresh() }, [])
   if (error !== undefined) return <main id="main"><h1>Gatehouse console</h1><Status error={error} /></main>
   if (me === undefined) return <main id="main"><h1>Gatehouse console</h1><p>Loading…</p></main>
+  const welcome = /^\/welcome\/([^/]+)$/.exec(route)
+  if (welcome !== null) return <Welcome token={welcome[1]} onIn={refresh} />
   if (me === null) return <Login onIn={refresh} />
   const out = (): void => { void api('POST', 'logout').finally(() => { setMe(null); location.hash = '' }) }
   return (

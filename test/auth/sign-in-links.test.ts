@@ -3,7 +3,7 @@
 // or a changed password ends it.
 import t from 'tap'
 import { startConsoleHarness } from '../support/console-harness.ts'
-import { ERRORS } from '../../lib/errors.ts'
+import { ERRORS } from '../../lib/index.ts'
 
 const NEW_PASSWORD = 'a passphrase of my own 42'
 

@@ -1,6 +1,6 @@
 // A team's first hour on the console in a real Chromium (issue 31): over plain HTTP on a real host name the sign-in
 // says why it cannot work and opens no session, unless CONSOLE_ALLOW_HTTP is set, where it works; and at a
-// 390 px phone viewport no page scrolls sideways. Screenshots land in test/console/screenshots (git-ignored).
+// 390 px phone viewport no page scrolls sideways; an admin adds users by link or password. Screenshots land in test/console/screenshots (git-ignored).
 import t from 'tap'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import type { BrowserContext, Page } from 'playwright-core'
+import type { Test } from 'tap'
 import { startGateway } from '../support/gateway.ts'
 import { ADMIN } from '../support/gateway-keys.ts'
 import { authClient, DEVICE } from '../support/auth-client.ts'
@@ -129,6 +130,7 @@ t.test('with public sign-up closed (AUTH_PUBLIC_SIGNUP=false) an admin adds a us
   await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users', exact: true }).press('Enter')
   await page.getByLabel('New username').fill('newbie')
+  await page.getByLabel('Set a password for them').check()
   await page.getByLabel('Their password').fill('bright-harbor-71')
   await page.getByRole('button', { name: 'Add user' }).press('Enter')
   await page.getByText('newbie added: pass the password on to them.').waitFor()
@@ -160,4 +162,57 @@ t.test('with public sign-up closed (AUTH_PUBLIC_SIGNUP=false) an admin adds a us
   const validate = await api.validate(first.user_id, first.access_token)
   t.equal(validate.status, 401, 'the session opened with the old password ended')
   await page.screenshot({ path: join(SHOTS, 'admin-user-managed.png'), fullPage: true })
+})
+
+/** axe (WCAG 2.2 AA) on the page as it is now, and no sideways scroll at a phone width. */
+async function audit (t: Test, page: Page, name: string, width: number): Promise<void> {
+  await page.waitForLoadState('networkidle')
+  const scroll = await page.evaluate('document.documentElement.scrollWidth') as number
+  t.ok(scroll <= width, `${name}: the page is ${scroll} px wide, within ${width} px`)
+  await page.evaluate(`${AXE}\n;0`)
+  const result = await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(AXE_TAGS)} } })`) as { violations: Array<{ id: string, nodes: Array<{ target: unknown }> }> }
+  t.same(result.violations.map(v => `${v.id}: ${JSON.stringify(v.nodes.map(n => n.target))}`), [], `${name}: axe (WCAG 2.2 AA) at ${width} px`)
+  await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
+}
+
+t.test('an admin adds a user by a sign-in link, at 1280 px and at 390 px: its holder chooses a password and is signed in, once', async t => {
+  ensureConsoleBuilt()
+  mkdirSync(SHOTS, { recursive: true })
+  const gw = await startGateway({ LOG_LEVEL: 'silent', AUTH_PUBLIC_SIGNUP: 'false', ...ADMIN })
+  t.teardown(() => gw.close())
+  for (const [width, height] of [[1280, 900], [390, 844]] as const) {
+    await t.test(`at ${width} px`, async t => {
+      const username = `linked_${width}`
+      const { page } = await launch(t, { width, height })
+      await submitSignIn(page, `${gw.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+      await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
+      await page.goto(`${gw.url}/console/#/admin/users`)
+      await page.getByLabel('New username').fill(username)
+      t.ok(await page.getByLabel('Send a sign-in link: they choose a password').isChecked(), 'a link is the default way in')
+      await page.getByRole('button', { name: 'Add user' }).press('Enter')
+      await page.getByText(`${username} added: send them the sign-in link below.`).waitFor()
+      const link = await page.getByLabel(`Sign-in link for ${username}`).inputValue()
+      t.match(link, new RegExp(`^${gw.url}/console/#/welcome/[0-9a-f]{24}\\.`), 'the link is this console\'s own address')
+      await audit(t, page, 'sign-in-link-made', width)
+
+      const { page: theirs } = await launch(t, { width, height })
+      await theirs.goto(link)
+      await theirs.getByRole('heading', { name: 'Welcome to Gatehouse' }).waitFor()
+      await audit(t, theirs, 'sign-in-link-welcome', width)
+      await theirs.getByLabel('New password').fill('amber-orchard-64')
+      await theirs.getByLabel('The same password again').fill('amber-orchard-46')
+      await theirs.getByText('The two passwords differ.').waitFor()
+      await theirs.getByLabel('The same password again').fill('amber-orchard-64')
+      await theirs.getByRole('button', { name: 'Set password and sign in' }).press('Enter')
+      await theirs.getByRole('heading', { name: `Hello, ${username}` }).waitFor()
+      t.notOk(theirs.url().includes('welcome'), 'the spent token left the address bar')
+      t.equal((await authClient(gw.url + '/v1/api').login(username, 'amber-orchard-64')).status, 200, 'the chosen password signs in')
+
+      await theirs.goto(link)
+      await theirs.getByLabel('New password').fill('amber-orchard-65')
+      await theirs.getByLabel('The same password again').fill('amber-orchard-65')
+      await theirs.getByRole('button', { name: 'Set password and sign in' }).press('Enter')
+      t.match(await theirs.getByRole('alert').textContent(), /used already/, 'the link works once, and says so')
+    })
+  }
 })
