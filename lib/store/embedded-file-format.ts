@@ -2,8 +2,8 @@
 // Reading checks every field, so a hand-edited or damaged file stops start-up instead of
 // loading half a database that the next save would then write back.
 import { ACCESS_LEVELS } from './types.ts'
-import { checkedLimits, checkedOwner, checkedUsage } from './record-checks.ts'
-import type { AccessLevel, AttemptCount, KeyRecord, OwnerRecord, SessionRecord, UsageRecord, UserLimits, UserRecord } from './types.ts'
+import { checkedLimits, checkedOwner, checkedSetting, checkedUsage } from './record-checks.ts'
+import type { AccessLevel, AttemptCount, KeyRecord, OwnerRecord, SessionRecord, SettingRecord, UsageRecord, UserLimits, UserRecord } from './types.ts'
 
 const FILE_FORMAT = 'gatehouse-embedded-store'
 const FILE_VERSION = 1
@@ -39,6 +39,7 @@ export interface EmbeddedData {
   attempts: StoredAttempt[]
   keys: KeyRecord[]
   limits: StoredLimits[]
+  settings: SettingRecord[]
   usage: UsageRecord[]
   owners: OwnerRecord[]
   counters: StoredCounter[]
@@ -59,6 +60,7 @@ const ENCODERS: { [K in RecordKind]: (record: EmbeddedData[K][number]) => unknow
     lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
   }),
   limits: l => l,
+  settings: s => ({ ...s, setAt: s.setAt.toISOString() }),
   usage: r => r,
   owners: o => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() }),
   counters: c => ({ key: c.key, windowStart: c.windowStart.toISOString(), total: c.total, expiresAt: c.expiresAt.toISOString() }),
@@ -72,6 +74,7 @@ const ID_OF: Record<RecordKind, (raw: Record<string, unknown>) => string> = {
   attempts: r => String(r.key),
   keys: r => String(r.keyId),
   limits: r => String(r.userId),
+  settings: r => String(r.name),
   usage: r => usageRowKey(r),
   owners: r => String(r.resource),
   counters: r => counterId(String(r.key), Date.parse(String(r.windowStart))),
@@ -156,6 +159,8 @@ function decodeLists (top: Record<string, unknown>): EmbeddedData {
     // Absent in files written before keys, limits and usage existed.
     keys: optionalArrayAt(top, 'keys').map((v, i) => readKey(objectAt(v, `keys[${i}]`), `keys[${i}]`)),
     limits: optionalArrayAt(top, 'limits').map((v, i) => readLimits(objectAt(v, `limits[${i}]`), `limits[${i}]`)),
+    // Absent in files written before admins could change settings.
+    settings: optionalArrayAt(top, 'settings').map((v, i) => readSetting(objectAt(v, `settings[${i}]`), `settings[${i}]`)),
     usage: optionalArrayAt(top, 'usage').map((v, i) => readUsage(objectAt(v, `usage[${i}]`), `usage[${i}]`)),
     // Absent in files written before resource owners were recorded.
     owners: optionalArrayAt(top, 'owners').map((v, i) => readOwner(objectAt(v, `owners[${i}]`), `owners[${i}]`)),
@@ -172,6 +177,7 @@ function decodeLists (top: Record<string, unknown>): EmbeddedData {
   assertUnique(data.keys.map(k => k.keyId), 'keys', 'keyId')
   assertUnique(data.keys.map(k => k.digest), 'keys', 'digest')
   assertUnique(data.limits.map(l => l.userId), 'limits', 'userId')
+  assertUnique(data.settings.map(s => s.name), 'settings', 'name')
   assertUnique(data.owners.map(o => o.resource), 'owners', 'resource')
   assertUnique(data.counters.map(c => counterId(c.key, c.windowStart.getTime())), 'counters', 'key and windowStart')
   assertUnique(data.usage.map(usageRowKey), 'usage', 'day, userId, keyId, model and surface')
@@ -242,6 +248,14 @@ function readKey (o: Record<string, unknown>, where: string): KeyRecord {
 function readLimits (o: Record<string, unknown>, where: string): StoredLimits {
   try {
     return { userId: stringAt(o, 'userId', where), limits: checkedLimits(objectAt(o.limits, `${where}.limits`)) }
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+function readSetting (o: Record<string, unknown>, where: string): SettingRecord {
+  try {
+    return checkedSetting({ name: o.name as SettingRecord['name'], value: o.value as boolean, setBy: stringAt(o, 'setBy', where), setAt: dateAt(o, 'setAt', where) })
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err })
   }

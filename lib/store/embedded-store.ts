@@ -20,6 +20,7 @@ import { changedLines, loadTables, snapshot } from './embedded/file-records.ts'
 import { createKeyStore, sweepRetiredKeys } from './embedded/keys.ts'
 import { createLeaseStore, sweepLeases } from './embedded/leases.ts'
 import { createLimitStore } from './embedded/limits.ts'
+import { createSettingStore } from './embedded/settings.ts'
 import { createOwnerStore, sweepOwners } from './embedded/owners.ts'
 import { createResponseStore, createResponseTable } from './embedded/responses.ts'
 import { createSessionStore, sweepSessions } from './embedded/sessions.ts'
@@ -111,6 +112,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
     attempts: createAttemptStore(tables.attempts, writes),
     keys: createKeyStore(tables, writes, clock),
     limits: createLimitStore(tables.limits, writes),
+    settings: createSettingStore(tables.settings, writes),
     counters: createCounterStore(tables, writes),
     leases: createLeaseStore(tables.leases, writes),
     usage: createUsageStore(tables, writes),

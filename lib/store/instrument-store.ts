@@ -30,7 +30,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       })
     }
   }
-  const { users, sessions, attempts, keys, limits, counters, leases, usage, owners, responses } = store
+  const { users, sessions, attempts, keys, limits, settings, counters, leases, usage, owners, responses } = store
 
   return {
     kind: store.kind,
@@ -71,6 +71,11 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
       get: timed('limits.get', userId => limits.get(userId)),
       set: timed('limits.set', (userId, override) => limits.set(userId, override)),
       clear: timed('limits.clear', userId => limits.clear(userId)),
+    },
+    settings: {
+      get: timed('settings.get', name => settings.get(name)),
+      set: timed('settings.set', record => settings.set(record)),
+      clear: timed('settings.clear', name => settings.clear(name)),
     },
     counters: {
       add: timed('counters.add', (key, windowStart, amount, expiresAt) => counters.add(key, windowStart, amount, expiresAt)),

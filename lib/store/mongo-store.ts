@@ -1,5 +1,5 @@
 // The MongoDB store, on the official driver. Collections: users, sessions, login_attempts, api_keys,
-// user_limits, rate_counters, leases, usage, resource_owners, responses, retired_keys. Every query has an index; usernames are unique on their
+// user_limits, settings, rate_counters, leases, usage, resource_owners, responses, retired_keys. Every query has an index; usernames are unique on their
 // lower-cased key; sessions, attempt windows, rate windows, lease sets, resource owners and stored responses carry TTL indexes (deletion
 // is lazy, so callers still check expiry on every read). Counters, leases and usage change only by
 // single atomic updates, never read-modify-write, so any number of replicas can share them.
@@ -16,6 +16,7 @@ import { loadDriver } from './mongo/driver.ts'
 import { createKeyStore, KEY_INDEXES } from './mongo/keys.ts'
 import { createLeaseStore, LEASE_INDEXES } from './mongo/leases.ts'
 import { createLimitStore } from './mongo/limits.ts'
+import { createSettingStore } from './mongo/settings.ts'
 import { createOwnerStore, OWNER_INDEXES } from './mongo/owners.ts'
 import { createResponseStore, RESPONSE_INDEXES } from './mongo/responses.ts'
 import { createSessionStore, SESSION_INDEXES } from './mongo/sessions.ts'
@@ -33,7 +34,7 @@ export interface MongoStoreOptions {
   logger?: Logger
 }
 
-/** Every collection with indexes (user_limits has none: it is read and written by _id only). */
+/** Every collection with indexes (user_limits and settings have none: they are read and written by _id only). */
 const INDEXES = { ...USER_INDEXES, ...SESSION_INDEXES, ...ATTEMPT_INDEXES, ...KEY_INDEXES, ...COUNTER_INDEXES, ...LEASE_INDEXES, ...OWNER_INDEXES, ...USAGE_INDEXES, ...RESPONSE_INDEXES }
 
 async function createIndexes (db: Db): Promise<void> {
@@ -64,6 +65,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
     attempts: createAttemptStore(db),
     keys: createKeyStore(db),
     limits: createLimitStore(db),
+    settings: createSettingStore(db),
     counters: createCounterStore(db),
     leases: createLeaseStore(db),
     usage: createUsageStore(db),

@@ -1,7 +1,7 @@
 // Checks both adapters apply to the values of the newer store parts before storing them, so a value
 // shaped like a query operator, or a count that is not a count, is refused the same way everywhere.
-import { RESPONSE_RECORD_MAX_CHARS } from './types.ts'
-import type { CounterOp, NewKeyRecord, OwnerRecord, ResponseRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
+import { RESPONSE_RECORD_MAX_CHARS, SETTING_NAMES } from './types.ts'
+import type { CounterOp, NewKeyRecord, OwnerRecord, ResponseRecord, SettingName, SettingRecord, UsageQuery, UsageRecord, UserLimits } from './types.ts'
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent', 'usdPerDayMicros', 'usdPerMonthMicros'] as const
@@ -143,4 +143,16 @@ export function checkedResponse (r: ResponseRecord): ResponseRecord {
   if (data.length > RESPONSE_RECORD_MAX_CHARS) throw new TypeError(`data must hold at most ${RESPONSE_RECORD_MAX_CHARS} characters`)
   if (text(r.id, 'id') === '') throw new TypeError('id must not be empty')
   return { id: r.id, ownerId: text(r.ownerId, 'ownerId'), data, createdAt: date(r.createdAt, 'createdAt'), expiresAt: date(r.expiresAt, 'expiresAt') }
+}
+
+/** A setting's name: one of SETTING_NAMES, never a query operator. */
+export function settingName (value: unknown): SettingName {
+  if (!(SETTING_NAMES as readonly unknown[]).includes(value)) throw new TypeError(`setting name must be one of ${SETTING_NAMES.join(', ')}`)
+  return value as SettingName
+}
+
+/** A setting as both adapters store it: a known name, a boolean, who set it and when. */
+export function checkedSetting (r: SettingRecord): SettingRecord {
+  if (typeof r.value !== 'boolean') throw new TypeError('setting value must be true or false')
+  return { name: settingName(r.name), value: r.value, setBy: text(r.setBy, 'setBy'), setAt: date(r.setAt, 'setAt') }
 }

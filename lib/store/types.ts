@@ -152,6 +152,27 @@ export interface LimitStore {
   clear (userId: string): Promise<boolean>
 }
 
+/** The gateway-wide switches an admin sets in the console, over their configured defaults. */
+export const SETTING_NAMES = ['publicSignup', 'publicLookup'] as const
+export type SettingName = typeof SETTING_NAMES[number]
+
+export interface SettingRecord {
+  name: SettingName
+  value: boolean
+  /** The admin who set it (user id), and when. */
+  setBy: string
+  setAt: Date
+}
+
+export interface SettingStore {
+  /** The setting an admin stored, or null: the configured default holds. */
+  get (name: SettingName): Promise<SettingRecord | null>
+  /** Stores (replaces) the setting; throws TypeError for an unknown name or a value that is not a boolean. */
+  set (record: SettingRecord): Promise<void>
+  /** Returns true when a stored setting was removed. */
+  clear (name: SettingName): Promise<boolean>
+}
+
 /** One counter window of a CounterStore.batch: an add when `amount` is given (with `expiresAt`), a read otherwise. */
 export interface CounterOp {
   key: string
@@ -302,6 +323,7 @@ export interface Store {
   attempts: AttemptStore
   keys: KeyStore
   limits: LimitStore
+  settings: SettingStore
   counters: CounterStore
   leases: LeaseStore
   usage: UsageStore

@@ -455,6 +455,25 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     t.equal(await store.limits.get(userId), null)
   })
 
+  t.test('settings an admin sets are read back on every replica, refused unless known and boolean, and cleared', async t => {
+    const store = await open(t)
+    const other = await openReplica(t, store)
+    const setAt = new Date(Date.UTC(2026, 11, 2, 9))
+    t.equal(await store.settings.get('publicSignup'), null, 'none yet: the configured default holds')
+    await store.settings.set({ name: 'publicSignup', value: false, setBy: 'a'.repeat(24), setAt })
+    t.same(await other.settings.get('publicSignup'), { name: 'publicSignup', value: false, setBy: 'a'.repeat(24), setAt }, 'another replica reads it')
+    t.equal(await store.settings.get('publicLookup'), null, 'settings are apart')
+    await store.settings.set({ name: 'publicSignup', value: true, setBy: 'b'.repeat(24), setAt })
+    t.equal((await other.settings.get('publicSignup'))?.value, true, 'set replaces')
+    await t.rejects(store.settings.set({ name: 'nope' as 'publicSignup', value: true, setBy: 'x', setAt }), TypeError)
+    await t.rejects(store.settings.set({ name: 'publicSignup', value: 'false' as unknown as boolean, setBy: 'x', setAt }), TypeError)
+    await t.rejects(store.settings.get({ $ne: '' } as unknown as 'publicSignup'), TypeError)
+    t.equal((await store.settings.get('publicSignup'))?.value, true, 'a refused set changes nothing')
+    t.equal(await other.settings.clear('publicSignup'), true)
+    t.equal(await store.settings.clear('publicSignup'), false)
+    t.equal(await store.settings.get('publicSignup'), null)
+  })
+
   t.test('counters sum adds per key and window, and windows are independent', async t => {
     const store = await open(t)
     const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000)

@@ -287,7 +287,7 @@ t.test('a path that cannot be read stops start-up with an error naming it', asyn
 t.test('a missing parent directory is created and the file written at start', async t => {
   const file = join(t.testdir(), 'data', 'nested', 'auth-db.json')
   await openAt(t, { file })
-  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], usage: [], owners: [], counters: [], retiredKeys: [] })
+  t.same(await readJson(file), { format: 'gatehouse-embedded-store', version: 1, generation: 1, users: [], sessions: [], attempts: [], keys: [], limits: [], settings: [], usage: [], owners: [], counters: [], retiredKeys: [] })
 })
 
 t.test('a deleted key\'s name is kept in the file for usage, and dropped 400 days after its deletion', async t => {

@@ -140,6 +140,7 @@ export async function testStore (options: { ping?: () => Promise<void> } = {}): 
     attempts: store.attempts,
     keys: store.keys,
     limits: store.limits,
+    settings: store.settings,
     counters: store.counters,
     leases: store.leases,
     usage: store.usage,

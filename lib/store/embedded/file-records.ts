@@ -17,6 +17,7 @@ export function loadTables (t: Tables, data: EmbeddedData): void {
   for (const a of data.attempts) t.attempts.set(a.key, { count: a.count, resetAt: a.resetAt })
   for (const k of data.keys) addKey(t, k)
   for (const l of data.limits) t.limits.set(l.userId, l.limits)
+  for (const s of data.settings) t.settings.set(s.name, s)
   for (const r of data.usage) addUsage(t, r)
   for (const o of data.owners) t.owners.set(o.resource, o)
   for (const c of data.counters) addToWindow(t, c.key, c.windowStart.getTime(), c.total, c.expiresAt.getTime())
@@ -30,6 +31,7 @@ export function snapshot (t: Tables): EmbeddedData {
     attempts: [...t.attempts].map(([key, a]) => ({ key, count: a.count, resetAt: a.resetAt })),
     keys: [...t.keys.values()],
     limits: [...t.limits].map(([userId, l]) => ({ userId, limits: l })),
+    settings: [...t.settings.values()],
     usage: [...t.usage.values()],
     owners: [...t.owners.values()],
     counters: keptCounters(t.counters),
@@ -42,6 +44,7 @@ function fileRecord (t: Tables, kind: RecordKind, id: string): unknown {
   switch (kind) {
     case 'attempts': { const a = t.attempts.get(id); return a === undefined ? undefined : { key: id, count: a.count, resetAt: a.resetAt } }
     case 'limits': { const l = t.limits.get(id); return l === undefined ? undefined : { userId: id, limits: l } }
+    case 'settings': return t.settings.get(id)
     case 'users': return t.users.get(id)
     case 'sessions': return t.sessions.get(id)
     case 'keys': return t.keys.get(id)

@@ -1,7 +1,7 @@
 // The embedded store's records in memory, shared by its per-kind modules; ../embedded-store.ts creates them once.
 import type { ChangeLog } from '../embedded-changes.ts'
 import type { RetiredKey } from '../embedded-file-format.ts'
-import type { AttemptCount, KeyRecord, OwnerRecord, SessionRecord, UsageRecord, UserLimits, UserRecord } from '../types.ts'
+import type { AttemptCount, KeyRecord, OwnerRecord, SessionRecord, SettingRecord, UsageRecord, UserLimits, UserRecord } from '../types.ts'
 
 /** One counter window: its total and when it may go (epoch ms). */
 export interface CounterWindow { total: number, expiresAt: number }
@@ -22,6 +22,7 @@ export interface Tables {
   retiredKeys: Map<string, RetiredKey>
   /** userId -> override */
   limits: Map<string, UserLimits>
+  settings: Map<string, SettingRecord>
   /** usageRowKey -> row */
   usage: Map<string, UsageRecord>
   /** resource name -> its owner; saved with the file, dropped by the sweep once expired. */
@@ -52,6 +53,7 @@ export function createTables (log: ChangeLog): Tables {
     keyIdByDigest: new Map(),
     retiredKeys: log.tracked('retiredKeys'),
     limits: log.tracked('limits'),
+    settings: log.tracked('settings'),
     usage: log.tracked('usage'),
     owners: log.tracked('owners'),
     counters: new Map(),
