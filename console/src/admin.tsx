@@ -180,6 +180,40 @@ function AddUser ({ onAdded }: { onAdded: (id: string) => Promise<void> }) {
   )
 }
 
+interface SettingState { value: boolean, configured: boolean, set_by: string | null, set_at: string | null }
+type SettingsView = Record<'public_signup' | 'public_lookup', SettingState>
+const SETTINGS: Record<keyof SettingsView, string> = { public_signup: 'Anyone may sign up', public_lookup: 'Anyone may look users up by name (search-users, get-user-id)' }
+
+/** Public sign-up and public lookup: open or closed for everyone, over the configured defaults. */
+function SignupSettings () {
+  const { sensitive } = useApp()
+  const [view, setView] = useState<SettingsView | undefined>(undefined)
+  const [wanted, setWanted] = useState<Record<string, boolean>>({})
+  const act = useAction()
+  const show = (v: SettingsView): void => { setView(v); setWanted({ public_signup: v.public_signup.value, public_lookup: v.public_lookup.value }) }
+  useEffect(() => { void act.run(async () => { show(await api<SettingsView>('GET', 'admin/settings')); return '' }) }, [])
+  if (view === undefined) return <Status error={act.error} />
+  return (
+    <form class="panel" aria-labelledby="settings-title" onSubmit={(e) => {
+      e.preventDefault()
+      void act.run(async () => {
+        show(await sensitive(pw => api<SettingsView>('PUT', 'admin/settings', { ...wanted, current_password: pw })))
+        return `Saved: sign-up ${wanted.public_signup === true ? 'open' : 'closed'}, lookup ${wanted.public_lookup === true ? 'open to anyone' : 'for signed-in users only'}.`
+      })
+    }}>
+      <h2 id="settings-title">Sign-up and lookup</h2>
+      {(Object.keys(SETTINGS) as Array<keyof SettingsView>).map(k => (
+        <div key={k}>
+          <label class="check"><input type="checkbox" checked={wanted[k]} aria-describedby={`setting-${k}`} onChange={(e) => setWanted({ ...wanted, [k]: e.currentTarget.checked })} /> {SETTINGS[k]}</label>
+          <p id={`setting-${k}`} class="hint">{view[k].set_at === null ? `As configured (${view[k].configured ? 'on' : 'off'}).` : `Changed by an admin at ${when(view[k].set_at)}; configured ${view[k].configured ? 'on' : 'off'}.`}</p>
+        </div>
+      ))}
+      <button type="submit" disabled={act.busy}>Save sign-up and lookup</button>
+      <Status error={act.error} done={act.done === '' ? undefined : act.done} />
+    </form>
+  )
+}
+
 export function UsersPage () {
   const [q, setQ] = useState('')
   const [offset, setOffset] = useState(0)
@@ -200,6 +234,7 @@ export function UsersPage () {
       </form>
       <Status error={list.error} />
       <AddUser onAdded={async (id) => { await load(); setOpen(id) }} />
+      <SignupSettings />
       {open !== undefined && <UserPanel id={open} onChanged={load} onClose={() => setOpen(undefined)} />}
       {page !== undefined && (
         <>

@@ -7,6 +7,7 @@ import type { LoginLimiter } from './login-limiter.ts'
 import type { SignupLimiter } from './signup-limiter.ts'
 import type { PasswordHasher } from './passwords.ts'
 import type { Keys } from './keys.ts'
+import type { Settings } from './settings.ts'
 import { fail, isGatehouseError } from '../errors.ts'
 import { newUserId, tokenDigest } from './tokens.ts'
 import { randomPassword } from './passwords.ts'
@@ -58,6 +59,8 @@ export interface AccountsDeps {
   signupLimiter: SignupLimiter
   /** The key cache, told of a level or status change: a lower level or a disabled owner stops the keys at once on this replica. */
   keys: Pick<Keys, 'forgetUser'>
+  /** Whether public sign-up is open now (an admin's choice over publicSignup). */
+  settings: Pick<Settings, 'value'>
 }
 
 const keyOf = (username: string): string => username.toLowerCase()
@@ -65,7 +68,7 @@ const keyOf = (username: string): string => username.toLowerCase()
 const PASSWORD_CLAIM_MS = 60_000
 const emailOf = (email: string | null | undefined): string | null => email == null || email === '' ? null : email.toLowerCase()
 
-export function createAccounts ({ options, passwords, sessions, limiter, signupLimiter, keys }: AccountsDeps): Accounts {
+export function createAccounts ({ options, passwords, sessions, limiter, signupLimiter, keys, settings }: AccountsDeps): Accounts {
   const { users } = options.store
   const { now, logger, emit } = options
 
@@ -143,7 +146,7 @@ export function createAccounts ({ options, passwords, sessions, limiter, signupL
 
   const accounts: Accounts = {
     async signup (input, address) {
-      if (!options.publicSignup) throw fail('SIGNUP_CLOSED')
+      if (!await settings.value('publicSignup')) throw fail('SIGNUP_CLOSED')
       assertPasswordAllowed(input.password, input.username)
       await signupLimiter.admit(address)
       return await createUser(input.username, input.password, emailOf(input.email), 'default')

@@ -1,5 +1,6 @@
 // The accounts route table: HTTP in, account rules out. Handlers throw; the serving path (lib/http/serve.ts)
 // answers through the routes' auth error mapper.
+import type { Settings } from './settings.ts'
 import type { HandlerRequest, HandlerResponse, Route, RouteTable } from '../http/contract.ts'
 import type { SessionRecord } from '../store/types.ts'
 import type { ResolvedAuthOptions } from './options.ts'
@@ -26,6 +27,7 @@ export interface AuthRouteDeps {
   accounts: Accounts
   sessions: Sessions
   keys: Keys
+  settings: Pick<Settings, 'value'>
 }
 
 /** The device a session is bound to: the user-agent header, on the routes that require it (docs/accounts.md, "Routes"). */
@@ -40,7 +42,7 @@ const jsonBody = (req: HandlerRequest): unknown => readJsonBody(req, true)
 // Answers carry tokens and account data: no cache may keep them.
 const ok = (body: unknown, status = 200): HandlerResponse => ({ status, headers: { 'cache-control': 'no-store' }, body })
 
-export function createAuthRoutes ({ options, lookupLimiter, accounts, sessions, keys }: AuthRouteDeps): RouteTable & { routes: Route[] } {
+export function createAuthRoutes ({ options, lookupLimiter, accounts, sessions, keys, settings }: AuthRouteDeps): RouteTable & { routes: Route[] } {
   const { users } = options.store
   const errorResponse = createAuthErrorResponse()
 
@@ -102,7 +104,7 @@ export function createAuthRoutes ({ options, lookupLimiter, accounts, sessions, 
    */
   async function lookupAllowed (req: HandlerRequest, query: { user_id?: string, token?: string }): Promise<void> {
     await lookupLimiter.admit(req.remoteAddress)
-    if (options.publicLookup) return
+    if (await settings.value('publicLookup')) return
     if (query.user_id === undefined) throw fail('SESSION_NOT_FOUND', 'Sign in to look users up here: send user_id and your session token')
     await sessions.authenticate(query.user_id, tokenOf(req, query.token), deviceOf(req))
   }

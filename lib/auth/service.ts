@@ -10,6 +10,8 @@ import { createSignupLimiter } from './signup-limiter.ts'
 import { createLookupLimiter } from './lookup-limiter.ts'
 import { createAccounts } from './accounts.ts'
 import { createSignInLinks } from './sign-in-links.ts'
+import { createSettings } from './settings.ts'
+import type { Settings } from './settings.ts'
 import type { SignInLinks } from './sign-in-links.ts'
 import { createAuthRoutes } from './routes.ts'
 import { createKeys } from './keys.ts'
@@ -26,6 +28,7 @@ export interface AuthParts {
   sessions: Sessions
   keys: Keys
   signInLinks: SignInLinks
+  settings: Settings
 }
 
 // Kept out of the AuthService object, so the public type stays what users call.
@@ -53,8 +56,9 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
   const limiter = createLoginLimiter({ attempts: store.attempts, limits: resolved.loginLimits, now, sleep, emit })
   const signupLimiter = createSignupLimiter(store.attempts, resolved.signupLimits, now)
   const keys = createKeys({ store, minLevel: resolved.proxyMinAccessLevel, modelPolicy: resolved.modelPolicy, defaultDays: resolved.keyDefaultDays, now, logger: resolved.logger })
-  const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter, keys })
-  const routeTable = createAuthRoutes({ options: resolved, lookupLimiter: createLookupLimiter(store.attempts, now), accounts, sessions, keys })
+  const settings = createSettings(resolved)
+  const accounts = createAccounts({ options: resolved, passwords, sessions, limiter, signupLimiter, keys, settings })
+  const routeTable = createAuthRoutes({ options: resolved, lookupLimiter: createLookupLimiter(store.attempts, now), accounts, sessions, keys, settings })
   const service: AuthService = {
     routeTable,
     routes: routeTable.routes,
@@ -62,6 +66,6 @@ export function createAuthService (options: AuthServiceOptions): AuthService {
     resolveKey: (secret) => keys.resolve(secret),
   }
   const signInLinks = createSignInLinks({ options: resolved, accounts, sessions, limiter })
-  parts.set(service, { options: resolved, accounts, sessions, keys, signInLinks })
+  parts.set(service, { options: resolved, accounts, sessions, keys, signInLinks, settings })
   return service
 }

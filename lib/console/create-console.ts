@@ -21,6 +21,7 @@ import { meRoutes } from './routes/me.ts'
 import { keyRoutes } from './routes/keys.ts'
 import { usageRoutes } from './routes/usage.ts'
 import { adminUserChangeRoutes, adminUserRoutes } from './routes/admin-users.ts'
+import { adminSettingsRoutes } from './routes/admin-settings.ts'
 import { adminKeyRoutes } from './routes/admin-keys.ts'
 import { adminUsageRoutes } from './routes/admin-usage.ts'
 import { adminUpstreamRoutes } from './routes/admin-upstream.ts'
@@ -63,7 +64,7 @@ function consolePath (path: unknown): string {
 /** The page areas, in the order their routes are listed. */
 const AREAS: Array<(parts: ConsoleParts) => Route[]> = [
   assetRoutes, signInRoutes, meRoutes, sessionRoutes, keyRoutes, usageRoutes,
-  adminUserRoutes, adminKeyRoutes, adminUserChangeRoutes, adminUsageRoutes, adminUpstreamRoutes,
+  adminUserRoutes, adminKeyRoutes, adminUserChangeRoutes, adminSettingsRoutes, adminUsageRoutes, adminUpstreamRoutes,
 ]
 
 export function createConsole (options: ConsoleOptions): Console {

@@ -216,3 +216,31 @@ t.test('an admin adds a user by a sign-in link, at 1280 px and at 390 px: its ho
     })
   }
 })
+
+t.test('an admin closes public sign-up in the console, at 1280 px and at 390 px, and opens it again', async t => {
+  ensureConsoleBuilt()
+  mkdirSync(SHOTS, { recursive: true })
+  const gw = await startGateway({ LOG_LEVEL: 'silent', ...ADMIN })
+  t.teardown(() => gw.close())
+  const api = authClient(gw.url + '/v1/api')
+  for (const [width, height] of [[1280, 900], [390, 844]] as const) {
+    await t.test(`at ${width} px`, async t => {
+      const { page } = await launch(t, { width, height })
+      await submitSignIn(page, `${gw.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+      await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
+      await page.goto(`${gw.url}/console/#/admin/users`)
+      const open = page.getByLabel('Anyone may sign up')
+      await open.waitFor()
+      t.ok(await open.isChecked(), 'open by default')
+      await open.uncheck()
+      await page.getByRole('button', { name: 'Save sign-up and lookup' }).press('Enter')
+      await page.getByText('Saved: sign-up closed').waitFor()
+      t.equal((await api.signup(`walk_in_${width}`, 'quiet-lantern-58')).status, 403, 'sign-up is closed')
+      await audit(t, page, 'signup-closed', width)
+      await open.check()
+      await page.getByRole('button', { name: 'Save sign-up and lookup' }).press('Enter')
+      await page.getByText('Saved: sign-up open').waitFor()
+      t.equal((await api.signup(`walk_in_${width}`, 'quiet-lantern-58')).status, 201, 'and open again')
+    })
+  }
+})
