@@ -1,8 +1,8 @@
 // Google's native API (docs/model-proxy.md, "Native requests"), declared to the pipeline: `/v1beta/models` and
 // `/v1beta/models/{id}` from the catalog, `POST /v1beta/models/{model}:generateContent | :streamGenerateContent |
 // :countTokens` run as model calls (lib/proxy/call/run-model-call.ts), any other path passed through to the backend
-// (./pass-through.ts, its model calls run by the pipeline too); other methods 405, all in Google's error shape. The same paths under `/v1/` too:
-// @google/genai 3.x calls `/v1/models/...` unless told otherwise.
+// (./pass-through.ts, its model calls run by the pipeline too); other methods 405, all in Google's error shape. The
+// same paths under `/v1/` too: @google/genai 3.x calls `/v1/models/...` unless told otherwise.
 import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
