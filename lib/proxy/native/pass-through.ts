@@ -118,6 +118,7 @@ function declaredLength (req: HandlerRequest): number | undefined {
 
 /** Creating a cache (`POST .../cachedContents`, any case) names its model in the body, not the path. */
 const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/i
+const createsCache = (method: string, path: string): boolean => method === 'POST' && CACHE_CREATE.test(path)
 
 /**
  * The body of a cache creation, read whole (the route bounds its size and read time) so that its `model` meets the
@@ -138,7 +139,7 @@ async function cacheCreation (body: AsyncIterable<Uint8Array> | undefined): Prom
   return { bytes, model: named }
 }
 
-/** A forwarded request's checked target: its path from the API prefix, the host's mount before it, its query. */
+/** A forwarded request's checked target: its path from the API prefix, the host's mount before it, its query, the backend's forward. */
 interface Target extends ForwardedPath {
   query: string
   forward: NonNullable<Backend['forward']>
@@ -161,7 +162,7 @@ async function admitted (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCa
 
 /** Whether a forwarded request is a call on a model: an action on a model in the path, or a cache creation. */
 function callsModel (method: string, path: string): boolean {
-  return (method === 'POST' && CACHE_CREATE.test(path)) || modelTargetOf(path)?.action !== undefined
+  return createsCache(method, path) || modelTargetOf(path)?.action !== undefined
 }
 
 /**
@@ -187,7 +188,7 @@ async function parseForwarded (ctx: ProxyContext, req: HandlerRequest, caller: P
   const target = targetOf(ctx, req)
   const owned = await admitted(ctx, req, caller, target)
   const referencedInputTokens = owned.referencedTokens
-  if (req.method === 'POST' && CACHE_CREATE.test(target.path)) {
+  if (createsCache(req.method, target.path)) {
     const { bytes, model } = await cacheCreation(owned.body)
     // Before admission: a model that takes no explicit caches would only be refused upstream.
     refuseExplicitCache(ctx.catalog.resolve(model))
