@@ -374,3 +374,26 @@ t.test('a grounded call pays Google\'s search fee per query it ran, on top of it
   // 77,600 for the tokens (docs/prices.md, call 1) and 2 queries × $14 per 1,000 (14,000 micro-dollars each).
   t.same(r.entries.map(e => e.costMicros), [105_600, 105_600])
 })
+
+t.test('a pass-through generate that grounds on search is charged the search fee, unary and streamed, as a native one is', async t => {
+  const r = await rig(t, {}, { geminiApi: true, start: Date.UTC(2026, 11, 1, 12) })
+  const grounded = (body: Record<string, any>, queries = ['gatehouse release', 'gatehouse [changelog]']): Record<string, any> => {
+    body.candidates[0].groundingMetadata = { webSearchQueries: queries, groundingChunks: [] }
+    return body
+  }
+  // Any spelling of the action is a model call passed through as it is (docs/model-proxy.md, "Pass-through").
+  const passed = async (action: string): Promise<Response> => await fetch(`${r.url}/v1beta/Models/gemini-4-argon:${action}`, { method: 'POST', headers: { 'x-goog-api-key': KEY }, body: nativeBody })
+  r.fake.setDefault('other', { body: grounded(geminiResponse({ text: 'hi', finishReason: 'STOP', usage: ARGON_USAGE })) })
+  const unary = await passed('GenerateContent')
+  t.equal(unary.status, 200)
+  await unary.arrayBuffer()
+  // A stream repeats its grounding: the largest count of its events is the call's, never their sum.
+  const events = [geminiResponse({ text: 'h' }), grounded(geminiResponse({ text: 'i' }), ['gatehouse release']), grounded(geminiResponse({ text: '!', finishReason: 'STOP', usage: ARGON_USAGE }))]
+  r.fake.setDefault('other', { ...streamReply(events), crlf: true })
+  await (await passed('StreamGenerateContent?alt=sse')).arrayBuffer()
+  await r.recorded(2)
+  t.same(r.entries.map(e => [e.surface, e.model]), [['native', 'gemini-4-argon'], ['native', 'gemini-4-argon']], 'model calls on the catalogue model')
+  // 77,600 for the tokens and 2 queries × 14,000, as the native surface charges the same answers (the test above).
+  t.same(r.entries.map(e => e.costMicros), [105_600, 105_600])
+  t.same(r.entries.map(e => e.usage?.searchQueries), [2, 2])
+})

@@ -38,6 +38,8 @@ export interface ModelCallSpec {
   surface: Surface
   /** The model as the client named it (path or body). */
   model: string
+  /** The model is a project's tuned model (`tunedModels/{model}`), outside the catalogue (beginModelCall). */
+  tuned?: boolean
   /** The output the request asks for at most (max_tokens, maxOutputTokens); anything else: the model's limit, capped. */
   maxOutputTokens?: unknown
   /** How many answers the request asks for (`n`, `candidateCount`): the output reservation times it (outputCount). */
@@ -101,6 +103,27 @@ function resolve (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): 
   }
 }
 
+/** The policy's check of a tuned model: only a policy that allows every model allows one (no pattern names it). Throws MODEL_NOT_ALLOWED. */
+export function allowedTunedModel (ctx: Pick<ProxyContext, 'modelPolicy'>, caller: ProxyCaller, name: string): void {
+  if (!ctx.modelPolicy.allows(caller, `tunedModels/${name}`)) throw modelNotAllowed(`tunedModels/${name}`)
+}
+
+/**
+ * The model a call is on, resolved and allowed, with its usage row and the output it reserves. A tuned model is
+ * outside the catalogue: allowed only by a policy that allows every model, recorded under OTHER_MODEL.
+ */
+function admittedModel (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): { model: ModelName, row: string, output: number } {
+  if (spec.tuned === true) {
+    allowedTunedModel(ctx, caller, spec.model)
+    const name = `tunedModels/${spec.model}`
+    const model: ModelName = { requested: name, base: name, search: false, thinking: 'default', family: 'other', conflicting: false }
+    return { model, row: OTHER_MODEL, output: spec.noOutput === true ? 0 : DEFAULT_OUTPUT_RESERVATION }
+  }
+  const model = resolve(ctx, caller, spec)
+  const output = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens, outputCount(spec.outputCount))
+  return { model, row: usageModel(ctx, model), output }
+}
+
 /**
  * A stream's watch: the text forwarded, and the last usageMetadata reported, kept as it came and read once when the
  * call ends (no allocation per batch); `end` ends the call with it.
@@ -162,9 +185,8 @@ async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: (
  * generate and stream throw TOOL_NOT_ALLOWED before the upstream call for a built-in tool the caller's level may not send.
  */
 export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
-  const model = resolve(ctx, caller, spec)
-  const requested = spec.noOutput === true ? 0 : outputReservation(ctx.catalog, model.base, spec.maxOutputTokens, outputCount(spec.outputCount))
-  const metered = await ctx.metering.begin(req, caller, spec.surface, usageModel(ctx, model), requested, spec.unreported, spec.readBytes, spec.referencedInputTokens)
+  const { model, row, output } = admittedModel(ctx, caller, spec)
+  const metered = await ctx.metering.begin(req, caller, spec.surface, row, output, spec.unreported, spec.readBytes, spec.referencedInputTokens)
   await holdImages(ctx, req, spec.imageUrls ?? 0)
   const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
   const base = model.base
@@ -216,20 +238,6 @@ export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, ca
       return result
     },
   }
-}
-
-/** The policy's check of a tuned model: only a policy that allows every model allows one (no pattern names it). Throws MODEL_NOT_ALLOWED. */
-export function allowedTunedModel (ctx: Pick<ProxyContext, 'modelPolicy'>, caller: ProxyCaller, name: string): void {
-  if (!ctx.modelPolicy.allows(caller, `tunedModels/${name}`)) throw modelNotAllowed(`tunedModels/${name}`)
-}
-
-/**
- * Begins a call on a project's tuned model (`tunedModels/{name}`), outside the catalogue: allowed only to a caller
- * whose policy allows every model, recorded under OTHER_MODEL. Throws MODEL_NOT_ALLOWED or RATE_LIMITED.
- */
-export async function beginTunedModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, name: string, noOutput: boolean, unreported: Unreported, readBytes?: number): Promise<MeteredCall> {
-  allowedTunedModel(ctx, caller, name)
-  return await ctx.metering.begin(req, caller, 'native', OTHER_MODEL, noOutput ? 0 : DEFAULT_OUTPUT_RESERVATION, unreported, readBytes)
 }
 
 /**

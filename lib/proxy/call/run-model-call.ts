@@ -1,7 +1,8 @@
 // The one orchestration of a model call (docs/model-proxy.md, "One lifecycle for every model call"): authenticate,
 // parse, resolve and admit (beginModelCall: policy, reservation, image hold), translate, call the upstream under the
-// model's request rules, answer or stream with the CORS and rate headers. A surface declares its operation
-// (./surface.ts); the order and the headers are owned here, so no surface can skip a step.
+// model's request rules (or forward a body in Google's own format, its answer metered as it passes), answer or stream
+// with the CORS and rate headers. A surface declares its operation (./surface.ts); the order and the headers are
+// owned here, so no surface can skip a step: no other module begins a model call (test/lint/one-orchestration.test.ts).
 import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import type { ProxyCaller } from '../access/caller.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
@@ -50,11 +51,13 @@ export function runModelCall (ctx: ProxyContext, surface: SurfaceDeclaration, op
     const call = await beginModelCall(ctx, req, caller, {
       surface: surface.name,
       model: parsed.model,
+      tuned: parsed.tuned,
       maxOutputTokens: parsed.maxOutputTokens,
       outputCount: parsed.outputCount,
       referencedInputTokens: parsed.referencedInputTokens,
-      noOutput,
-      unreported,
+      noOutput: noOutput || parsed.noOutput === true,
+      unreported: unreported ?? parsed.unreported,
+      readBytes: parsed.readBytes,
       modelRefused: surface.modelRefused,
       upstream: surface.answersWhole === true && op.kind === 'generate' ? (backend, model) => longDecoding(backend, model.spec) : undefined,
       imageUrls: parsed.imageUrls,

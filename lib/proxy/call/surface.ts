@@ -6,6 +6,7 @@ import type { ProxyCaller } from '../access/caller.ts'
 import type { ProxyContext } from '../context.ts'
 import type { SseTranslator } from '../routes-stream.ts'
 import type { EmbedResult, ForwardResponse, GeminiRequest, GeminiResponse } from '../upstream/backend.ts'
+import type { Unreported } from '../access/metering.ts'
 import type { AnswerReader, ModelCall } from './lifecycle.ts'
 
 /** What the pipeline reads from a parsed request to govern its call. */
@@ -22,6 +23,14 @@ export interface ParsedCall {
   referencedInputTokens?: number
   /** The http(s) image URLs the request makes the proxy fetch (their share of the body budget is held). */
   imageUrls?: number
+  /** The model is a project's tuned model (`tunedModels/{model}`), outside the catalogue (ModelCallSpec.tuned). */
+  tuned?: boolean
+  /** A forwarded call produces no output (an embedding, a count, a cache creation): nothing reserved for it. */
+  noOutput?: boolean
+  /** How a forwarded answer without usage is charged (a count: nothing); default its input estimate. */
+  unreported?: Unreported
+  /** The body's size as the gateway read it (a forwarded body), the floor of the input estimate. */
+  readBytes?: number
 }
 
 /** A parsed request: what the pipeline reads, and the surface's own checked body. */
@@ -62,7 +71,8 @@ export interface EmbedOperation<P extends ParsedCall = any> {
 
 /**
  * A model call whose body goes upstream in Google's own format through the backend's forward (the Interactions
- * create): the pipeline admits it, then meters the answer as it passes (lifecycle.ts, meteredAnswer).
+ * create, the native pass-through's model actions and cache creations): the pipeline admits it, then meters the
+ * answer as it passes (lifecycle.ts, meteredAnswer).
  */
 export interface ForwardOperation<P extends ParsedCall = any> {
   kind: 'forward'

@@ -178,10 +178,14 @@ export function searchQueriesOf (answer: unknown): number {
   const candidates = candidatesOf(answer)
   let n = 0
   for (let c = 0; c < candidates.length; c++) {
-    const queries = (candidates[c] as { groundingMetadata?: { webSearchQueries?: unknown } } | undefined)?.groundingMetadata?.webSearchQueries
-    if (Array.isArray(queries)) n += queries.length
+    n += searchQueryCount((candidates[c] as { groundingMetadata?: { webSearchQueries?: unknown } } | undefined)?.groundingMetadata?.webSearchQueries)
   }
   return n
+}
+
+/** The queries one groundingMetadata.webSearchQueries names (also read from a pass-through's bytes: usage-scan.ts). */
+export function searchQueryCount (queries: unknown): number {
+  return Array.isArray(queries) ? queries.length : 0
 }
 
 /** The characters of a function call the model wrote: its name and its arguments as JSON. */

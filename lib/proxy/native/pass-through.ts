@@ -9,20 +9,24 @@
 //  - the query without `key`, only the parameters its route takes (./forwarded-query.ts); the body and the answer streamed, never held whole (Route.streamBody)
 //  - every request goes through the governed lifecycle (lib/proxy/call/lifecycle.ts): a call on a model
 //    (`models/{model}:{action}` or `tunedModels/{model}:{action}`, any case) and a cache creation (its model in the
-//    body, handed on resolved as ForwardRequest.bodyModel) are model calls, admitted and charged from the usage the
-//    answer reports; any other path is a request, counted and recorded (docs/model-proxy.md, "Limits and usage")
-import type { HandlerRequest, HandlerResponse } from '../../http/contract.ts'
+//    body, handed on resolved as ForwardRequest.bodyModel) are model calls the pipeline runs (passThroughCall, a
+//    `forward` operation of lib/proxy/call/run-model-call.ts), admitted and charged from the usage the answer reports;
+//    any other path is a request, counted and recorded (docs/model-proxy.md, "Limits and usage")
+import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { isStreamBody } from '../../http/contract.ts'
 import { fail } from '../../errors.ts'
 import { CORS_HEADERS } from '../access/client-auth.ts'
 import type { ProxyCaller } from '../access/caller.ts'
-import type { MeteredCall } from '../access/metering.ts'
+import type { Admitted } from '../access/ownership.ts'
 import type { ProxyContext } from '../context.ts'
+import type { Backend, ForwardRequest, ForwardResponse } from '../upstream/backend.ts'
 import { notPassedThrough } from '../upstream/forward.ts'
 import { forwardedQuery } from './forwarded-query.ts'
 import { allowedModel } from '../access/model-policy.ts'
-import { allowedTunedModel, beginModelCall, beginRequest, beginTunedModelCall, meteredAnswer } from '../call/lifecycle.ts'
+import { allowedTunedModel, beginRequest } from '../call/lifecycle.ts'
 import { modelTargetOf, producesNoOutput, spendsNoTokens } from '../call/model-path.ts'
+import type { ModelTarget } from '../call/model-path.ts'
+import type { ForwardOperation, Parsed } from '../call/surface.ts'
 import { refuseExplicitCache } from '../models/data.ts'
 
 /** The API prefixes passed through; the first one in the request path starts the forwarded path (a host may mount the routes under its own prefix). */
@@ -114,6 +118,7 @@ function declaredLength (req: HandlerRequest): number | undefined {
 
 /** Creating a cache (`POST .../cachedContents`, any case) names its model in the body, not the path. */
 const CACHE_CREATE = /^\/v1(?:beta)?\/cachedContents\/?$/i
+const createsCache = (method: string, path: string): boolean => method === 'POST' && CACHE_CREATE.test(path)
 
 /**
  * The body of a cache creation, read whole (the route bounds its size and read time) so that its `model` meets the
@@ -134,78 +139,95 @@ async function cacheCreation (body: AsyncIterable<Uint8Array> | undefined): Prom
   return { bytes, model: named }
 }
 
-interface Governed {
-  /** The call or request the lifecycle began: its headers go on the answer, and it ends with it. */
-  call: MeteredCall
-  /** Whether the call is on a model: it ends with the answer's body, charged the usage it reports. */
-  onModel: boolean
-  body?: AsyncIterable<Uint8Array>
-  /** The model of a cache creation, resolved and allowed (ForwardRequest.bodyModel). */
-  bodyModel?: string
+/** A forwarded request's checked target: its path from the API prefix, the host's mount before it, its query, the backend's forward. */
+interface Target extends ForwardedPath {
+  query: string
+  forward: NonNullable<Backend['forward']>
 }
 
-/**
- * Begins what a forwarded request is for the lifecycle: a call on a model in the path, a cache creation, or a request
- * on no model. `given`: the request body as tenant isolation passed it on; `readBytes` its size when it read it (a
- * key's JSON), the floor of the input estimate, so a chunked body without Content-Length is never estimated at 0.
- */
-async function governed (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, path: string, given: AsyncIterable<Uint8Array> | undefined, readBytes: number | undefined, referencedInputTokens?: number): Promise<Governed> {
-  if (req.method === 'POST' && CACHE_CREATE.test(path)) {
-    const { bytes, model } = await cacheCreation(given)
-    // Before admission: a model that takes no explicit caches would only be refused upstream.
-    refuseExplicitCache(ctx.catalog.resolve(model))
-    const call = await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput: true, readBytes: bytes.length, referencedInputTokens })
-    return { call: call.metered, onModel: true, body: byteStream(bytes), bodyModel: call.model.base }
-  }
-  const body = given
-  const target = modelTargetOf(path)
-  if (target === undefined) return { call: await beginRequest(ctx, req, caller, 'native'), onModel: false, body }
-  const { collection, model, action } = target
-  if (action === undefined) {
-    // A path on the model itself (its details, its operations): the policy applies, and it is a request.
-    if (collection === 'tunedModels') allowedTunedModel(ctx, caller, model)
-    else allowedModel(ctx, caller, model)
-    return { call: await beginRequest(ctx, req, caller, 'native'), onModel: false, body }
-  }
-  const noOutput = producesNoOutput(action)
-  const unreported = spendsNoTokens(action) ? 'nothing' : 'estimate'
-  const call = collection === 'tunedModels'
-    ? await beginTunedModelCall(ctx, req, caller, model, noOutput, unreported, readBytes)
-    : (await beginModelCall(ctx, req, caller, { surface: 'native', model, noOutput, unreported, readBytes, referencedInputTokens })).metered
-  return { call, onModel: true, body }
-}
-
-/** Forwards one native request the proxy does not serve itself; `caller` has passed authentication. */
-export async function passThrough (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<HandlerResponse> {
+/** The target of a request the proxy does not serve itself, checked; throws before anything is metered or sent. */
+function targetOf (ctx: ProxyContext, req: HandlerRequest): Target {
   const backend = ctx.backend
   if (backend.forward === undefined) {
     throw notPassedThrough(backend.name, req.path, 'other native paths pass through on the gemini-api and vertex backends only')
   }
   const { path, mount } = forwardedPath(req.path)
-  const query = forwardedQuery(req.method, path, req.query)
-  // Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent.
-  const owned = await ctx.ownership.admit(caller, req.method, path, req.query, byteStream(req.body), declaredLength(req))
-  const { call, onModel, body, bodyModel } = await governed(ctx, req, caller, path, owned.body, owned.readBytes, owned.referencedTokens)
-  const request = {
-    method: req.method,
-    path,
-    query,
-    headers: { ...passThroughHeaders(req.headers), ...owned.headers },
-    body,
-    signal: req.signal,
-    bodyModel,
+  return { path, mount, query: forwardedQuery(req.method, path, req.query), forward: backend.forward.bind(backend) }
+}
+
+/** Tenant isolation (lib/proxy/access/ownership.ts): allow-list, owners and the resources a body names, before anything is metered or sent. */
+async function admitted (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, target: Target): Promise<Admitted> {
+  return await ctx.ownership.admit(caller, req.method, target.path, req.query, byteStream(req.body), declaredLength(req))
+}
+
+/** Whether a forwarded request is a call on a model: an action on a model in the path, or a cache creation. */
+function callsModel (method: string, path: string): boolean {
+  return createsCache(method, path) || modelTargetOf(path)?.action !== undefined
+}
+
+/**
+ * Sends an admitted request upstream; its answer after tenant isolation settled it (what was created recorded, a list
+ * kept to the caller's own, a page left empty filled from the next), and the answer headers that pass.
+ */
+async function sent (req: HandlerRequest, target: Target, owned: Admitted, body: AsyncIterable<Uint8Array> | undefined, bodyModel?: string): Promise<{ answer: ForwardResponse, headers: Record<string, string> }> {
+  const { path, query, forward } = target
+  const request: ForwardRequest = { method: req.method, path, query, headers: { ...passThroughHeaders(req.headers), ...owned.headers }, body, signal: req.signal, bodyModel }
+  const answer = await owned.settle(await forward(request), async pageToken => await forward({ ...request, query: forwardedQuery(req.method, path, { ...req.query, pageToken }) }))
+  return { answer, headers: answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, target.mount)) }
+}
+
+/** A forwarded model call as the pipeline reads it: its target, admitted, and the body to send. */
+type ForwardedCall = Parsed<{ target: Target, owned: Admitted, sent: AsyncIterable<Uint8Array> | undefined, namesModel: boolean }>
+
+/**
+ * A forwarded model call's parse: a cache creation's model read from its body (read whole, then sent on unchanged),
+ * any other's from its path, whatever the action. `readBytes` is the body's size when tenant isolation read it (a
+ * key's JSON), the floor of the input estimate, so a chunked body without Content-Length is never estimated at 0.
+ */
+async function parseForwarded (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller): Promise<ForwardedCall> {
+  const target = targetOf(ctx, req)
+  const owned = await admitted(ctx, req, caller, target)
+  const referencedInputTokens = owned.referencedTokens
+  if (createsCache(req.method, target.path)) {
+    const { bytes, model } = await cacheCreation(owned.body)
+    // Before admission: a model that takes no explicit caches would only be refused upstream.
+    refuseExplicitCache(ctx.catalog.resolve(model))
+    return { model, noOutput: true, readBytes: bytes.length, referencedInputTokens, body: { target, owned, sent: byteStream(bytes), namesModel: true } }
   }
-  const forward = backend.forward.bind(backend)
-  const forwarded = await forward(request)
-  // Tenant isolation: record what was created, forget what was deleted, keep only the caller's own in a list (a page left empty filled from the next).
-  const answer = await owned.settle(forwarded, async pageToken => await forward({ ...request, query: forwardedQuery(req.method, path, { ...req.query, pageToken }) }))
-  // A model call ends with its answer's body, charged the usage it reports; a request ends with its answer.
-  let answerBody = answer.body
-  if (onModel) answerBody = meteredAnswer(call, answer, req.signal)
-  else call.end(answer.status)
+  const { collection, model, action } = modelTargetOf(target.path) as Required<ModelTarget>
+  const unreported = spendsNoTokens(action) ? 'nothing' : 'estimate'
+  return { model, tuned: collection === 'tunedModels', noOutput: producesNoOutput(action), unreported, readBytes: owned.readBytes, referencedInputTokens, body: { target, owned, sent: owned.body, namesModel: false } }
+}
+
+/**
+ * The pass-through's model calls, an operation runModelCall runs (lib/proxy/call/run-model-call.ts): admitted, then
+ * forwarded as they are, charged the usage the answer reports as it passes (meteredAnswer's Gemini usage scan).
+ */
+export function passThroughCall (ctx: ProxyContext): ForwardOperation<ForwardedCall> {
   return {
-    status: answer.status,
-    headers: { ...CORS_HEADERS, ...answerHeaders(answer.headers, answer.baseUrl, proxyBase(req, mount)), ...call.headers },
-    body: answerBody,
+    kind: 'forward',
+    parse: async (req, caller) => await parseForwarded(ctx, req, caller),
+    async forward ({ body: { target, owned, sent: body, namesModel } }, call, req) {
+      // A cache creation's model goes on resolved and allowed (ForwardRequest.bodyModel).
+      return await sent(req, target, owned, body, namesModel ? call.model.base : undefined)
+    },
   }
+}
+
+/**
+ * Forwards one native request the proxy does not serve itself; `caller` has passed authentication. A call on a model
+ * is `modelCall`'s (the pipeline running passThroughCall); any other is a request, counted and recorded.
+ */
+export async function passThrough (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, modelCall: Handler): Promise<HandlerResponse> {
+  const target = targetOf(ctx, req)
+  if (callsModel(req.method, target.path)) return await modelCall(req)
+  const owned = await admitted(ctx, req, caller, target)
+  const named = modelTargetOf(target.path)
+  // A path on the model itself (its details, its operations): the policy applies, and it is a request.
+  if (named?.collection === 'tunedModels') allowedTunedModel(ctx, caller, named.model)
+  else if (named !== undefined) allowedModel(ctx, caller, named.model)
+  const request = await beginRequest(ctx, req, caller, 'native')
+  const { answer, headers } = await sent(req, target, owned, owned.body)
+  request.end(answer.status)
+  return { status: answer.status, headers: { ...CORS_HEADERS, ...headers, ...request.headers }, body: answer.body }
 }

@@ -1,8 +1,8 @@
 // Google's native API (docs/model-proxy.md, "Native requests"), declared to the pipeline: `/v1beta/models` and
 // `/v1beta/models/{id}` from the catalog, `POST /v1beta/models/{model}:generateContent | :streamGenerateContent |
 // :countTokens` run as model calls (lib/proxy/call/run-model-call.ts), any other path passed through to the backend
-// (./pass-through.ts); other methods 405, all in Google's error shape. The same paths under `/v1/` too:
-// @google/genai 3.x calls `/v1/models/...` unless told otherwise.
+// (./pass-through.ts, its model calls run by the pipeline too); other methods 405, all in Google's error shape. The
+// same paths under `/v1/` too: @google/genai 3.x calls `/v1/models/...` unless told otherwise.
 import type { Handler, HandlerRequest, HandlerResponse } from '../../http/contract.ts'
 import { readJsonBody } from '../../http/json-body.ts'
 import { fail } from '../../errors.ts'
@@ -18,7 +18,7 @@ import { createNativeErrorResponse, nativeErrorBody } from './error-body.ts'
 import { parseNativePath } from './path.ts'
 import type { NativeAction } from './path.ts'
 import type { ProxyCaller } from '../access/caller.ts'
-import { passThrough } from './pass-through.ts'
+import { passThrough, passThroughCall } from './pass-through.ts'
 import { countTokensRequest, prepareNativeRequest } from './request.ts'
 import { nativeStreamTranslator } from './stream.ts'
 
@@ -83,11 +83,12 @@ function countOperation (ctx: ProxyContext): CountOperation<Parsed<unknown>> {
 export function nativeDispatcher (ctx: ProxyContext): Handler {
   const generate = runModelCall(ctx, nativeSurface, generateOperation(ctx))
   const count = runModelCall(ctx, nativeSurface, countOperation(ctx))
+  const forwarded = runModelCall(ctx, nativeSurface, passThroughCall(ctx))
   return async function nativeHandler (req): Promise<HandlerResponse> {
     if (req.method === 'OPTIONS') return preflightResponse(req)
     const caller = await ctx.checkAuth(req)
     const target = parseNativePath(pathAfterVersion(req))
-    if (target.kind === 'other') return await passThrough(ctx, req, caller)
+    if (target.kind === 'other') return await passThrough(ctx, req, caller, forwarded)
     if (target.kind === 'list' || target.action === undefined) {
       if (req.method !== 'GET') {
         throw fail('METHOD_NOT_ALLOWED', target.kind === 'list' ? 'Only GET lists models' : `Use GET to read a model, or POST to models/${target.model}:generateContent`)
@@ -96,7 +97,7 @@ export function nativeDispatcher (ctx: ProxyContext): Handler {
       const named = target.kind === 'model' ? target.model : undefined
       const model = named === undefined ? undefined : ctx.catalog.get(named)
       // An id the catalog does not list is the upstream's to answer, under the model policy (./pass-through.ts).
-      if (named !== undefined && model === undefined) return await passThrough(ctx, req, caller)
+      if (named !== undefined && model === undefined) return await passThrough(ctx, req, caller, forwarded)
       const request = await beginListing(ctx, req, caller, 'native')
       let body: unknown = ctx.catalog.nativeList(allows)
       if (model !== undefined) {

@@ -36,3 +36,25 @@ t.test('a usageMetadata too large to be one, or not JSON, is no usage and the se
   t.same(scan(huge, 1000, false).usage, { inputTokens: 3, outputTokens: 1, thinkingTokens: 0, cachedTokens: 0 })
   t.equal(scan('{"usageMetadata":{"promptTokenCount":1,}}', 5, false).usage, undefined)
 })
+
+const grounded = (queries: string[], prompt = 10): string => JSON.stringify({ candidates: [{ groundingMetadata: { webSearchQueries: queries } }], ...JSON.parse(usage(prompt, 2)) })
+
+t.test('the search queries an answer passed through ran are read whatever its chunking, brackets and quotes in a query included', async t => {
+  const json = grounded(['a [b]', 'c \\"]\\" d', 'e'])
+  for (const size of [1, 2, 5, 17, 18, 19, 1000]) {
+    t.equal(scan(json, size, false).usage?.searchQueries, 3, `chunks of ${size}`)
+  }
+})
+
+t.test('a stream\'s search queries are its largest event\'s (candidates added up); a JSON answer\'s add up', async t => {
+  const twoCandidates = JSON.stringify({ candidates: [{ groundingMetadata: { webSearchQueries: ['a'] } }, { groundingMetadata: { webSearchQueries: ['b', 'c'] } }] })
+  const sse = `data: ${grounded(['a', 'b'])}\r\n\r\ndata: ${twoCandidates}\r\n\r\ndata: ${grounded(['a', 'b'])}\r\n\r\n`
+  for (const size of [3, 1000]) t.equal(scan(sse, size, true).usage?.searchQueries, 3, `one event's 3 queries, not 7 (chunks of ${size})`)
+  t.equal(scan(`{"a":${grounded(['x'])},"b":${grounded(['y', 'z'])}}`, 9, false).usage?.searchQueries, 3)
+})
+
+t.test('search queries are charged with a usage only, and a list that is none counts none', async t => {
+  t.equal(scan(JSON.stringify({ candidates: [{ groundingMetadata: { webSearchQueries: ['a'] } }] }), 4, false).usage, undefined)
+  t.same(scan(`{"webSearchQueries":"a",${usage(3, 1).slice(1)}}`, 4, false).usage, { inputTokens: 3, outputTokens: 1, thinkingTokens: 0, cachedTokens: 0 })
+  t.same(scan(`{"text":"the \\"webSearchQueries\\": [1]",${usage(3, 1).slice(1)}}`, 4, false).usage, { inputTokens: 3, outputTokens: 1, thinkingTokens: 0, cachedTokens: 0 })
+})
