@@ -1,6 +1,7 @@
 // A team's first hour on the console in a real Chromium (issue 31): over plain HTTP on a real host name the sign-in
 // says why it cannot work and opens no session, unless CONSOLE_ALLOW_HTTP is set, where it works; and at a
-// 390 px phone viewport no page scrolls sideways; an admin adds users by link or password. Screenshots land in test/console/screenshots (git-ignored).
+// 390 px phone viewport no page scrolls sideways; an admin adds users by link or password, revokes keys, resets
+// passwords and closes sign-up at both widths (axe at each). Screenshots land in test/console/screenshots (git-ignored).
 import t from 'tap'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -74,6 +75,10 @@ t.test('sign-in over plain HTTP on a host name other than localhost: refused wit
   t.ok(await page.getByRole('heading', { name: 'Sign in to Gatehouse' }).isVisible(), 'still on the sign-in form, which says so')
   await page.screenshot({ path: join(SHOTS, 'insecure-origin-refused.png'), fullPage: true })
   t.equal((await adminSessions(strict.url)).length, 1, 'no console session was left behind: only the JSON login just made')
+  const { page: phone } = await launch(t, { width: 390, height: 844 })
+  await submitSignIn(phone, lan(strict.url), ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+  await phone.getByRole('alert').getByText(/needs HTTPS/).waitFor()
+  await audit(t, phone, 'insecure-origin-refused', 390)
 
   await submitSignIn(page, `${strict.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
   await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
@@ -117,52 +122,58 @@ t.test('at a 390 px viewport no console page scrolls sideways: wide tables scrol
   }
 })
 
-t.test('with public sign-up closed (AUTH_PUBLIC_SIGNUP=false) an admin adds a user, revokes their key and resets their password in the console', async t => {
+t.test('with public sign-up closed (AUTH_PUBLIC_SIGNUP=false) an admin adds a user, revokes their key and resets their password in the console, at 1280 px and at 390 px', async t => {
   ensureConsoleBuilt()
+  mkdirSync(SHOTS, { recursive: true })
   const gw = await startGateway({ LOG_LEVEL: 'silent', AUTH_PUBLIC_SIGNUP: 'false', ...ADMIN })
   t.teardown(() => gw.close())
-  const api = authClient(gw.url + '/v1/api')
-  const closed = await api.signup('walk_in', 'quiet-lantern-58')
+  const closed = await authClient(gw.url + '/v1/api').signup('walk_in', 'quiet-lantern-58')
   t.match([closed.status, closed.body], [403, { detail: 'Sign-up is closed here: ask an admin to add you' }], 'public sign-up answers 403 SIGNUP_CLOSED')
+  for (const [width, height] of [[1280, 900], [390, 844]] as const) await t.test(`at ${width} px`, async t => { await manageUser(t, gw.url, width, height) })
+})
 
-  const { page } = await launch(t, { width: 1280, height: 900 })
-  await submitSignIn(page, `${gw.url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
+/** The admin adds `newbie_<width>` with a password, makes them a member, revokes their key and resets their password. */
+async function manageUser (t: Test, url: string, width: number, height: number): Promise<void> {
+  const api = authClient(url + '/v1/api')
+  const newbie = `newbie_${width}`
+  const { page } = await launch(t, { width, height })
+  await submitSignIn(page, `${url}/console/`, ADMIN.AUTH_ADMIN_USERNAME, ADMIN.AUTH_ADMIN_PASSWORD)
   await page.getByRole('heading', { name: `Hello, ${ADMIN.AUTH_ADMIN_USERNAME}` }).waitFor()
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users', exact: true }).press('Enter')
-  await page.getByLabel('New username').fill('newbie')
+  await page.getByLabel('New username').fill(newbie)
   await page.getByLabel('Set a password for them').check()
   await page.getByLabel('Their password').fill('bright-harbor-71')
   await page.getByRole('button', { name: 'Add user' }).press('Enter')
-  await page.getByText('newbie added: pass the password on to them.').waitFor()
-  await page.getByRole('heading', { name: 'Manage newbie' }).waitFor()
+  await page.getByText(`${newbie} added: pass the password on to them.`).waitFor()
+  await page.getByRole('heading', { name: `Manage ${newbie}` }).waitFor()
   await page.getByLabel('Access level').selectOption('member')
   await page.getByRole('button', { name: 'Set level' }).press('Enter')
   await page.getByText('Level set to member.').waitFor()
 
-  const first = (await api.login('newbie', 'bright-harbor-71')).body
+  const first = (await api.login(newbie, 'bright-harbor-71')).body
   t.ok(first.user_id, 'the added user signs in with the password the admin set')
   const created = await api.call('POST', '/auth/keys', { query: { user_id: first.user_id }, headers: { 'user-agent': DEVICE, token: first.access_token }, json: { name: 'laptop' } })
   t.equal(created.status, 201, 'and, as a member, makes a key')
-  const models = (): Promise<number> => fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key as string}` } }).then(r => r.status)
+  const models = (): Promise<number> => fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key as string}` } }).then(r => r.status)
   t.equal(await models(), 200, 'the key works')
 
   await page.getByRole('button', { name: 'Close' }).press('Enter')
-  await page.getByRole('button', { name: 'Manage newbie' }).press('Enter')
-  await page.getByRole('button', { name: 'Revoke key laptop of newbie' }).press('Enter')
+  await page.getByRole('button', { name: `Manage ${newbie}` }).press('Enter')
+  await page.getByRole('button', { name: `Revoke key laptop of ${newbie}` }).press('Enter')
   await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke laptop' }).press('Enter')
   await page.getByText('Key laptop revoked.').waitFor()
-  await page.getByText('newbie has no keys.').waitFor()
+  await page.getByText(`${newbie} has no keys.`).waitFor()
   t.equal(await models(), 401, 'the revoked key is refused')
 
   await page.getByLabel('New password').fill('fresh-meadow-93')
-  await page.getByRole('button', { name: 'Reset password' }).press('Enter')
-  await page.getByText('New password set for newbie; their sessions ended.').waitFor()
-  t.equal((await api.login('newbie', 'bright-harbor-71')).status, 401, 'the old password no longer signs in')
-  t.equal((await api.login('newbie', 'fresh-meadow-93')).status, 200, 'the new one does')
+  await page.getByRole('button', { name: 'Reset password', exact: true }).press('Enter')
+  await page.getByText(`New password set for ${newbie}; their sessions ended.`).waitFor()
+  t.equal((await api.login(newbie, 'bright-harbor-71')).status, 401, 'the old password no longer signs in')
+  t.equal((await api.login(newbie, 'fresh-meadow-93')).status, 200, 'the new one does')
   const validate = await api.validate(first.user_id, first.access_token)
   t.equal(validate.status, 401, 'the session opened with the old password ended')
-  await page.screenshot({ path: join(SHOTS, 'admin-user-managed.png'), fullPage: true })
-})
+  await audit(t, page, 'admin-user-managed', width)
+}
 
 /** axe (WCAG 2.2 AA) on the page as it is now, and no sideways scroll at a phone width. */
 async function audit (t: Test, page: Page, name: string, width: number): Promise<void> {
