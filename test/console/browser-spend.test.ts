@@ -105,6 +105,8 @@ t.test('the console shows spend, the budget and what is left, and the admin\'s t
   await page.getByLabel('Show').selectOption('cost_micros')
   t.ok(await page.locator('.chart canvas').count() > 0, 'the chart draws the spend')
   t.match(await page.getByRole('region', { name: 'Totals' }).textContent(), 'gemini-3.5-flash', 'spend by model')
+  t.equal(await page.getByRole('region', { name: 'Totals' }).getByRole('columnheader', { name: 'Grounded requests' }).count(), 1, 'grounded requests are a column of the tables')
+  t.equal(await page.locator('dd[data-metric="grounded_requests"]').textContent(), '0', 'an ungrounded call counts no grounded request')
   await audit('usage with spend')
 
   await go('API keys')
