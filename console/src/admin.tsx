@@ -1,11 +1,11 @@
 // The admin's pages: users (add by link or password, search, paging, level, disable, lockout, sessions, password reset,
 // keys, limits) and the upstream's state.
 import { useEffect, useState } from 'preact/hooks'
-import { api, fmt, usd, when } from './api.ts'
+import { api, fmt, spendText, usd, when } from './api.ts'
 import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
-interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null }
+interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null, usd_per_month?: number | null, spent_micros_this_month?: number }
 interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> }, level_limits: Record<string, Record<string, number | null>> }
 
 const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
@@ -86,7 +86,7 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         : (
           <ul>
             {userKeys.map(k => (
-              <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)})</span>{' '}
+              <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)}; spent <span data-spent={k.key_id}>{spendText(k.spent_micros_this_month ?? 0, k.usd_per_month ?? null)}</span> this UTC month)</span>{' '}
                 <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { void change(async () => { await confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`, `Revoke ${k.name}`); await api('DELETE', `admin/users/${id}/keys/${k.key_id}`) }, `Key ${k.name} revoked.`) }}>Revoke</button>
               </li>
             ))}

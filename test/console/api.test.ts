@@ -95,6 +95,31 @@ t.test('keys: created with the secret once, listed without it, revoked; below th
   t.equal((await h.call('GET', '/api/admin/users')).status, 403, 'nor use the admin routes')
 })
 
+t.test('keys: each listed with what it spent this UTC month beside its monthly cap, to its owner and to the admin', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const { userId } = await h.member()
+  const capped = (await h.call('POST', '/api/keys', { json: { name: 'capped', usd_per_month: 5 } })).body
+  const open = (await h.call('POST', '/api/keys', { json: { name: 'open' } })).body
+  const today = day()
+  const first = `${today.slice(0, 7)}-01`
+  const lastMonth = new Date(Date.parse(first + 'T00:00:00Z') - 86_400_000).toISOString().slice(0, 10)
+  await h.store.usage.record([
+    row({ userId, keyId: capped.key_id, day: first, costMicros: 700_000 }),
+    row({ userId, keyId: capped.key_id, model: 'gemini-2.5-pro', costMicros: 500_000 }),
+    row({ userId, keyId: capped.key_id, day: lastMonth, costMicros: 9_000_000 }),
+    row({ userId, keyId: open.key_id, costMicros: 25 }),
+    row({ userId, keyId: null, costMicros: 4_000_000 }),
+  ])
+  const spend = (keys: any[]): unknown => keys.map(k => [k.name, k.spent_micros_this_month, k.spent_usd_this_month, k.usd_per_month]).sort()
+  const own = await h.call('GET', '/api/keys')
+  t.equal(own.status, 200)
+  t.same(spend(own.body), [['capped', 1_200_000, '1.200000', 5], ['open', 25, '0.000025', null]], 'this month\'s rows of each key; last month\'s and key-less calls left out')
+  const { userId: adminId } = await h.admin()
+  t.same(spend((await h.call('GET', `/api/admin/users/${userId}/keys`)).body), spend(own.body), 'the admin sees the same')
+  t.same((await h.call('GET', `/api/admin/users/${adminId}/keys`)).body, [], 'a user with no keys')
+})
+
 t.test('usage: summed per day by model and key for the user, by user for the admin, with top users and CSV', async t => {
   const h = await startConsoleHarness()
   t.teardown(h.close)
