@@ -1,11 +1,11 @@
 // The admin's pages: users (add by link or password, search, paging, level, disable, lockout, sessions, password reset,
 // keys, limits) and the upstream's state.
 import { useEffect, useState } from 'preact/hooks'
-import { api, fmt, usd, when } from './api.ts'
+import { api, fmt, spendText, usd, when } from './api.ts'
 import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 
 interface User { user_id: string, username: string, email: string | null, access_level: string, date_joined: string, disabled: boolean, last_login?: string | null }
-interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null }
+interface UserKey { key_id: string, name: string, prefix?: string, created_at?: string, expires_at?: string | null, usd_per_month?: number | null, spent_micros_this_month?: number }
 interface Detail { user: User, sessions: number, keys: number, limits: { limits: Record<string, number | null> | null, effective: Record<string, number | null> }, level_limits: Record<string, Record<string, number | null>> }
 
 const LEVELS = ['default', 'member', 'admin', 'dev', 'hush']
@@ -63,8 +63,8 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
       <p id="level-limits" class="hint" aria-live="polite">{level === u.access_level ? '' : (changes => changes === '' ? `At ${level} their limits stay as they are.` : `At ${level} their limits change: ${changes}.`)(limitChanges(detail, u.access_level, level))}</p>
       <div class="row">
         <button type="button" class={u.disabled ? '' : 'danger'} disabled={act.busy} onClick={() => { void change(async () => { if (!u.disabled) await confirm(`Disable ${u.username}? Their sessions end and their keys are refused until you enable them again.`, `Disable ${u.username}`); await sensitive(pw => api('PUT', `admin/users/${id}/status`, { disabled: !u.disabled, current_password: pw })) }, u.disabled ? `${u.username} enabled.` : `${u.username} disabled; their sessions ended.`) }}>{u.disabled ? 'Enable' : 'Disable'} {u.username}</button>
-        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => api('DELETE', `admin/users/${id}/lockout`), 'Lockout cleared.') }}>Clear login lockout</button>
-        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(async () => { await confirm(`End every session of ${u.username}? They are signed out everywhere at once.`, 'End all sessions'); await api('DELETE', `admin/users/${id}/sessions`) }, 'Sessions ended.') }}>End all sessions</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(() => sensitive(pw => api('DELETE', `admin/users/${id}/lockout`, { current_password: pw })), 'Lockout cleared.') }}>Clear login lockout</button>
+        <button type="button" class="secondary" disabled={act.busy} onClick={() => { void change(async () => { await confirm(`End every session of ${u.username}? They are signed out everywhere at once.`, 'End all sessions'); await sensitive(pw => api('DELETE', `admin/users/${id}/sessions`, { current_password: pw })) }, 'Sessions ended.') }}>End all sessions</button>
       </div>
       <form class="row" onSubmit={(e) => { e.preventDefault(); void change(() => sensitive(pw => api('PUT', `admin/users/${id}/password`, { password: newPassword, current_password: pw })), `New password set for ${u.username}; their sessions ended.`).then(() => setNewPassword('')) }}>
         <label for="user-new-password">New password</label>
@@ -86,8 +86,8 @@ function UserPanel ({ id, onChanged, onClose }: { id: string, onChanged: () => P
         : (
           <ul>
             {userKeys.map(k => (
-              <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)})</span>{' '}
-                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { void change(async () => { await confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`, `Revoke ${k.name}`); await api('DELETE', `admin/users/${id}/keys/${k.key_id}`) }, `Key ${k.name} revoked.`) }}>Revoke</button>
+              <li key={k.key_id}>{k.name} <span class="help">(expires {k.expires_at == null ? 'never' : when(k.expires_at)}; spent <span data-spent={k.key_id}>{spendText(k.spent_micros_this_month ?? 0, k.usd_per_month ?? null)}</span> this UTC month)</span>{' '}
+                <button type="button" class="danger" disabled={act.busy} aria-label={`Revoke key ${k.name} of ${u.username}`} onClick={() => { void change(async () => { await confirm(`Revoke the key ${k.name} of ${u.username}? Calls with it stop at once.`, `Revoke ${k.name}`); await sensitive(pw => api('DELETE', `admin/users/${id}/keys/${k.key_id}`, { current_password: pw })) }, `Key ${k.name} revoked.`) }}>Revoke</button>
               </li>
             ))}
           </ul>

@@ -40,6 +40,11 @@ export const wrongPassword = (err: unknown): boolean => err instanceof ApiError 
 export const fmt = new Intl.NumberFormat('en')
 /** US dollars as the console shows spend and budgets: at least cents, at most micro-dollars. */
 export const usd = new Intl.NumberFormat('en', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 })
+/** A key's spend this UTC month (micro-dollars) against its own cap (dollars): "$1.20 of $5.00", or the spend alone. */
+export function spendText (spentMicros: number, cap: number | null): string {
+  const spent = usd.format(spentMicros / 1_000_000)
+  return cap === null ? spent : `${spent} of ${usd.format(cap)}`
+}
 export const when = (iso: string | null | undefined): string => iso == null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC')
 export const today = (): string => new Date().toISOString().slice(0, 10)
 export const daysAgo = (n: number): string => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10)

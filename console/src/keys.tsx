@@ -1,10 +1,10 @@
 // API keys: create (the secret shown once, from memory only, with a copy button and client snippets), list, revoke.
 import { useEffect, useState } from 'preact/hooks'
-import { api, usd, when } from './api.ts'
+import { api, spendText, when } from './api.ts'
 import { Status, useAction, useApp, TableScroll } from './shared.tsx'
 import { gatewayRoot, snippets } from './snippets.ts'
 
-interface Key { key_id: string, name: string, prefix: string, created_at: string, expires_at: string | null, last_used_at: string | null, models: string[] | null, usd_per_month: number | null }
+interface Key { key_id: string, name: string, prefix: string, created_at: string, expires_at: string | null, last_used_at: string | null, models: string[] | null, usd_per_month: number | null, spent_micros_this_month?: number }
 interface Created extends Key { key: string }
 
 function NewKey ({ created, model, onClose }: { created: Created, model: string, onClose: () => void }) {
@@ -120,7 +120,7 @@ export function KeysPage () {
         : (
           <TableScroll label="Your API keys"><table>
             <caption>Your API keys</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Models</th><th scope="col">Monthly budget</th><th scope="col">Action</th></tr></thead>
+            <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Models</th><th scope="col">Spent this UTC month</th><th scope="col">Action</th></tr></thead>
             <tbody>
               {keys.map(k => (
                 <tr key={k.key_id}>
@@ -130,7 +130,7 @@ export function KeysPage () {
                   <td>{k.expires_at === null ? 'never' : when(k.expires_at)}</td>
                   <td>{when(k.last_used_at)}</td>
                   <td>{k.models === null ? 'all allowed' : k.models.join(', ')}</td>
-                  <td>{k.usd_per_month === null ? 'none' : usd.format(k.usd_per_month)}</td>
+                  <td data-spent={k.key_id}>{spendText(k.spent_micros_this_month ?? 0, k.usd_per_month)}</td>
                   <td><button type="button" class="danger" aria-label={`Revoke key ${k.name}`} onClick={() => { void list.run(async () => { await confirm(`Revoke the key ${k.name}? Programs using it are refused within seconds; this cannot be undone.`, `Revoke ${k.name}`); await api('DELETE', `keys/${k.key_id}`); await load(); return `Key ${k.name} revoked.` }) }}>Revoke</button></td>
                 </tr>
               ))}

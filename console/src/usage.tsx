@@ -4,7 +4,7 @@ import { api, apiUrl, daysAgo, fmt, today, usd } from './api.ts'
 import { Status, useAction, TableScroll } from './shared.tsx'
 import { UsageChart } from './chart.tsx'
 
-const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens', errors_4xx: 'Errors 4xx', errors_5xx: 'Errors 5xx', cost_micros: 'Spend (USD)' } as const
+const METRICS = { requests: 'Requests', input_tokens: 'Input tokens', output_tokens: 'Output tokens', thinking_tokens: 'Thinking tokens', errors_4xx: 'Errors 4xx', errors_5xx: 'Errors 5xx', cost_micros: 'Spend (USD)', grounded_requests: 'Grounded requests' } as const
 type Metric = keyof typeof METRICS
 /** A count as the page shows it: spend (micro-dollars on the wire) in dollars. */
 const shown = (metric: string, n: number): string => metric === 'cost_micros' ? usd.format(n / 1_000_000) : fmt.format(n)
@@ -44,7 +44,7 @@ export function UsagePage ({ scope }: { scope: 'own' | 'admin' }) {
   return (
     <>
       <h1 tabIndex={-1}>{scope === 'admin' ? 'Usage of everyone' : 'Your usage'}</h1>
-      <p>Days are UTC days, written yyyy-mm-dd; counts are summed per day on the server. Errors count the requests answered 4xx (refused calls among them) or 5xx.</p>
+      <p>Days are UTC days, written yyyy-mm-dd; counts are summed per day on the server. Errors count the requests answered 4xx (refused calls among them) or 5xx; grounded requests, the calls whose answer ran Google Search.</p>
       <form class="filters" noValidate onSubmit={(e) => { e.preventDefault(); void load() }}>
         <div><label for="u-from">From (UTC, yyyy-mm-dd)</label><input id="u-from" class="day" inputMode="numeric" autocomplete="off" maxLength={10} required value={from} onInput={(e) => setFrom(e.currentTarget.value.trim())} /></div>
         <div><label for="u-to">To (UTC, yyyy-mm-dd)</label><input id="u-to" class="day" inputMode="numeric" autocomplete="off" maxLength={10} required value={to} onInput={(e) => setTo(e.currentTarget.value.trim())} /></div>

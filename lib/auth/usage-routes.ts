@@ -79,6 +79,7 @@ const COUNTS = [
   ['errors_5xx', 'errors5xx'],
   ['cost_micros', 'costMicros'],
   ['unpriced_requests', 'unpricedRequests'],
+  ['grounded_requests', 'groundedRequests'],
 ] as const
 
 /** The answer: the range, the rows in the store's order, and their totals; cost_usd is cost_micros for display. */

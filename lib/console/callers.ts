@@ -6,7 +6,7 @@ import type { AuthParts } from '../auth/service.ts'
 import type { SessionRecord, UserRecord } from '../store/types.ts'
 import type { LazySchema } from '../auth/schemas.ts'
 import type { CookieJar } from './cookie-session.ts'
-import { parse, targetParams, USER_AGENT_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
+import { lazySchema, parse, targetParams, USER_AGENT_MAX, withoutCurrentPassword } from '../auth/schemas.ts'
 import { fail } from '../errors.ts'
 import { readJsonBody } from '../http/json-body.ts'
 
@@ -14,6 +14,9 @@ import { readJsonBody } from '../http/json-body.ts'
 const PASSWORD_NEEDED = 'This action needs your current password (current_password): your sign-in is older than the re-authentication window'
 
 export interface Caller { session: SessionRecord, user: UserRecord }
+
+/** The body of an admin action with nothing to say but the password: `current_password`, or nothing at all. */
+const passwordOnlyBody = lazySchema(Joi => Joi.object({}).label('body'))
 
 export interface Callers {
   /** The caller behind the cookie: a live console session of an enabled user, or 401. */
@@ -27,6 +30,11 @@ export interface Callers {
    * `schema`, once the admin's session is recent or their current password is given.
    */
   adminChange<T> (req: HandlerRequest, schema: LazySchema<Joi.ObjectSchema<T>>): Promise<{ id: string, input: T, rest: Record<string, unknown> }>
+  /**
+   * An admin's sensitive action on one user that takes no input (revoking a key, clearing a lockout, ending sessions):
+   * the admin and the target's id, once the session is recent or the body's `current_password` is given.
+   */
+  adminAction (req: HandlerRequest): Promise<{ who: Caller, id: string }>
 }
 
 /** The request's user-agent, which a console session is bound to: required, and of a bounded length. */
@@ -66,6 +74,15 @@ export function createCallers ({ accounts, sessions, options }: AuthParts, cooki
       const input = parse(schema, rest)
       await callers.present(who, password, req)
       return { id, input, rest }
+    },
+    async adminAction (req) {
+      const who = await callers.admin(req)
+      const { user_id: id } = parse(targetParams, { user_id: req.params.user_id })
+      // A DELETE usually has no body: then only a recent sign-in will do.
+      const [rest, password] = withoutCurrentPassword(readJsonBody(req, true) ?? {})
+      parse(passwordOnlyBody, rest)
+      await callers.present(who, password, req)
+      return { who, id }
     },
   }
   return callers

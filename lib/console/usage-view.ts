@@ -5,14 +5,14 @@ import { formatMicros } from '../metering/call-cost.ts'
 import { REFUSED } from '../proxy/access/metering.ts'
 
 /** The counts the console charts, as they are named on the wire (errors: the 4xx and 5xx answers among the requests;
- * cost_micros: the spend, docs/prices.md). */
-export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros'] as const
+ * cost_micros: the spend, docs/prices.md; grounded_requests: the calls that ran Google Search). */
+export const USAGE_METRICS = ['requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'grounded_requests'] as const
 export type UsageMetric = typeof USAGE_METRICS[number]
 type Counts = Record<UsageMetric, number>
 type Series = Record<UsageMetric, number[]>
 
-const FIELD: Record<UsageMetric, 'requests' | 'inputTokens' | 'outputTokens' | 'thinkingTokens' | 'errors4xx' | 'errors5xx' | 'costMicros'> = {
-  requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', thinking_tokens: 'thinkingTokens', errors_4xx: 'errors4xx', errors_5xx: 'errors5xx', cost_micros: 'costMicros',
+const FIELD: Record<UsageMetric, 'requests' | 'inputTokens' | 'outputTokens' | 'thinkingTokens' | 'errors4xx' | 'errors5xx' | 'costMicros' | 'groundedRequests'> = {
+  requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', thinking_tokens: 'thinkingTokens', errors_4xx: 'errors4xx', errors_5xx: 'errors5xx', cost_micros: 'costMicros', grounded_requests: 'groundedRequests',
 }
 /** Series beyond this many per breakdown are summed into one "(others)", so a chart stays readable and the answer short. */
 export const TOP_SERIES = 8
@@ -36,7 +36,7 @@ export interface UsageView {
   top_spenders?: Array<{ id: string, label: string } & Counts>
 }
 
-const zero = (): Counts => ({ requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0, errors_4xx: 0, errors_5xx: 0, cost_micros: 0 })
+const zero = (): Counts => Object.fromEntries(USAGE_METRICS.map(m => [m, 0])) as Counts
 const tokens = (c: Counts): number => c.input_tokens + c.output_tokens + c.thinking_tokens
 
 /** Every UTC day from `from` to `to`, both included. */
@@ -149,7 +149,7 @@ export function shownIds (rows: UsageRecord[], dimension: Dimension): Array<stri
   return [...new Set([...top(totals), ...top(spent)])]
 }
 
-const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'cost_usd', 'unpriced_requests'] as const
+const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'cost_usd', 'unpriced_requests', 'grounded_requests'] as const
 
 /** A CSV cell: quoted when needed, and a leading = + - @ defused so a spreadsheet never runs a key name as a formula. */
 function cell (value: string | number | null): string {
@@ -166,7 +166,7 @@ export function usageCsv (rows: UsageRecord[], username: (id: string) => string,
     lines.push([
       r.day, r.userId, username(r.userId), r.keyId, keyName(r.keyId), r.model, r.surface,
       r.requests, r.inputTokens, r.outputTokens, r.thinkingTokens, r.cachedTokens, r.errors4xx, r.errors5xx,
-      r.costMicros, formatMicros(r.costMicros), r.unpricedRequests,
+      r.costMicros, formatMicros(r.costMicros), r.unpricedRequests, r.groundedRequests,
     ].map(cell).join(','))
   }
   return lines.join('\r\n') + '\r\n'

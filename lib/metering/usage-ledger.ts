@@ -56,7 +56,7 @@ export interface UsageLedgerOptions {
 
 const DAY_MS = 86_400_000
 
-const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests'] as const
+const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests', 'groundedRequests'] as const
 
 const defaultSetTimer: SetTimer = (run, ms) => {
   const handle = setTimeout(run, ms)
@@ -186,6 +186,8 @@ export function createUsageLedger (options: UsageLedgerOptions): UsageLedger {
         errors5xx: status >= 500 ? 1 : 0,
         costMicros: tokens(entry.costMicros),
         unpricedRequests: entry.unpriced === true ? 1 : 0,
+        // A call is grounded when its answer ran search queries: then it paid search fees (billableSearches).
+        groundedRequests: tokens(entry.usage?.searchQueries) > 0 ? 1 : 0,
       }
       admit(rowKey(row), row, pending)
       schedule()

@@ -237,6 +237,8 @@ export interface UsageRecord {
   costMicros: number
   /** Calls that used tokens of a model with no price in force: their cost is not in costMicros. */
   unpricedRequests: number
+  /** Calls whose answer ran Google Search queries (billed searches, docs/prices.md); 0 in rows written before it existed. */
+  groundedRequests: number
 }
 
 export interface UsageQuery {

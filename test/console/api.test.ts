@@ -12,7 +12,7 @@ import { TOP_SERIES } from '../../lib/console/usage-view.ts'
 const day = (offset = 0): string => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 const row = (over: Partial<UsageRecord>): UsageRecord => ({
   day: day(), userId: 'operator', keyId: null, model: 'gemini-2.5-flash', surface: 'chat',
-  requests: 1, inputTokens: 10, outputTokens: 5, thinkingTokens: 2, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, ...over,
+  requests: 1, inputTokens: 10, outputTokens: 5, thinkingTokens: 2, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0, ...over,
 })
 
 t.test('sessions: listed with this browser marked; one ended by its id, or all the others', async t => {
@@ -95,13 +95,38 @@ t.test('keys: created with the secret once, listed without it, revoked; below th
   t.equal((await h.call('GET', '/api/admin/users')).status, 403, 'nor use the admin routes')
 })
 
+t.test('keys: each listed with what it spent this UTC month beside its monthly cap, to its owner and to the admin', async t => {
+  const h = await startConsoleHarness()
+  t.teardown(h.close)
+  const { userId } = await h.member()
+  const capped = (await h.call('POST', '/api/keys', { json: { name: 'capped', usd_per_month: 5 } })).body
+  const open = (await h.call('POST', '/api/keys', { json: { name: 'open' } })).body
+  const today = day()
+  const first = `${today.slice(0, 7)}-01`
+  const lastMonth = new Date(Date.parse(first + 'T00:00:00Z') - 86_400_000).toISOString().slice(0, 10)
+  await h.store.usage.record([
+    row({ userId, keyId: capped.key_id, day: first, costMicros: 700_000 }),
+    row({ userId, keyId: capped.key_id, model: 'gemini-2.5-pro', costMicros: 500_000 }),
+    row({ userId, keyId: capped.key_id, day: lastMonth, costMicros: 9_000_000 }),
+    row({ userId, keyId: open.key_id, costMicros: 25 }),
+    row({ userId, keyId: null, costMicros: 4_000_000 }),
+  ])
+  const spend = (keys: any[]): unknown => keys.map(k => [k.name, k.spent_micros_this_month, k.spent_usd_this_month, k.usd_per_month]).sort()
+  const own = await h.call('GET', '/api/keys')
+  t.equal(own.status, 200)
+  t.same(spend(own.body), [['capped', 1_200_000, '1.200000', 5], ['open', 25, '0.000025', null]], 'this month\'s rows of each key; last month\'s and key-less calls left out')
+  const { userId: adminId } = await h.admin()
+  t.same(spend((await h.call('GET', `/api/admin/users/${userId}/keys`)).body), spend(own.body), 'the admin sees the same')
+  t.same((await h.call('GET', `/api/admin/users/${adminId}/keys`)).body, [], 'a user with no keys')
+})
+
 t.test('usage: summed per day by model and key for the user, by user for the admin, with top users and CSV', async t => {
   const h = await startConsoleHarness()
   t.teardown(h.close)
   const { userId, username } = await h.member()
   const key = (await h.call('POST', '/api/keys', { json: { name: '=cmd|calc' } })).body
   await h.store.usage.record([
-    row({ userId, keyId: key.key_id, costMicros: 1_234_567 }),
+    row({ userId, keyId: key.key_id, costMicros: 1_234_567, groundedRequests: 1 }),
     row({ userId, keyId: key.key_id, day: day(-1), model: 'gemini-2.5-pro', requests: 2, inputTokens: 100 }),
     row({ userId, keyId: null, day: day(-1) }),
     ...Array.from({ length: TOP_SERIES + 2 }, (_, i) => row({ userId: 'operator', model: `model-${i}` })),
@@ -109,7 +134,7 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const own = await h.call('GET', `/api/usage?from=${day(-2)}&to=${day()}`)
   t.equal(own.status, 200)
   t.same(own.body.days, [day(-2), day(-1), day()])
-  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6, errors_4xx: 0, errors_5xx: 0, cost_micros: 1_234_567 }, 'the spend beside the tokens')
+  t.same(own.body.totals, { requests: 4, input_tokens: 120, output_tokens: 15, thinking_tokens: 6, errors_4xx: 0, errors_5xx: 0, cost_micros: 1_234_567, grounded_requests: 1 }, 'the spend and the grounded requests beside the tokens')
   t.same(own.body.by.key.find((g: any) => g.label === '=cmd|calc').totals.cost_micros, 1_234_567, 'spend by key')
   t.same(own.body.daily.map((d: any) => d.requests), [0, 3, 1])
   t.same(own.body.by.model.map((g: any) => g.label), ['gemini-2.5-pro', 'gemini-2.5-flash'])
@@ -126,8 +151,8 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const lines = csv.text.trim().split('\r\n')
   t.equal(lines.length, 4)
   t.ok(lines.some(l => l.includes(`${userId},${username},${key.key_id},'=cmd|calc,`)), 'a formula-like key name is defused')
-  t.match(lines[0], /,errors_5xx,cost_micros,cost_usd,unpriced_requests$/, 'the CSV has the cost in micro-dollars, as dollars, and the unpriced calls')
-  t.ok(lines.some(l => l.endsWith(',1234567,1.234567,0')), 'a row\'s cost')
+  t.match(lines[0], /,errors_5xx,cost_micros,cost_usd,unpriced_requests,grounded_requests$/, 'the CSV has the cost in micro-dollars, as dollars, the unpriced calls and the grounded ones')
+  t.ok(lines.some(l => l.endsWith(',1234567,1.234567,0,1')), 'a row\'s cost and its grounded requests')
 
   await h.admin()
   const all = await h.call('GET', `/api/admin/usage?from=${day(-2)}&to=${day()}`)

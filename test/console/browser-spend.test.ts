@@ -1,6 +1,6 @@
 // The console's spend views in a real Chromium (docs/console.md; docs/prices.md, "Budgets"): a member under a
-// dollar budget sees what is left on the overview, the spend in the usage page and the key's monthly budget; the
-// admin sees the top spenders. Prices come from an operator file in force since 2020, so no date moves them.
+// dollar budget sees what is left on the overview, the spend in the usage page and the key's spend this month against
+// its monthly cap; the admin sees the top spenders and the key's spend. Prices come from an operator file in force since 2020, so no date moves them.
 import t from 'tap'
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -105,10 +105,15 @@ t.test('the console shows spend, the budget and what is left, and the admin\'s t
   await page.getByLabel('Show').selectOption('cost_micros')
   t.ok(await page.locator('.chart canvas').count() > 0, 'the chart draws the spend')
   t.match(await page.getByRole('region', { name: 'Totals' }).textContent(), 'gemini-3.5-flash', 'spend by model')
+  t.equal(await page.getByRole('region', { name: 'Totals' }).getByRole('columnheader', { name: 'Grounded requests' }).count(), 1, 'grounded requests are a column of the tables')
+  t.equal(await page.locator('dd[data-metric="grounded_requests"]').textContent(), '0', 'an ungrounded call counts no grounded request')
   await audit('usage with spend')
 
   await go('API keys')
   t.match(await page.getByRole('row', { name: /ci/ }).textContent(), '$5.00', 'the key\'s own monthly budget is listed')
+  t.equal(await page.locator(`td[data-spent="${user.keyId}"]`).textContent(), '$0.011 of $5.00', 'the key\'s spend this UTC month against its cap')
+  t.ok(await page.getByRole('columnheader', { name: 'Spent this UTC month' }).count() === 1)
+  await audit('keys with their spend')
   await page.getByRole('button', { name: 'Sign out' }).press('Enter')
   await page.getByRole('heading', { name: 'Sign in to Gatehouse' }).waitFor()
 
@@ -117,5 +122,12 @@ t.test('the console shows spend, the budget and what is left, and the admin\'s t
   t.equal(await showsAfterReload(`td[data-spend="${user.userId}"]`, '$0.011'), '$0.011', 'the admin sees the top spenders')
   t.match(await page.getByRole('region', { name: 'Users who spent the most' }).textContent(), 'spender')
   await audit('all usage with top spenders')
+  await go('Users')
+  await page.getByLabel('Username contains').fill('spender')
+  await page.getByLabel('Username contains').press('Enter')
+  await page.getByRole('button', { name: 'Manage spender' }).press('Enter')
+  await page.getByRole('heading', { name: 'Manage spender' }).waitFor()
+  t.equal(await page.locator(`[data-spent="${user.keyId}"]`).textContent(), '$0.011 of $5.00', 'the admin sees the key\'s spend against its cap')
+  await audit('a user\'s keys with their spend')
   t.same(problems, [], 'no console error and no CSP violation')
 })

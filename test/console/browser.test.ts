@@ -177,7 +177,9 @@ t.test('the console in Chromium: member and admin tasks at the root and under a 
     t.match(csv, new RegExp(`,${username},[0-9a-f]{24},laptop,gemini-2.5-flash,chat,1,`), `${site.label}: the call in the CSV`)
 
     await go('Sessions')
-    t.match(await page.locator('main table').textContent(), '(this browser)', `${site.label}: this browser's session is listed`)
+    // Waited for: the page before it (with tables of its own) may still be on screen for a moment.
+    await page.locator('main table', { hasText: '(this browser)' }).waitFor()
+    t.pass(`${site.label}: this browser's session is listed`)
     await audit(site, 'sessions')
     await go('Account')
     await audit(site, 'account')

@@ -212,6 +212,11 @@ async function walk (t: Test, gw: StartedGateway, width: number): Promise<void> 
   t.equal(await page.locator('#level-limits').textContent(), 'At dev their limits change: requests per minute 60 → unlimited; calls at once 8 → unlimited.', 'the console warns before a level change changes the limits')
   await page.getByLabel('Access level').selectOption('member')
   t.equal(await page.locator('#level-limits').textContent(), '', 'no warning for the level they have')
+  // Deletes are sensitive too: clearing a lockout asks for the password, as the level and status changes do.
+  await page.getByRole('button', { name: 'Clear login lockout' }).press('Enter')
+  await page.getByRole('dialog', { name: 'Confirm it is you' }).getByLabel('Current password').fill(ADMIN.AUTH_ADMIN_PASSWORD)
+  await page.getByRole('dialog', { name: 'Confirm it is you' }).getByRole('button', { name: 'Confirm' }).press('Enter')
+  await page.getByText('Lockout cleared.').waitFor()
   await page.getByRole('button', { name: `Disable ${member}` }).press('Enter')
   await ask.getByRole('button', { name: 'Cancel' }).press('Enter')
   t.match(await page.locator('.panel dl').textContent(), 'Statusenabled', 'cancelled: still enabled')

@@ -2,6 +2,7 @@
 // the console's alone, cross-site writes are refused, and every answer carries the console's headers.
 import t from 'tap'
 import { startConsoleHarness, BROWSER } from '../support/console-harness.ts'
+import { ADMIN_PASSWORD } from '../support/auth-harness.ts'
 import { CONSOLE_CSP } from '../../lib/console/security-headers.ts'
 import { createConsole } from '../../lib/index.ts'
 
@@ -137,6 +138,30 @@ t.test('sensitive actions need the current password once the sign-in is older th
     t.equal((await h.call('PUT', path, { json })).status, 401, `${path} on a stale sign-in`)
   }
 })
+
+for (const host of ['hapi', 'node'] as const) {
+  t.test(`an admin's deletes (revoking a user's key, clearing a lockout, ending sessions) need the current password once the sign-in is older than the re-authentication window (${host})`, async t => {
+    const h = await startConsoleHarness({ reauthSeconds: 60, host })
+    t.teardown(h.close)
+    const { userId } = await h.member()
+    const key = (await h.call('POST', '/api/keys', { json: { name: 'ci' } })).body
+    await h.admin()
+    const deletes = [`/api/admin/users/${userId}/keys/${key.key_id as string}`, `/api/admin/users/${userId}/lockout`, `/api/admin/users/${userId}/sessions`]
+    h.advance(61)
+    for (const path of deletes) {
+      const stale = await h.call('DELETE', path)
+      t.equal(stale.status, 401, `${path} on a stale sign-in`)
+      t.match(stale.body.detail, /current password/, 'asks for the password, as the console\'s prompt reads it')
+      t.equal((await h.call('DELETE', path, { json: { current_password: 'not it at all' } })).status, 401, 'a wrong password')
+      t.equal((await h.call('DELETE', path, { json: { current_password: ADMIN_PASSWORD, also: 1 } })).status, 400, 'a body holds nothing else')
+    }
+    t.equal((await h.store.keys.listByUser(userId)).length, 1, 'the key is still there')
+    for (const path of deletes) t.equal((await h.call('DELETE', path, { json: { current_password: ADMIN_PASSWORD } })).status, 200, `${path} with the password`)
+    t.equal((await h.store.keys.listByUser(userId)).length, 0, 'revoked')
+    await h.admin()
+    t.equal((await h.call('DELETE', `/api/admin/users/${userId}/lockout`)).status, 200, 'a fresh sign-in needs no password')
+  })
+}
 
 t.test('the console path is checked at construction, and CONSOLE_PATH moves every route', async t => {
   const h = await startConsoleHarness({ path: '/team/console', host: 'node' })

@@ -75,6 +75,7 @@ export function makeUsage (fields: Partial<UsageRecord> = {}): UsageRecord {
     errors5xx: 0,
     costMicros: 0,
     unpricedRequests: 0,
+    groundedRequests: 0,
     ...fields,
   }
 }
@@ -668,6 +669,19 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     ])
     await t.rejects(store.usage.record([makeUsage({ costMicros: 0.5 })]), TypeError, 'a cost is whole micro-dollars')
     await t.rejects(store.usage.record([makeUsage({ unpricedRequests: -1 })]), TypeError)
+  })
+
+  t.test('usage rows add up their grounded requests; a row written before grounded requests existed counts 0', async t => {
+    const store = await open(t)
+    await store.usage.record([makeUsage({ groundedRequests: 1 }), makeUsage(), makeUsage({ groundedRequests: 2 })])
+    const { groundedRequests, ...older } = makeUsage({ day: '2026-03-02' })
+    await store.usage.record([older as UsageRecord])
+    t.same(await store.usage.query({ from: '2026-03-01', to: '2026-03-31' }), [
+      makeUsage({ requests: 3, inputTokens: 30, outputTokens: 60, thinkingTokens: 9, cachedTokens: 12, groundedRequests: 3 }),
+      makeUsage({ day: '2026-03-02' }),
+    ])
+    await t.rejects(store.usage.record([makeUsage({ groundedRequests: -1 })]), TypeError)
+    await t.rejects(store.usage.record([makeUsage({ groundedRequests: 0.5 })]), TypeError)
   })
 
   t.test('a usage query with a limit answers the first rows in the same order, and only a positive integer is a limit', async t => {

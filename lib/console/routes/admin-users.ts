@@ -1,5 +1,5 @@
-// The admin's users page: the list, one user's record, and an admin's changes to a user (the sensitive ones
-// only after a recent sign-in or the password: adminChange in lib/console/callers.ts).
+// The admin's users page: the list, one user's record, and an admin's changes to a user (every one only after a
+// recent sign-in or the password: adminChange and adminAction in lib/console/callers.ts).
 import type { HandlerRequest, HandlerResponse, Route } from '../../http/contract.ts'
 import type { UserRecord } from '../../store/types.ts'
 import type { ConsoleParts } from '../console-parts.ts'
@@ -83,7 +83,7 @@ export function adminUserRoutes (parts: ConsoleParts): Route[] {
 }
 
 /** An admin's changes to one user: password, level, status, limits, lockout, sessions. */
-export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, signInLinks, options: { store, limits: byLevel } }, callers: { admin, adminChange } }: ConsoleParts): Route[] {
+export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, signInLinks, options: { store, limits: byLevel } }, callers: { admin, adminAction, adminChange } }: ConsoleParts): Route[] {
   return [
     // A reset by link: the old password stops working at once and the user's sessions end (signInLinks.issue).
     route('POST', '/api/admin/users/{user_id}/sign-in-link', async (req) => {
@@ -117,15 +117,13 @@ export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, sign
     }),
 
     route('DELETE', '/api/admin/users/{user_id}/lockout', async (req) => {
-      await admin(req)
-      const { user_id: id } = parse(targetParams, req.params)
+      const { id } = await adminAction(req)
       await accounts.clearLockout(id)
       return dataResponse({ message: 'Lockout cleared' })
     }),
 
     route('DELETE', '/api/admin/users/{user_id}/sessions', async (req) => {
-      const who = await admin(req)
-      const { user_id: id } = parse(targetParams, req.params)
+      const { who, id } = await adminAction(req)
       if (await store.users.findById(id) === null) throw fail('USER_NOT_FOUND')
       // An admin ending their own sessions keeps the one they are using.
       return dataResponse({ ended: await sessions.endOthers(id, id === who.user.id ? who.session.tokenHash : undefined) })

@@ -1,15 +1,16 @@
-// One's own API keys: listed, made (a sensitive action: recent sign-in or the password) and deleted.
+// One's own API keys: listed with their spend this month, made (a sensitive action: recent sign-in or the password) and deleted.
 import type { Route } from '../../http/contract.ts'
 import type { ConsoleParts } from '../console-parts.ts'
 import { keyCreateBody, keyParams, parse } from '../../auth/schemas.ts'
 import { bodyAndPassword } from '../callers.ts'
 import { dataResponse } from '../security-headers.ts'
+import { keysWithSpend } from '../key-spend.ts'
 
-export function keyRoutes ({ route, auth: { keys }, callers: { caller, present } }: ConsoleParts): Route[] {
+export function keyRoutes ({ route, auth: { keys, options: { store, now } }, callers: { caller, present } }: ConsoleParts): Route[] {
   return [
     route('GET', '/api/keys', async (req) => {
       const { user } = await caller(req)
-      return dataResponse(await keys.list(user.id))
+      return dataResponse(await keysWithSpend(store.usage, user.id, await keys.list(user.id), now()))
     }),
 
     route('POST', '/api/keys', async (req) => {

@@ -151,16 +151,34 @@ export function readUsageMetadata (u: unknown): TokenUsage | undefined {
   return t === undefined ? undefined : { inputTokens: t.input, outputTokens: t.output, thinkingTokens: t.thoughts, cachedTokens: t.cached }
 }
 
-/** An Interactions `Usage` (total_* fields) as the proxy's token usage, tool-use tokens input as above; undefined when it is none. */
+/**
+ * An Interactions `Usage` (total_* fields) as the proxy's token usage, tool-use tokens input as above, and its
+ * Google Search count (`grounding_tool_count` of type `google_search`) as search queries; undefined when it is none.
+ */
 export function readInteractionUsage (u: unknown): TokenUsage | undefined {
   if (u === undefined || u === null || typeof u !== 'object' || Array.isArray(u)) return undefined
   const m = u as Record<string, unknown>
-  return {
+  const used: TokenUsage = {
     inputTokens: count(m.total_input_tokens) + count(m.total_tool_use_tokens),
     outputTokens: count(m.total_output_tokens),
     thinkingTokens: count(m.total_thought_tokens),
     cachedTokens: count(m.total_cached_tokens),
   }
+  let searches = 0
+  if (Array.isArray(m.grounding_tool_count)) {
+    for (const c of m.grounding_tool_count as Array<{ type?: unknown, count?: unknown } | null>) if (c?.type === 'google_search') searches += count(c.count)
+  }
+  return searches === 0 ? used : { ...used, searchQueries: searches }
+}
+
+/**
+ * The Google Search queries one Interactions step (or step delta) ran: a `google_search_call` counts the queries
+ * its arguments name, at least one; any other step none.
+ */
+export function interactionStepSearches (step: unknown): number {
+  if (step === null || typeof step !== 'object' || (step as { type?: unknown }).type !== 'google_search_call') return 0
+  const queries = (step as { arguments?: { queries?: unknown } }).arguments?.queries
+  return Array.isArray(queries) && queries.length > 0 ? queries.length : 1
 }
 
 /** Tokens an answer (or stream event) reports, and the search queries it ran; undefined when it carries no usageMetadata. */
