@@ -57,14 +57,24 @@ function matchSegments (segments: Segment[], parts: string[]): Record<string, st
 
 export function createRouter (routes: readonly Route[]): Router {
   const compiled = routes.map(compile).sort((a, b) => a.score < b.score ? -1 : a.score > b.score ? 1 : 0)
+  // Routes of literal segments only match their path exactly and sort before every other, so a path one of them
+  // takes under this method is found by its text (in sorted order) without trying each route.
+  const literal = new Map<string, CompiledRoute[]>()
+  for (const c of compiled) {
+    if (!c.segments.every(s => s.literal !== undefined)) continue
+    literal.set(c.route.path, [...literal.get(c.route.path) ?? [], c])
+  }
+  const takes = (route: Route, method: string): boolean => route.method === '*' || route.method === method || (method === 'HEAD' && route.method === 'GET')
   return {
     match (method, path) {
+      const exact = literal.get(path)
+      if (exact !== undefined) for (const c of exact) if (takes(c.route, method)) return { route: c.route, params: {} }
       const parts = path.split('/').slice(1)
       let methodNotAllowed = false
       for (const c of compiled) {
         const params = matchSegments(c.segments, parts)
         if (params === null) continue
-        if (c.route.method === '*' || c.route.method === method || (method === 'HEAD' && c.route.method === 'GET')) return { route: c.route, params }
+        if (takes(c.route, method)) return { route: c.route, params }
         methodNotAllowed = true
       }
       return { route: undefined, methodNotAllowed }

@@ -157,9 +157,11 @@ export function createPriceList (options: PriceListOptions = {}): PriceList {
     const key = `${e.model} ${e.backend}`
     byPair.set(key, [...byPair.get(key) ?? [], e].sort((a, b) => a.from.localeCompare(b.from)))
   }
+  // Each entry's start as a time, worked out once: priceAt runs on every call's settlement.
+  const fromTimes = new Map<PriceEntry, number>(entries.map(e => [e, Date.parse(`${e.from}T00:00:00Z`)]))
   const priceAt = (model: string, backend: string, at: Date): PriceEntry | undefined => {
     const time = at.getTime()
-    return byPair.get(`${model} ${backend}`)?.findLast(e => Date.parse(`${e.from}T00:00:00Z`) <= time)
+    return byPair.get(`${model} ${backend}`)?.findLast(e => (fromTimes.get(e) as number) <= time)
   }
   return {
     entries,
