@@ -21,7 +21,6 @@ const usersQuery = lazySchema(Joi => Joi.object<{ q?: string, offset: number, li
   limit: Joi.number().integer().min(1).max(USERS_PAGE_MAX).default(25),
 }))
 const limitsBody = lazySchema(Joi => Joi.object().unknown(true).label('body').required())
-const noBody = lazySchema(Joi => Joi.object({}).label('body'))
 
 const linkView = (link: SignInLink): { token: string, expires_at: string } => ({ token: link.token, expires_at: link.expiresAt.toISOString() })
 
@@ -83,12 +82,12 @@ export function adminUserRoutes (parts: ConsoleParts): Route[] {
 }
 
 /** An admin's changes to one user: password, level, status, limits, lockout, sessions. */
-export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, signInLinks, options: { store, limits: byLevel } }, callers: { admin, adminAction, adminChange } }: ConsoleParts): Route[] {
+export function adminUserChangeRoutes ({ route, auth: { accounts, sessions, signInLinks, options: { store, limits: byLevel } }, callers: { adminAction, adminChange } }: ConsoleParts): Route[] {
   return [
     // A reset by link: the old password stops working at once and the user's sessions end (signInLinks.issue).
     route('POST', '/api/admin/users/{user_id}/sign-in-link', async (req) => {
-      const { id } = await adminChange(req, noBody)
-      if (id === (await admin(req)).user.id) throw fail('INVALID_INPUT', 'A sign-in link is for another user: change your own password on the Account page')
+      const { who, id } = await adminAction(req)
+      if (id === who.user.id) throw fail('INVALID_INPUT', 'A sign-in link is for another user: change your own password on the Account page')
       return dataResponse(linkView(await signInLinks.issue(id)), 201)
     }),
 
