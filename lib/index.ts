@@ -45,7 +45,7 @@ export { createMongoStore } from './store/mongo-store.ts'
 export type { MongoStoreOptions } from './store/mongo-store.ts'
 export { instrumentStore } from './store/instrument-store.ts'
 export type { StoreObserver } from './store/instrument-store.ts'
-export { ACCESS_LEVELS, RESPONSE_RECORD_MAX_CHARS } from './store/types.ts'
+export { ACCESS_LEVELS, RESPONSE_OWNER_MAX_CHARS, RESPONSE_RECORD_MAX_CHARS } from './store/types.ts'
 export type { Store, UserStore, SessionStore, AttemptStore, UserRecord, UserPatch, SessionRecord, AttemptCount, AccessLevel } from './store/types.ts'
 export type { KeyStore, KeyRecord, NewKeyRecord, LimitStore, UserLimits, CounterStore, LeaseStore, UsageStore, UsageRecord, UsageQuery, OwnerStore, OwnerRecord, ResponseStore, ResponseRecord } from './store/types.ts'
 

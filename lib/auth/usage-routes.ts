@@ -80,6 +80,7 @@ const COUNTS = [
   ['cost_micros', 'costMicros'],
   ['unpriced_requests', 'unpricedRequests'],
   ['grounded_requests', 'groundedRequests'],
+  ['tool_use_tokens', 'toolUseTokens'],
 ] as const
 
 /** The answer: the range, the rows in the store's order, and their totals; cost_usd is cost_micros for display. */

@@ -149,7 +149,7 @@ export function shownIds (rows: UsageRecord[], dimension: Dimension): Array<stri
   return [...new Set([...top(totals), ...top(spent)])]
 }
 
-const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'cost_usd', 'unpriced_requests', 'grounded_requests'] as const
+const CSV_COLUMNS = ['day', 'user_id', 'username', 'key_id', 'key_name', 'model', 'surface', 'requests', 'input_tokens', 'output_tokens', 'thinking_tokens', 'cached_tokens', 'errors_4xx', 'errors_5xx', 'cost_micros', 'cost_usd', 'unpriced_requests', 'grounded_requests', 'tool_use_tokens'] as const
 
 /** A CSV cell: quoted when needed, and a leading = + - @ defused so a spreadsheet never runs a key name as a formula. */
 function cell (value: string | number | null): string {
@@ -166,7 +166,7 @@ export function usageCsv (rows: UsageRecord[], username: (id: string) => string,
     lines.push([
       r.day, r.userId, username(r.userId), r.keyId, keyName(r.keyId), r.model, r.surface,
       r.requests, r.inputTokens, r.outputTokens, r.thinkingTokens, r.cachedTokens, r.errors4xx, r.errors5xx,
-      r.costMicros, formatMicros(r.costMicros), r.unpricedRequests, r.groundedRequests,
+      r.costMicros, formatMicros(r.costMicros), r.unpricedRequests, r.groundedRequests, r.toolUseTokens,
     ].map(cell).join(','))
   }
   return lines.join('\r\n') + '\r\n'

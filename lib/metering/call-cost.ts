@@ -106,11 +106,12 @@ export function billableSearches (model: string, queries: number): number {
  */
 export function callUsageOf (usage: TokenUsage, model = ''): CallUsage {
   return {
-    promptTokens: whole(usage.inputTokens),
+    // inputTokens holds the tool-use tokens (the limits charge them): the prompt is what is left of it.
+    promptTokens: Math.max(0, whole(usage.inputTokens) - whole(usage.toolUseTokens)),
     cachedTokens: whole(usage.cachedTokens),
     candidatesTokens: whole(usage.outputTokens),
     thoughtsTokens: whole(usage.thinkingTokens),
-    toolUsePromptTokens: whole(usage.toolUseTokens),
+    toolUsePromptTokens: Math.min(whole(usage.toolUseTokens), whole(usage.inputTokens)),
     searchRequests: billableSearches(model, whole(usage.searchQueries)),
   }
 }

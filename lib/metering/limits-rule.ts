@@ -3,25 +3,12 @@
 // `tools`: the built-in tools they may send) and the admin override body (PUT /admin/user/{user_id}/limits).
 // On the wire the fields are snake_case (tokens_per_day); in code camelCase (tokensPerDay).
 import { ACCESS_LEVELS } from '../store/types.ts'
-import type { AccessLevel } from '../store/types.ts'
+import type { AccessLevel, UserLimits } from '../store/types.ts'
 import { ConfigurationError, fail } from '../errors.ts'
 import { parseDollars } from './prices.ts'
 
-/** Limits of one access level or one user's override; absent or null = unlimited. */
-export interface RateLimits {
-  /** Requests per UTC minute. */
-  rpm?: number | null
-  /** Tokens (input + output + thinking) per UTC minute. */
-  tpm?: number | null
-  /** Tokens per UTC day. */
-  tokensPerDay?: number | null
-  /** Calls in flight at once. */
-  concurrent?: number | null
-  /** Micro-dollars (1e-6 USD) of model calls per UTC day, at the price list's prices (docs/prices.md, "Budgets"). */
-  usdPerDayMicros?: number | null
-  /** Micro-dollars of model calls per UTC calendar month. */
-  usdPerMonthMicros?: number | null
-}
+/** Limits of one access level or one user's override (the store's record shape); absent or null = unlimited. */
+export type RateLimits = UserLimits
 
 /** Every limit lifted: the base of a view that shows each field, null where unlimited. */
 export const UNLIMITED: Readonly<Required<RateLimits>> = Object.freeze({ rpm: null, tpm: null, tokensPerDay: null, concurrent: null, usdPerDayMicros: null, usdPerMonthMicros: null })

@@ -7,7 +7,7 @@ export interface TokenUsage {
   thinkingTokens: number
   /** The part of inputTokens read from a cache. */
   cachedTokens: number
-  /** toolUsePromptTokenCount: tool results fed back to the model, billed as input; absent counts 0. */
+  /** toolUsePromptTokenCount: the part of inputTokens that was tool results fed back to the model; absent counts 0. */
   toolUseTokens?: number
   /** Google Search queries the model ran (groundingMetadata.webSearchQueries), each billed the search fee; absent: 0. */
   searchQueries?: number

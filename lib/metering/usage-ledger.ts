@@ -56,7 +56,7 @@ export interface UsageLedgerOptions {
 
 const DAY_MS = 86_400_000
 
-const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests', 'groundedRequests'] as const
+const COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests', 'groundedRequests', 'toolUseTokens'] as const
 
 const defaultSetTimer: SetTimer = (run, ms) => {
   const handle = setTimeout(run, ms)
@@ -188,6 +188,7 @@ export function createUsageLedger (options: UsageLedgerOptions): UsageLedger {
         unpricedRequests: entry.unpriced === true ? 1 : 0,
         // A call is grounded when its answer ran search queries: then it paid search fees (billableSearches).
         groundedRequests: tokens(entry.usage?.searchQueries) > 0 ? 1 : 0,
+        toolUseTokens: tokens(entry.usage?.toolUseTokens),
       }
       admit(rowKey(row), row, pending)
       schedule()

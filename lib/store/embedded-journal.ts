@@ -1,5 +1,5 @@
-// The embedded store's saves (README.md, "Storage"): each change appends the records it touched to a journal beside the
-// records it touched to a journal beside the data file (`<file>.journal`, one JSON line each, fsynced before the
+// The embedded store's saves (README.md, "Storage"): each change appends the records it touched to a journal beside
+// the data file (`<file>.journal`, one JSON line each, fsynced before the
 // change resolves), so a save costs what changed, not the whole data set; once the journal outgrows the data file
 // the snapshot is written whole (atomically) and a new journal begins. Saves that overlap coalesce into one write.
 // The journal's first line names its generation; the snapshot records the generation it folds in, so a journal
@@ -76,18 +76,69 @@ function parseLine (line: string, n: number): Record<string, unknown> {
   throw new Error(`line ${n} of the journal is not a JSON object`)
 }
 
+/** The data file and its journal as written so far: a whole snapshot (compact) or the changes appended. */
+interface JournalFiles {
+  /** No journal is open, or it outgrew the data file: the next write is a snapshot. */
+  due: () => boolean
+  compact: () => Promise<void>
+  append: () => Promise<void>
+  /** Closes the journal; `quietly`: after a failed write, whose next save starts again from a snapshot. */
+  close: (quietly?: boolean) => Promise<void>
+}
+
+function journalFiles (file: string, from: number, sources: JournalSources): JournalFiles {
+  let generation = from
+  let journal: FileHandle | undefined
+  let snapshotBytes = 0
+  let journalBytes = Infinity
+  return {
+    due: () => journal === undefined || journalBytes > Math.max(MIN_COMPACT_BYTES, snapshotBytes * COMPACT_RATIO),
+
+    async compact () {
+      sources.changes()
+      const next = generation + 1
+      const text = sources.snapshot(next)
+      await writeFileAtomically(file, text, 0o600)
+      generation = next
+      snapshotBytes = Buffer.byteLength(text)
+      await journal?.close()
+      journal = undefined
+      const head = `${JSON.stringify({ generation })}\n`
+      await writeFileAtomically(journalFile(file), head, 0o600)
+      journal = await open(journalFile(file), 'a', 0o600)
+      journalBytes = head.length
+    },
+
+    async append () {
+      const lines = sources.changes()
+      if (lines.length === 0 || journal === undefined) return
+      // Appending to a journal someone removed or replaced would lose the change with no error: refuse, so it is told.
+      const [named, held] = await Promise.all([stat(journalFile(file)).catch(() => undefined), journal.stat()])
+      if (named?.ino !== held.ino) throw new Error(`the journal ${journalFile(file)} was removed or replaced`)
+      const text = `${lines.join('\n')}\n`
+      await journal.write(text, null, 'utf8')
+      await journal.datasync()
+      journalBytes += Buffer.byteLength(text)
+    },
+
+    async close (quietly = false) {
+      const closing = journal?.close()
+      journal = undefined
+      await (quietly ? closing?.catch(() => {}) : closing)
+    },
+  }
+}
+
 /**
  * The saver of the data file `file` and its journal, from `generation` (the data file's). The first save after start
  * writes a snapshot, so a journal always starts from the data file beside it.
  */
 export function createJournalSaver (file: string, generation: number, sources: JournalSources, logger?: Logger): JournalSaver {
+  const files = journalFiles(file, generation, sources)
   let changes = 0
   let written = 0
   let running: Promise<void> | undefined
   let waiters: Waiter[] = []
-  let journal: FileHandle | undefined
-  let snapshotBytes = 0
-  let journalBytes = Infinity
 
   function settle (upTo: number, err: Error | undefined): void {
     const done = waiters.filter(w => w.change <= upTo)
@@ -98,50 +149,20 @@ export function createJournalSaver (file: string, generation: number, sources: J
     }
   }
 
-  /** The whole data file, then a new journal of the next generation that starts empty. */
-  async function compact (): Promise<void> {
-    sources.changes()
-    const next = generation + 1
-    const text = sources.snapshot(next)
-    await writeFileAtomically(file, text, 0o600)
-    generation = next
-    snapshotBytes = Buffer.byteLength(text)
-    await journal?.close()
-    journal = undefined
-    const head = `${JSON.stringify({ generation })}\n`
-    await writeFileAtomically(journalFile(file), head, 0o600)
-    journal = await open(journalFile(file), 'a', 0o600)
-    journalBytes = head.length
-  }
-
-  async function append (): Promise<void> {
-    const lines = sources.changes()
-    if (lines.length === 0 || journal === undefined) return
-    // Appending to a journal someone removed or replaced would lose the change with no error: refuse, so it is told.
-    const [named, held] = await Promise.all([stat(journalFile(file)).catch(() => undefined), journal.stat()])
-    if (named?.ino !== held.ino) throw new Error(`the journal ${journalFile(file)} was removed or replaced`)
-    const text = `${lines.join('\n')}\n`
-    await journal.write(text, null, 'utf8')
-    await journal.datasync()
-    journalBytes += Buffer.byteLength(text)
-  }
-
   async function run (): Promise<void> {
     while (written < changes) {
       const upTo = changes
       const started = performance.now()
       let error: Error | undefined
       try {
-        const whole = journal === undefined || journalBytes > Math.max(MIN_COMPACT_BYTES, snapshotBytes * COMPACT_RATIO)
-        if (whole) await compact()
-        else await append()
+        const whole = files.due()
+        await (whole ? files.compact() : files.append())
         logger?.debug({ file, changes: upTo - written, whole, ms: Math.round(performance.now() - started) }, 'embedded store saved')
       } catch (err) {
         error = new Error(`Could not save the embedded store data file ${file}: ${(err as Error).message}`, { cause: err })
         logger?.error({ err: error, file }, 'embedded store save failed')
         // The next save starts again from a whole snapshot: the journal may have missed these changes.
-        await journal?.close().catch(() => {})
-        journal = undefined
+        await files.close(true)
       }
       written = upTo
       settle(upTo, error)
@@ -166,8 +187,7 @@ export function createJournalSaver (file: string, generation: number, sources: J
     },
     async close () {
       await running
-      await journal?.close()
-      journal = undefined
+      await files.close()
     },
   }
 }

@@ -13,6 +13,7 @@ import { createJournalSaver, readJournal } from './embedded-journal.ts'
 import type { JournalSaver } from './embedded-journal.ts'
 import { createChangeLog } from './embedded-changes.ts'
 import type { Logger } from '../logger.ts'
+import { RESPONSE_OWNER_MAX_CHARS } from './types.ts'
 import type { Store } from './types.ts'
 import { createAttemptStore, sweepAttempts } from './embedded/attempts.ts'
 import { createCounterStore, sweepCounters } from './embedded/counters.ts'
@@ -38,14 +39,12 @@ export interface EmbeddedStoreOptions {
   now?: () => Date
   /** Most characters the stored Responses answers may total in memory; past it the largest owner's oldest are dropped. Default 67108864 (64 Mi). */
   maxResponseChars?: number
-  /** Most characters one owner's stored Responses answers may total; past it that owner's oldest are dropped, no one else's. Default 8388608 (8 Mi). */
+  /** Most characters one owner's stored Responses answers may total; past it that owner's oldest are dropped, no one else's. Default RESPONSE_OWNER_MAX_CHARS (8 Mi). */
   maxResponseCharsPerOwner?: number
 }
 
 const SWEEP_INTERVAL_MS = 60_000
 const DEFAULT_MAX_RESPONSE_CHARS = 64 * 1024 * 1024
-/** Two of the largest records (RESPONSE_RECORD_MAX_CHARS): a tenant's conversations cannot crowd out the others'. */
-const DEFAULT_MAX_RESPONSE_CHARS_PER_OWNER = 8 * 1024 * 1024
 
 function checkOptions (options: EmbeddedStoreOptions): void {
   if (options.file !== undefined && (typeof options.file !== 'string' || options.file === '')) {
@@ -66,7 +65,7 @@ export async function createEmbeddedStore (options: EmbeddedStoreOptions = {}): 
   // The lists the file saves note what changed, so a save writes only that (./embedded-changes.ts).
   const log = createChangeLog()
   const tables = createTables(log)
-  const responses = createResponseTable(options.maxResponseChars ?? DEFAULT_MAX_RESPONSE_CHARS, options.maxResponseCharsPerOwner ?? DEFAULT_MAX_RESPONSE_CHARS_PER_OWNER)
+  const responses = createResponseTable(options.maxResponseChars ?? DEFAULT_MAX_RESPONSE_CHARS, options.maxResponseCharsPerOwner ?? RESPONSE_OWNER_MAX_CHARS)
   let lastSweep = 0
   let closed = false
   let saver: JournalSaver | undefined

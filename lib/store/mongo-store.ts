@@ -9,6 +9,7 @@
 import type { Db, MongoClient } from 'mongodb'
 import { ConfigurationError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+import { RESPONSE_OWNER_MAX_CHARS } from './types.ts'
 import type { Store } from './types.ts'
 import { ATTEMPT_INDEXES, createAttemptStore } from './mongo/attempts.ts'
 import { COUNTER_INDEXES, createCounterStore } from './mongo/counters.ts'
@@ -32,6 +33,8 @@ export interface MongoStoreOptions {
   dbName: string
   /** pino-compatible logger. Default: none. */
   logger?: Logger
+  /** Most characters one owner's stored Responses answers may total; past it that owner's oldest go, no one else's. Default RESPONSE_OWNER_MAX_CHARS (8 Mi). */
+  maxResponseCharsPerOwner?: number
 }
 
 /** Every collection with indexes (user_limits and settings have none: they are read and written by _id only). */
@@ -44,6 +47,10 @@ async function createIndexes (db: Db): Promise<void> {
 export async function createMongoStore (options: MongoStoreOptions): Promise<Store> {
   if (options.client === undefined && options.url === undefined) throw new ConfigurationError('url', 'createMongoStore needs `url` or `client`')
   if (typeof options.dbName !== 'string' || options.dbName === '') throw new ConfigurationError('dbName', 'createMongoStore needs `dbName`')
+  const perOwner = options.maxResponseCharsPerOwner ?? RESPONSE_OWNER_MAX_CHARS
+  if (!Number.isSafeInteger(perOwner) || perOwner < 1) {
+    throw new ConfigurationError('maxResponseCharsPerOwner', `createMongoStore: maxResponseCharsPerOwner must be a positive integer (got ${String(options.maxResponseCharsPerOwner)})`)
+  }
   const driver = await loadDriver()
   const ownClient = options.client === undefined
   const client = options.client ?? new driver.MongoClient(options.url!, { appName: 'gatehouse' })
@@ -70,7 +77,7 @@ export async function createMongoStore (options: MongoStoreOptions): Promise<Sto
     leases: createLeaseStore(db),
     usage: createUsageStore(db),
     owners: createOwnerStore(db),
-    responses: createResponseStore(db),
+    responses: createResponseStore(db, perOwner),
 
     async ping () {
       await db.command({ ping: 1 })

@@ -5,9 +5,9 @@ import type { CounterOp, NewKeyRecord, OwnerRecord, ResponseRecord, SettingName,
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const LIMIT_FIELDS = ['rpm', 'tpm', 'tokensPerDay', 'concurrent', 'usdPerDayMicros', 'usdPerMonthMicros'] as const
-const USAGE_COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests', 'groundedRequests'] as const
+const USAGE_COUNTS = ['requests', 'inputTokens', 'outputTokens', 'thinkingTokens', 'cachedTokens', 'errors4xx', 'errors5xx', 'costMicros', 'unpricedRequests', 'groundedRequests', 'toolUseTokens'] as const
 /** Counts added after rows were first stored: absent in an older row or file, they count 0. */
-const LATER_COUNTS: ReadonlySet<string> = new Set(['costMicros', 'unpricedRequests', 'groundedRequests'])
+const LATER_COUNTS: ReadonlySet<string> = new Set(['costMicros', 'unpricedRequests', 'groundedRequests', 'toolUseTokens'])
 
 /** Refuses anything but a string, so an object such as `{ $ne: '' }` can never act as a query operator. */
 export function text (value: unknown, name: string): string {
@@ -102,6 +102,7 @@ export function checkedUsage (r: UsageRecord): UsageRecord {
     costMicros: 0,
     unpricedRequests: 0,
     groundedRequests: 0,
+    toolUseTokens: 0,
   }
   for (const field of USAGE_COUNTS) out[field] = r[field] === undefined && LATER_COUNTS.has(field) ? 0 : count(r[field], field)
   return out

@@ -129,15 +129,15 @@ export interface KeyStore {
  * replaces it, null lifts it (unlimited). Numbers are non-negative safe integers.
  */
 export interface UserLimits {
-  /** Requests per minute. */
+  /** Requests per UTC minute. */
   rpm?: number | null
-  /** Tokens per minute. */
+  /** Tokens (input + output + thinking) per UTC minute. */
   tpm?: number | null
   /** Tokens per UTC day. */
   tokensPerDay?: number | null
-  /** Requests in flight at once. */
+  /** Calls in flight at once. */
   concurrent?: number | null
-  /** Micro-dollars of model calls per UTC day. */
+  /** Micro-dollars (1e-6 USD) of model calls per UTC day, at the price list's prices (docs/prices.md, "Budgets"). */
   usdPerDayMicros?: number | null
   /** Micro-dollars of model calls per UTC calendar month. */
   usdPerMonthMicros?: number | null
@@ -239,6 +239,8 @@ export interface UsageRecord {
   unpricedRequests: number
   /** Calls whose answer ran Google Search queries (billed searches, docs/prices.md); 0 in rows written before it existed. */
   groundedRequests: number
+  /** The part of inputTokens that was tool results fed back to the model (toolUsePromptTokenCount); 0 in older rows. */
+  toolUseTokens: number
 }
 
 export interface UsageQuery {
@@ -295,6 +297,9 @@ export interface OwnerStore {
 /** The most characters a ResponseRecord's data may hold (put refuses more): even at 3 bytes a character, within one MongoDB document (16 MiB). */
 export const RESPONSE_RECORD_MAX_CHARS = 4 * 1024 * 1024
 
+/** Both stores' default for one owner's stored Responses: two of the largest records, so no tenant crowds out the rest. */
+export const RESPONSE_OWNER_MAX_CHARS = 2 * RESPONSE_RECORD_MAX_CHARS
+
 /** One stored OpenAI Responses answer (docs/responses.md, "Stored responses"). */
 export interface ResponseRecord {
   /** The response id (`resp_...`); unique. */
@@ -309,7 +314,11 @@ export interface ResponseRecord {
 }
 
 export interface ResponseStore {
-  /** Stores the record, replacing the one with its id when the same owner holds it; throws when another owner does, and TypeError for a malformed record or data over RESPONSE_RECORD_MAX_CHARS. */
+  /**
+   * Stores the record, replacing the one with its id when the same owner holds it; throws when another owner does, and
+   * TypeError for a malformed record or data over RESPONSE_RECORD_MAX_CHARS. Past the owner's budget (default
+   * RESPONSE_OWNER_MAX_CHARS) that owner's oldest records go, never another owner's.
+   */
   put (record: ResponseRecord): Promise<void>
   /** The record when `ownerId` holds it and it has not expired at `now`; null otherwise (another owner's id is not found). */
   get (id: string, ownerId: string, now: Date): Promise<ResponseRecord | null>

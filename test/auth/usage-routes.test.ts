@@ -23,6 +23,7 @@ const row = (over: Partial<UsageRecord> & Pick<UsageRecord, 'day' | 'userId'>): 
   costMicros: 0,
   unpricedRequests: 0,
   groundedRequests: 0,
+  toolUseTokens: 0,
   ...over,
 })
 
@@ -59,10 +60,10 @@ t.test('GET /auth/usage answers the caller\'s own rows of the last 30 days, with
     from: '2031-02-14',
     to: '2031-03-15',
     rows: [
-      { day: '2031-02-14', user_id: ada.userId, key_id: 'a'.repeat(24), model: 'gemini-2.5-pro', surface: 'chat', requests: 2, input_tokens: 10, output_tokens: 20, thinking_tokens: 3, cached_tokens: 1, errors_4xx: 1, errors_5xx: 0, cost_micros: 1_250_000, unpriced_requests: 0, grounded_requests: 2, cost_usd: '1.250000' },
-      { day: '2031-03-15', user_id: ada.userId, key_id: 'a'.repeat(24), model: 'gemini-2.5-pro', surface: 'native', requests: 1, input_tokens: 10, output_tokens: 20, thinking_tokens: 3, cached_tokens: 1, errors_4xx: 0, errors_5xx: 1, cost_micros: 75, unpriced_requests: 1, grounded_requests: 0, cost_usd: '0.000075' },
+      { day: '2031-02-14', user_id: ada.userId, key_id: 'a'.repeat(24), model: 'gemini-2.5-pro', surface: 'chat', requests: 2, input_tokens: 10, output_tokens: 20, thinking_tokens: 3, cached_tokens: 1, errors_4xx: 1, errors_5xx: 0, cost_micros: 1_250_000, unpriced_requests: 0, grounded_requests: 2, tool_use_tokens: 0, cost_usd: '1.250000' },
+      { day: '2031-03-15', user_id: ada.userId, key_id: 'a'.repeat(24), model: 'gemini-2.5-pro', surface: 'native', requests: 1, input_tokens: 10, output_tokens: 20, thinking_tokens: 3, cached_tokens: 1, errors_4xx: 0, errors_5xx: 1, cost_micros: 75, unpriced_requests: 1, grounded_requests: 0, tool_use_tokens: 0, cost_usd: '0.000075' },
     ],
-    totals: { requests: 3, input_tokens: 20, output_tokens: 40, thinking_tokens: 6, cached_tokens: 2, errors_4xx: 1, errors_5xx: 1, cost_micros: 1_250_075, unpriced_requests: 1, grounded_requests: 2, cost_usd: '1.250075' },
+    totals: { requests: 3, input_tokens: 20, output_tokens: 40, thinking_tokens: 6, cached_tokens: 2, errors_4xx: 1, errors_5xx: 1, cost_micros: 1_250_075, unpriced_requests: 1, grounded_requests: 2, tool_use_tokens: 0, cost_usd: '1.250075' },
   })
   const one = await ownUsage(h, ada, { from: '2031-02-13', to: '2031-02-13' })
   t.match(one.body, { from: '2031-02-13', to: '2031-02-13', rows: [{ day: '2031-02-13', key_id: null }], totals: { requests: 1 } })
@@ -87,11 +88,11 @@ t.test('GET /admin/usage answers everyone\'s rows, or one user\'s, operator call
   t.same(all.body.rows.map((r: { day: string, user_id: string }) => [r.day, r.user_id]), [
     ['2031-02-14', ada.userId], ['2031-03-01', bob.userId], ['2031-03-02', 'operator'], ['2031-03-15', ada.userId],
   ])
-  t.same(all.body.totals, { requests: 5, input_tokens: 130, output_tokens: 80, thinking_tokens: 12, cached_tokens: 4, errors_4xx: 1, errors_5xx: 1, cost_micros: 1_250_075, unpriced_requests: 1, grounded_requests: 2, cost_usd: '1.250075' })
+  t.same(all.body.totals, { requests: 5, input_tokens: 130, output_tokens: 80, thinking_tokens: 12, cached_tokens: 4, errors_4xx: 1, errors_5xx: 1, cost_micros: 1_250_075, unpriced_requests: 1, grounded_requests: 2, tool_use_tokens: 0, cost_usd: '1.250075' })
   const bobs = await adminUsage(h, admin, { user_id: bob.userId.toUpperCase() })
   t.same(bobs.body.rows.map((r: { user_id: string, model: string }) => [r.user_id, r.model]), [[bob.userId, 'gemini-2.5-flash']])
   t.same((await adminUsage(h, admin, { user_id: 'operator' })).body.rows.map((r: { user_id: string }) => r.user_id), ['operator'])
-  t.same((await adminUsage(h, admin, { user_id: 'f'.repeat(24) })).body, { from: '2031-02-14', to: '2031-03-15', rows: [], totals: { requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0, cached_tokens: 0, errors_4xx: 0, errors_5xx: 0, cost_micros: 0, unpriced_requests: 0, grounded_requests: 0, cost_usd: '0.000000' } })
+  t.same((await adminUsage(h, admin, { user_id: 'f'.repeat(24) })).body, { from: '2031-02-14', to: '2031-03-15', rows: [], totals: { requests: 0, input_tokens: 0, output_tokens: 0, thinking_tokens: 0, cached_tokens: 0, errors_4xx: 0, errors_5xx: 0, cost_micros: 0, unpriced_requests: 0, grounded_requests: 0, tool_use_tokens: 0, cost_usd: '0.000000' } })
 })
 
 t.test('only hush reads everyone\'s usage: GET /admin/usage answers 403 below hush', async t => {

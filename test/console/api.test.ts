@@ -12,7 +12,7 @@ import { TOP_SERIES } from '../../lib/console/usage-view.ts'
 const day = (offset = 0): string => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 const row = (over: Partial<UsageRecord>): UsageRecord => ({
   day: day(), userId: 'operator', keyId: null, model: 'gemini-2.5-flash', surface: 'chat',
-  requests: 1, inputTokens: 10, outputTokens: 5, thinkingTokens: 2, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0, ...over,
+  requests: 1, inputTokens: 10, outputTokens: 5, thinkingTokens: 2, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0, toolUseTokens: 0, ...over,
 })
 
 t.test('sessions: listed with this browser marked; one ended by its id, or all the others', async t => {
@@ -151,8 +151,8 @@ t.test('usage: summed per day by model and key for the user, by user for the adm
   const lines = csv.text.trim().split('\r\n')
   t.equal(lines.length, 4)
   t.ok(lines.some(l => l.includes(`${userId},${username},${key.key_id},'=cmd|calc,`)), 'a formula-like key name is defused')
-  t.match(lines[0], /,errors_5xx,cost_micros,cost_usd,unpriced_requests,grounded_requests$/, 'the CSV has the cost in micro-dollars, as dollars, the unpriced calls and the grounded ones')
-  t.ok(lines.some(l => l.endsWith(',1234567,1.234567,0,1')), 'a row\'s cost and its grounded requests')
+  t.match(lines[0], /,errors_5xx,cost_micros,cost_usd,unpriced_requests,grounded_requests,tool_use_tokens$/, 'the CSV has the cost in micro-dollars, as dollars, the unpriced calls, the grounded ones and the tool-use tokens')
+  t.ok(lines.some(l => l.endsWith(',1234567,1.234567,0,1,0')), 'a row\'s cost and its grounded requests')
 
   await h.admin()
   const all = await h.call('GET', `/api/admin/usage?from=${day(-2)}&to=${day()}`)

@@ -69,10 +69,10 @@ t.test('calls add up per UTC day, user, key, model and surface, with errors by s
   const rows = await store.usage.query({ from: '2026-03-01', to: '2026-03-31' })
   const base = { userId: 'a'.repeat(24), keyId: 'k'.repeat(24), model: 'gemini-2.5-pro' }
   t.same(rows, [
-    { day: '2026-03-04', ...base, surface: 'chat', requests: 3, inputTokens: 11, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 1, errors5xx: 1, costMicros: 400, unpricedRequests: 0, groundedRequests: 0 },
-    { day: '2026-03-04', ...base, surface: 'native', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 1, groundedRequests: 0 },
-    { day: '2026-03-04', userId: 'operator', keyId: null, model: 'gemini-2.5-pro', surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 7, unpricedRequests: 0, groundedRequests: 0 },
-    { day: '2026-03-05', ...base, surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0 },
+    { day: '2026-03-04', ...base, surface: 'chat', requests: 3, inputTokens: 11, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 1, errors5xx: 1, costMicros: 400, unpricedRequests: 0, groundedRequests: 0, toolUseTokens: 0 },
+    { day: '2026-03-04', ...base, surface: 'native', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 1, groundedRequests: 0, toolUseTokens: 0 },
+    { day: '2026-03-04', userId: 'operator', keyId: null, model: 'gemini-2.5-pro', surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 7, unpricedRequests: 0, groundedRequests: 0, toolUseTokens: 0 },
+    { day: '2026-03-05', ...base, surface: 'chat', requests: 1, inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0, toolUseTokens: 0 },
   ])
 })
 
@@ -89,6 +89,18 @@ t.test('a call whose answer ran search queries counts one grounded request; one 
   await ledger.flush()
   const rows = await store.usage.query({ from: '2026-03-01', to: '2026-03-31' })
   t.same(rows.map(r => [r.surface, r.requests, r.groundedRequests]), [['chat', 4, 2], ['native', 1, 0]], 'per call, not per query')
+})
+
+t.test('a call\'s tool-use prompt tokens add up in its row\'s toolUseTokens, apart from and within its input', async t => {
+  const store = await createEmbeddedStore()
+  t.teardown(() => store.close())
+  const ledger = createUsageLedger({ store, setTimer: fakeTimer().setTimer })
+  const used = { inputTokens: 10, outputTokens: 20, thinkingTokens: 5, cachedTokens: 2 }
+  ledger.record(call({ usage: { ...used, inputTokens: 1_010, toolUseTokens: 1_000 } }))
+  ledger.record(call({ usage: used }))
+  await ledger.flush()
+  const rows = await store.usage.query({ from: '2026-03-01', to: '2026-03-31' })
+  t.same(rows.map(r => [r.inputTokens, r.toolUseTokens]), [[1_020, 1_000]])
 })
 
 t.test('usage reaches the store in one write per flush interval, not one per call', async t => {

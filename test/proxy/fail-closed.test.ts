@@ -4,6 +4,7 @@
 // honours those parameters as Google does (test/support/fake-system-parameters.ts), so a leak would show here.
 import t from 'tap'
 import { ALL_KINDS, call, createCache, setup, upload, upstreamCalls } from '../support/resource-members.ts'
+import { PASSWORD } from './harness.ts'
 
 const SYSTEM_PARAMETERS: Array<[string, string]> = [
   ['callback', 'x'], ['$callback', 'x'], ['fields', 'files(name)'], ['$fields', 'nextPageToken'], ['alt', 'proto'], ['$alt', 'proto'],
@@ -116,6 +117,23 @@ t.test("a batch's answer hands over only what Google's documented output fields 
     t.equal((await call(url, alice.key, 'DELETE', `/v1beta/${name}`)).status, 404)
   }
   t.ok(fake.gemini.files.has('files/operator1'))
+})
+
+t.test("what the operator makes carries the operator's record, and no answer hands over a resource another owner holds", async t => {
+  const { url, fake, alice, bob, store } = await setup(t, { GEMINI_LIMITS: ALL_KINDS })
+  const operatorFile = await upload(url, PASSWORD, 'the operator\'s notes')
+  t.match(await store.owners.get(operatorFile, new Date()), { userId: 'operator', keyId: 'operator' }, 'an explicit operator record')
+  const bobFile = await upload(url, bob.key, 'bob\'s notes')
+  const batch = (await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', { batch: { displayName: 'b', inputConfig: { requests: { requests: [] } } } })).body.name
+  for (const held of [operatorFile, bobFile]) {
+    // Even at the documented output path, an answer naming a held resource does not move it.
+    const done = fake.gemini.operations.get(batch)!
+    fake.gemini.operations.set(batch, { ...done, done: true, response: { responsesFile: held } })
+    t.equal((await call(url, alice.key, 'GET', `/v1beta/${batch}`)).status, 200)
+    t.equal((await call(url, alice.key, 'GET', `/v1beta/${held}`)).status, 404, `${held} stays its owner's`)
+  }
+  t.equal((await store.owners.get(bobFile, new Date()))?.userId, bob.userId)
+  t.equal((await call(url, bob.key, 'GET', `/v1beta/${bobFile}`)).status, 200)
 })
 
 t.test("a file URI on the configured custom upstream host counts as a file reference: Bob's generate cannot read Alice's file by it", async t => {

@@ -4,7 +4,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { startProxy, PASSWORD } from './harness.ts'
 import { geminiResponse, streamReply, errorReply } from '../support/fake-upstream.ts'
-import { callUsageOf, createEmbeddedStore, createModelCatalog, createPriceList, createProxy, createRateLimiter } from '../../lib/index.ts'
+import { createEmbeddedStore, createModelCatalog, createProxy, createRateLimiter } from '../../lib/index.ts'
 import { DEFAULT_OUTPUT_RESERVATION, outputReservation } from '../../lib/proxy/access/metering.ts'
 import type { KeyCaller, LimitsByLevel, RateLimiter, TokenUsage, UsageEntry, UsageLedger } from '../../lib/index.ts'
 
@@ -348,16 +348,15 @@ t.test('a call\'s usage row carries its cost in micro-dollars, from the usage re
   t.same(r.calls.map(([e]) => e.costMicros), [38_800, 77_600, undefined, undefined], 'onCall (the metrics) hears the same cost')
 })
 
-t.test('a call that reports tool-use prompt tokens pays them at the input rate', async t => {
-  const r = await rig(t, {}, { geminiApi: true, start: Date.UTC(2026, 11, 1, 12) })
-  r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: ARGON_USAGE }) })
-  const entries = r.entries
+t.test('tool-use prompt tokens are input: charged to the limits, priced at the input rate, and counted apart (toolUseTokens)', async t => {
+  const r = await rig(t, limits({ tokensPerDay: 1_000_000 }), { geminiApi: true, start: Date.UTC(2026, 11, 1, 12) })
+  r.fake.setDefault('generateContent', { body: geminiResponse({ text: 'hi', finishReason: 'STOP', usage: { ...ARGON_USAGE, toolUsePromptTokenCount: 1_000, totalTokenCount: 16_000 } }) })
   await (await r.native('generateContent', KEY, 'gemini-4-argon')).arrayBuffer()
   await r.recorded(1)
-  t.equal(entries[0].costMicros, 77_600)
-  // The cost reads TokenUsage.toolUseTokens when the call pipeline reports it: 1,000 × $4 per 1M more.
-  const cost = createPriceList().cost({ model: 'gemini-4-argon', backend: 'gemini-api', at: new Date(r.clock.at), usage: callUsageOf({ ...entries[0].usage!, toolUseTokens: 1_000 }) })
-  t.match(cost, { priced: true, micros: 81_600 })
+  await r.settledCount(1)
+  t.match(r.entries[0].usage, { inputTokens: 13_000, toolUseTokens: 1_000, cachedTokens: 8_000, outputTokens: 900, thinkingTokens: 2_100 }, 'the usage row keeps them apart and within the input')
+  t.equal(r.entries[0].costMicros, 81_600, 'the same call without them costs 77,600: 1,000 more at $4 per 1M input')
+  t.equal(r.settled[0]?.inputTokens, 13_000, 'the limits are charged them as input')
 })
 
 t.test('a grounded call pays Google\'s search fee per query it ran, on top of its tokens, unary and streamed', async t => {

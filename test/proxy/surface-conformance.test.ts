@@ -224,7 +224,8 @@ t.test('every surface records a usage row under its own name with every token ki
       outputTokens: EVERY_KIND.candidates,
       thinkingTokens: EVERY_KIND.thoughts,
       cachedTokens: EVERY_KIND.cached,
-    }, `${surface.name}: prompt and tool-use, answer, thought and cached tokens`)
+      toolUseTokens: EVERY_KIND.toolUsePrompt,
+    }, `${surface.name}: prompt and tool-use (also apart), answer, thought and cached tokens`)
     const shown = surface.shownInput(res.json)
     if (shown !== undefined) t.equal(shown, EVERY_KIND.prompt + EVERY_KIND.toolUsePrompt, `${surface.name}: the answer's usage counts the same input`)
   }

@@ -3,7 +3,7 @@
 // later (a batch's inlined requests, a cache). Every model surface is checked in test/proxy/surface-conformance.test.ts.
 import t from 'tap'
 import { PASSWORD } from './harness.ts'
-import { call, createCache, generateBody, setup, upstreamCalls } from '../support/resource-members.ts'
+import { call, createCache, generateBody, setup, upload, upstreamCalls } from '../support/resource-members.ts'
 import { checkTools, geminiToolsUsed, interactionToolsUsed, toolsInBody } from '../../lib/proxy/access/tool-policy.ts'
 import { parseLimitsJson } from '../../lib/metering/limits-rule.ts'
 
@@ -52,4 +52,24 @@ t.test('a pass-through batch or cache whose tools the level may not use is a 403
   t.equal(upstreamCalls(fake), before, 'neither reached the upstream')
   t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', batchOf([{ urlContext: {} }]))).status, 200, 'an allowed tool passes')
   t.equal((await call(url, PASSWORD, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', batchOf([{ googleSearch: {} }]))).status, 200, 'the operator password is never restricted')
+})
+
+t.test('the rule: a batch read from an uploaded file is refused to a level whose tools leave one out, since its requests go unread', async t => {
+  const { url, fake, alice } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { allow: ['batches', 'files'], tools: ['urlContext'] } }) })
+  const file = await upload(url, alice.key, JSON.stringify({ key: 'a', request: generateBody({ tools: [{ googleSearch: {} }] }) }))
+  const before = upstreamCalls(fake)
+  for (const inputConfig of [{ fileName: file }, { file_name: file }]) {
+    const batch = await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', { batch: { displayName: 'b', inputConfig } })
+    t.equal(batch.status, 403, `${Object.keys(inputConfig)[0]}: refused`)
+    t.match(batch.body.error.message, /does not read a batch's input file.*send the requests inlined/, 'the message says why and what to do instead')
+  }
+  t.equal(upstreamCalls(fake), before, 'nothing reached the upstream')
+  const inlined = { batch: { displayName: 'b', inputConfig: { requests: { requests: [{ request: generateBody({ tools: [{ urlContext: {} }] }) }] } } } }
+  t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', inlined)).status, 200, 'inlined requests are read and pass')
+})
+
+t.test('a batch read from a file passes for a level allowed every built-in tool (the default), and for the operator', async t => {
+  const { url, alice } = await setup(t, { GEMINI_LIMITS: JSON.stringify({ member: { allow: ['batches', 'files'] } }) })
+  const file = await upload(url, alice.key, JSON.stringify({ key: 'a', request: generateBody({}) }))
+  t.equal((await call(url, alice.key, 'POST', '/v1beta/models/gemini-2.5-flash:batchGenerateContent', { batch: { displayName: 'b', inputConfig: { fileName: file } } })).status, 200)
 })

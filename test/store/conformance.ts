@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import { createHash } from 'node:crypto'
 import type { AccessLevel, NewKeyRecord, SessionRecord, Store, UsageRecord, UserLimits, UserRecord } from '../../lib/index.ts'
-import { createRateLimiter, GatehouseError, RESPONSE_RECORD_MAX_CHARS } from '../../lib/index.ts'
+import { createRateLimiter, GatehouseError, RESPONSE_OWNER_MAX_CHARS, RESPONSE_RECORD_MAX_CHARS } from '../../lib/index.ts'
 
 /** Opens a new, empty store and arranges for it to be closed when `t` ends. */
 export type OpenStore = (t: Test) => Promise<Store>
@@ -76,6 +76,7 @@ export function makeUsage (fields: Partial<UsageRecord> = {}): UsageRecord {
     costMicros: 0,
     unpricedRequests: 0,
     groundedRequests: 0,
+    toolUseTokens: 0,
     ...fields,
   }
 }
@@ -684,6 +685,18 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     await t.rejects(store.usage.record([makeUsage({ groundedRequests: 0.5 })]), TypeError)
   })
 
+  t.test('usage rows add up their tool-use tokens; a row written before they were counted counts 0', async t => {
+    const store = await open(t)
+    await store.usage.record([makeUsage({ toolUseTokens: 4 }), makeUsage({ toolUseTokens: 6 })])
+    const { toolUseTokens, ...older } = makeUsage({ day: '2026-03-02' })
+    await store.usage.record([older as UsageRecord])
+    t.same(await store.usage.query({ from: '2026-03-01', to: '2026-03-31' }), [
+      makeUsage({ requests: 2, inputTokens: 20, outputTokens: 40, thinkingTokens: 6, cachedTokens: 8, toolUseTokens: 10 }),
+      makeUsage({ day: '2026-03-02' }),
+    ])
+    await t.rejects(store.usage.record([makeUsage({ toolUseTokens: -1 })]), TypeError)
+  })
+
   t.test('a usage query with a limit answers the first rows in the same order, and only a positive integer is a limit', async t => {
     const store = await open(t)
     await store.usage.record([
@@ -843,6 +856,19 @@ export function storeConformance (t: Test, open: OpenStore, openReplica: OpenRep
     t.equal(await store.responses.delete('resp_1', 'u1'), true)
     t.equal(await store.responses.get('resp_1', 'u1', now), null)
     t.equal(await store.responses.delete('resp_1', 'u1'), false)
+  })
+
+  t.test("stored responses have a per-owner budget: past RESPONSE_OWNER_MAX_CHARS an owner's oldest go, never another owner's", async t => {
+    const store = await open(t)
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000)
+    const big = 'x'.repeat(RESPONSE_RECORD_MAX_CHARS)
+    const at = (s: number): { createdAt: Date, expiresAt: Date } => ({ createdAt: new Date(now.getTime() + s * 1000), expiresAt: new Date(now.getTime() + HOUR) })
+    await store.responses.put({ id: 'resp_b1', ownerId: 'u2', data: big, ...at(0) })
+    const per = Math.floor(RESPONSE_OWNER_MAX_CHARS / RESPONSE_RECORD_MAX_CHARS)
+    for (let i = 1; i <= per + 1; i++) await store.responses.put({ id: `resp_a${i}`, ownerId: 'u1', data: big, ...at(i) })
+    t.equal(await store.responses.get('resp_a1', 'u1', now), null, "the owner's oldest went")
+    for (let i = 2; i <= per + 1; i++) t.not(await store.responses.get(`resp_a${i}`, 'u1', now), null, `resp_a${i} is kept`)
+    t.not(await store.responses.get('resp_b1', 'u2', now), null, "another owner's older record is not touched")
   })
 
   t.test('a stored response over the size bound, or malformed, is refused; operator-like ids are plain values', async t => {

@@ -8,14 +8,15 @@
 //    not exist, so nothing tells them apart)
 //  - a cache's TTL is at most maxCacheTtlSeconds; a user owns at most MAX_OWNED_PER_USER live resources, interactions
 //    not counted
-// The operator password sees and may do everything; a resource without a record (made before the upgrade, or by the
-// operator) is the operator's. Creations and deletions are logged with the user and key id.
+// The operator password sees and may do everything; what it makes carries an OPERATOR_OWNER record, and a resource
+// without one (made before the upgrade, or whose record failed) is the operator's too. No create ever replaces the
+// record of another owner. Creations and deletions are logged with the user and key id.
 import { randomUUID } from 'node:crypto'
 import { fail } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { parseJson } from '../../http/json-body.ts'
 import { allowedResources } from '../../metering/limits-rule.ts'
-import { checkTools, toolsInBody } from './tool-policy.ts'
+import { checkTools, checkToolsUnread, toolsInBody } from './tool-policy.ts'
 import type { LimitsByLevel, ResourceKind } from '../../metering/limits-rule.ts'
 import type { OwnerRecord, OwnerStore } from '../../store/types.ts'
 import type { ForwardResponse } from '../upstream/backend.ts'
@@ -34,6 +35,8 @@ export const MAX_OWNED_PER_USER = 1000
 const INTERACTIONS_PREFIX = 'interactions/'
 /** The names of records that count a create whose answer named nothing (countUnnamed); no resource has one. */
 const UNNAMED_PREFIX = 'unnamed-create/'
+/** The userId and keyId of a record of what the operator password made. */
+export const OPERATOR_OWNER = 'operator'
 
 const HOUR_MS = 3600_000
 /**
@@ -231,12 +234,17 @@ export function createOwnership (options: OwnershipOptions): Ownership {
   }
 
   async function record (caller: ProxyCaller, resource: string, expiresAt: Date, inputTokens?: number): Promise<void> {
-    logged('created', caller, resource)
-    if (owners === undefined) return
+    if (owners === undefined) return logged('created', caller, resource)
     try {
-      // The operator's resources need no record; one left from an earlier resource of that name is stale.
-      if (caller.kind === 'key') await owners.put({ resource, userId: caller.userId, keyId: caller.keyId, createdAt: now(), expiresAt, ...(inputTokens === undefined ? {} : { inputTokens }) })
-      else await owners.delete(resource)
+      const userId = caller.kind === 'key' ? caller.userId : OPERATOR_OWNER
+      // A record is never replaced: an answer naming what someone holds (a name reused, an output) hands nothing over.
+      const held = await owners.get(resource, now())
+      if (held !== null) {
+        if (held.userId !== userId) logger?.warn({ resource, owner: held.userId, caller: userId }, 'upstream answer names a resource another owner holds: its record kept')
+        return
+      }
+      logged('created', caller, resource)
+      await owners.put({ resource, userId, keyId: caller.kind === 'key' ? caller.keyId : OPERATOR_OWNER, createdAt: now(), expiresAt, ...(inputTokens === undefined ? {} : { inputTokens }) })
     } catch (err) {
       // The resource exists upstream all the same: without its record it is the operator's, never anyone else's.
       logger?.error({ err, resource }, 'upstream resource owner not recorded')
@@ -320,11 +328,8 @@ export function createOwnership (options: OwnershipOptions): Ownership {
     }
     if (target.op === 'item') {
       if (target.kind === 'batches') {
-        // What the caller's batch or operation produced (its results file, a video) is the caller's; a file that has
-        // a record already keeps it, so an answer can never hand over anyone else's.
-        for (const name of outputFilesIn(parsed, fileHosts)) {
-          if (owners !== undefined && await owners.get(name, now()) === null) await record(caller, name, recordExpiry('files', undefined, undefined))
-        }
+        // What the caller's batch or operation produced (its results file, a video) is the caller's (record keeps any held one).
+        for (const name of outputFilesIn(parsed, fileHosts)) await record(caller, name, recordExpiry('files', undefined, undefined))
         return same
       }
       if (target.kind === 'caches') {
@@ -406,6 +411,7 @@ export function createOwnership (options: OwnershipOptions): Ownership {
       if (!isObject(parsed)) throw fail('INVALID_INPUT', 'The request body must be a JSON object')
       // A cache's or a batch's tools are sent later, on the upstream's side: they are held to the level's tools now.
       checkTools(byLevel, caller, toolsInBody(parsed))
+      if (target.op === 'create' && target.kind === 'batches' && referencesIn(parsed, fileHosts).some(ref => ref.field.replace(/_/g, '').toLowerCase() === 'filename')) checkToolsUnread(byLevel, caller)
       const referencedTokens = await checkReferences(caller, parsed)
       const cacheCreate = target.op === 'create' && target.kind === 'caches'
       const cachePatch = target.op === 'item' && target.kind === 'caches' && method === 'PATCH'

@@ -3,7 +3,7 @@
 // Gemini request every translating surface built (the `-search` variant's googleSearch included), an interaction's
 // `tools`, or a key's JSON body on a pass-through path; the operator password is never restricted.
 import { fail } from '../../errors.ts'
-import { allowedTools } from '../../metering/limits-rule.ts'
+import { allowedTools, BUILT_IN_TOOLS } from '../../metering/limits-rule.ts'
 import type { BuiltInTool, LimitsByLevel } from '../../metering/limits-rule.ts'
 import type { ProxyCaller } from './caller.ts'
 import { FREE_FORM } from './resource-paths.ts'
@@ -81,6 +81,18 @@ export function checkTools (byLevel: LimitsByLevel, caller: ProxyCaller, used: r
   if (refused === undefined) return
   const why = searchName && refused === 'googleSearch' ? ' (a -search model name adds it: use the name without -search)' : ''
   throw fail('TOOL_NOT_ALLOWED', `Keys of access level ${caller.accessLevel} may not use the built-in tool ${refused}${why}; ask the operator to allow "${refused}" in this level's tools`)
+}
+
+/**
+ * A batch whose requests are in an uploaded file asks for tools the gateway never reads (it forwards upload bytes
+ * unparsed): only a level that may send every built-in tool may start one; others send the requests inlined.
+ */
+export function checkToolsUnread (byLevel: LimitsByLevel, caller: ProxyCaller): void {
+  if (caller.kind !== 'key') return
+  const allowed = allowedTools(byLevel, caller.accessLevel)
+  const refused = BUILT_IN_TOOLS.find(tool => !allowed.includes(tool))
+  if (refused === undefined) return
+  throw fail('TOOL_NOT_ALLOWED', `Keys of access level ${caller.accessLevel} may not use the built-in tool ${refused}, and the gateway does not read a batch's input file to see whether its requests do; send the requests inlined (each is checked), or ask the operator to allow every built-in tool in this level's tools`)
 }
 
 /** The check bound to the proxy's level table (ProxyContext.tools). */

@@ -186,6 +186,8 @@ export class UsageScan {
     else {
       const t = this.total
       this.total = { inputTokens: t.inputTokens + read.inputTokens, outputTokens: t.outputTokens + read.outputTokens, thinkingTokens: t.thinkingTokens + read.thinkingTokens, cachedTokens: t.cachedTokens + read.cachedTokens }
+      const toolUse = (t.toolUseTokens ?? 0) + (read.toolUseTokens ?? 0)
+      if (toolUse > 0) this.total.toolUseTokens = toolUse
     }
   }
 

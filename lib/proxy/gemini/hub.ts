@@ -126,6 +126,8 @@ export interface GeminiTokens {
   /** Answer tokens, thoughts not included. */
   output: number
   thoughts: number
+  /** The part of input that was tool results fed back to the model (toolUsePromptTokenCount). */
+  toolUse: number
   /** totalTokenCount as reported; undefined when absent. */
   total?: number
 }
@@ -135,20 +137,25 @@ export function tokensOf (u: unknown): GeminiTokens | undefined {
   if (u === undefined || u === null || typeof u !== 'object') return undefined
   const m = u as GeminiUsageMetadata
   const cachedContent = m.promptTokenCount === undefined && m.candidatesTokenCount === undefined
-  const total = typeof m.totalTokenCount === 'number' ? m.totalTokenCount : undefined
-  return {
-    input: cachedContent ? count(m.totalTokenCount) : count(m.promptTokenCount) + count(m.toolUsePromptTokenCount),
+  const toolUse = cachedContent ? 0 : count(m.toolUsePromptTokenCount)
+  const tokens: GeminiTokens = {
+    input: cachedContent ? count(m.totalTokenCount) : count(m.promptTokenCount) + toolUse,
     cached: count(m.cachedContentTokenCount),
     output: count(m.candidatesTokenCount),
     thoughts: count(m.thoughtsTokenCount),
-    ...(total === undefined ? {} : { total }),
+    toolUse,
   }
+  if (typeof m.totalTokenCount === 'number') tokens.total = m.totalTokenCount
+  return tokens
 }
 
 /** Tokens a usageMetadata reports, what limits charge and usage records; undefined when there is none. */
 export function readUsageMetadata (u: unknown): TokenUsage | undefined {
   const t = tokensOf(u)
-  return t === undefined ? undefined : { inputTokens: t.input, outputTokens: t.output, thinkingTokens: t.thoughts, cachedTokens: t.cached }
+  if (t === undefined) return undefined
+  const used: TokenUsage = { inputTokens: t.input, outputTokens: t.output, thinkingTokens: t.thoughts, cachedTokens: t.cached }
+  if (t.toolUse > 0) used.toolUseTokens = t.toolUse
+  return used
 }
 
 /**
@@ -158,12 +165,14 @@ export function readUsageMetadata (u: unknown): TokenUsage | undefined {
 export function readInteractionUsage (u: unknown): TokenUsage | undefined {
   if (u === undefined || u === null || typeof u !== 'object' || Array.isArray(u)) return undefined
   const m = u as Record<string, unknown>
+  const toolUse = count(m.total_tool_use_tokens)
   const used: TokenUsage = {
-    inputTokens: count(m.total_input_tokens) + count(m.total_tool_use_tokens),
+    inputTokens: count(m.total_input_tokens) + toolUse,
     outputTokens: count(m.total_output_tokens),
     thinkingTokens: count(m.total_thought_tokens),
     cachedTokens: count(m.total_cached_tokens),
   }
+  if (toolUse > 0) used.toolUseTokens = toolUse
   let searches = 0
   if (Array.isArray(m.grounding_tool_count)) {
     for (const c of m.grounding_tool_count as Array<{ type?: unknown, count?: unknown } | null>) if (c?.type === 'google_search') searches += count(c.count)

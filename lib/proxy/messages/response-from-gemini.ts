@@ -43,7 +43,7 @@ export function stopReasonOf (finishReason: unknown, toolUses: number, blocked: 
 
 /** Anthropic counts cached input apart from input_tokens, and thinking inside output_tokens. */
 export function anthropicUsage (usage: unknown): AnthropicUsage {
-  const t = tokensOf(usage) ?? { input: 0, cached: 0, output: 0, thoughts: 0 }
+  const t = tokensOf(usage) ?? { input: 0, cached: 0, output: 0, thoughts: 0, toolUse: 0 }
   return {
     input_tokens: Math.max(0, t.input - t.cached),
     output_tokens: t.output + t.thoughts,

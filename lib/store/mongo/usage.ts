@@ -17,7 +17,7 @@ export const USAGE_INDEXES: CollectionIndexes = {
 }
 
 function fromUsageDoc (d: UsageDoc): UsageRecord {
-  const row: UsageRecord = { day: d.day, userId: d.userId, keyId: d.keyId ?? null, model: d.model, surface: d.surface, requests: 0, inputTokens: 0, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0 }
+  const row: UsageRecord = { day: d.day, userId: d.userId, keyId: d.keyId ?? null, model: d.model, surface: d.surface, requests: 0, inputTokens: 0, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0, errors4xx: 0, errors5xx: 0, costMicros: 0, unpricedRequests: 0, groundedRequests: 0, toolUseTokens: 0 }
   for (const field of USAGE_COUNTS) row[field] = d[field] ?? 0
   return row
 }
