@@ -58,11 +58,15 @@ function budget (name: BudgetName, limit: number, key: string, [start, end]: [nu
   return { name, limit, key, windowStart: new Date(start), resetAt: new Date(end), expiresAt: new Date(end + KEPT) }
 }
 
+const NO_BUDGETS: readonly Budget[] = Object.freeze([])
+
 /** A key caller's own cap, if its key has one. */
 export interface KeyCap { keyId: string, usdPerMonthMicros?: number | null }
 
 /** The budgets in force at `at`: the user's limits' dollar fields, then the key's own cap. */
-export function budgetsAt (limits: RateLimits, userId: string, key: KeyCap | undefined, at: number): Budget[] {
+export function budgetsAt (limits: RateLimits, userId: string, key: KeyCap | undefined, at: number): readonly Budget[] {
+  // Most callers have no budget: they get one shared empty list rather than a new one per call.
+  if (limits.usdPerDayMicros == null && limits.usdPerMonthMicros == null && key?.usdPerMonthMicros == null) return NO_BUDGETS
   const out: Budget[] = []
   if (limits.usdPerDayMicros != null) out.push(budget('usd_per_day', limits.usdPerDayMicros, `rate:usd-day:${userId}`, windowOf('usd_per_day', at)))
   if (limits.usdPerMonthMicros != null) out.push(budget('usd_per_month', limits.usdPerMonthMicros, `rate:usd-month:${userId}`, windowOf('usd_per_month', at)))

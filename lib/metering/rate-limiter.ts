@@ -294,7 +294,7 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       const budgetsFrom = ops.length
       if (budgets.length > 0) ops.push(...reserveOps(budgets, reservedMicros))
       const totals: number[] = ops.length === 0 ? [] : await store.counters.batch(ops)
-      const budgetTotals = totals.slice(budgetsFrom)
+      const budgetTotals = budgets.length === 0 ? totals : totals.slice(budgetsFrom)
       let next = 0
 
       // Every header first: a refusal on one limit still tells the client where it stands on the other.
@@ -303,9 +303,9 @@ export function createRateLimiter (options: RateLimiterOptions): RateLimiter {
       const requestsOver = limits.rpm != null && count > limits.rpm
       // A refused call takes its reservation back: what is left is then what it found.
       minuteHeaders(headers, limits, count, requestsOver ? tokenTotal - reserved : tokenTotal, minuteLeft)
-      const spent = spentBudget(budgets, budgetTotals, reservedMicros)
+      const spent = budgets.length === 0 ? undefined : spentBudget(budgets, budgetTotals, reservedMicros)
       const refusedBefore = requestsOver || (limits.tpm != null && tokenTotal - reserved >= limits.tpm) || (limits.tokensPerDay != null && totals[next] - reserved >= limits.tokensPerDay)
-      Object.assign(headers, budgetHeaders(budgets, budgetTotals, reservedMicros, refusedBefore || spent !== undefined))
+      if (budgets.length > 0) Object.assign(headers, budgetHeaders(budgets, budgetTotals, reservedMicros, refusedBefore || spent !== undefined))
       if (requestsOver) {
         await undoAdds(store.counters, ops)
         refuse('requests', `Rate limit reached: ${limits.rpm as number} requests per minute`, minuteLeft, headers)

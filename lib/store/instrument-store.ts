@@ -56,7 +56,7 @@ export function instrumentStore (store: Store, observe: StoreObserver): Store {
   const ports: Record<string, Record<string, unknown>> = {}
   for (const [port, methods] of Object.entries(OPERATIONS) as Array<[Port, readonly string[]]>) {
     const inner = store[port] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
-    ports[port] = Object.fromEntries(methods.map(m => [m, timed(`${port}.${m}`, (...args: unknown[]) => inner[m](...args))]))
+    ports[port] = Object.fromEntries(methods.map(m => [m, timed(`${port}.${m}`, inner[m].bind(inner))]))
   }
   void complete
   return {

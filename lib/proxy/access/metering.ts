@@ -130,11 +130,8 @@ export const DEFAULT_OUTPUT_RESERVATION = 8192
  * catalog does not know); times `count`, the answers asked for (reservation.ts outputCount). However large, it
  * refuses no call by itself: a call is admitted while its windows are under their limits (lib/metering/rate-limiter.ts).
  */
-export function outputReservation (catalog: { get (id: string): { outputTokenLimit: number } | undefined }, base: string, requested: unknown, count = 1): number {
-  let limit: number | undefined
-  try {
-    limit = catalog.get(base)?.outputTokenLimit
-  } catch {} // a model the catalog refuses was refused before the call began
+export function outputReservation (catalog: { listed (id: string): { outputTokenLimit: number } | undefined }, base: string, requested: unknown, count = 1): number {
+  const limit = catalog.listed(base)?.outputTokenLimit
   const asked = typeof requested === 'number' && Number.isSafeInteger(requested) && requested > 0 ? requested : undefined
   const one = asked === undefined ? limit ?? DEFAULT_OUTPUT_RESERVATION : limit === undefined ? asked : Math.min(asked, limit)
   return one * count
@@ -189,6 +186,72 @@ class LazyPrice implements CallPrice {
   }
 }
 
+/** Where ended calls go: the usage ledger, the price list, the clock and the report to onCall. */
+interface CallSink {
+  usage: UsageLedger | undefined
+  prices: Pick<PriceList, 'cost'> | undefined
+  backend: string
+  now: () => Date
+  report: (entry: UsageEntry, level: AccessLevel | 'operator') => void
+}
+
+/** One call's meter; methods on the prototype, so a call costs one object rather than a closure per event. */
+class Meter implements MeteredCall {
+  readonly headers: Readonly<Record<string, string>>
+  private readonly sink: CallSink
+  private readonly caller: ProxyCaller
+  private readonly surface: Surface
+  private readonly model: string
+  private readonly admission: Admission | undefined
+  private readonly estimate: number
+  private readonly unreported: Unreported | undefined
+  private readonly reservedOutput: number
+  private readonly began: Date
+  private ended = false
+  private last: TokenUsage | undefined
+  private chars = 0
+
+  constructor (sink: CallSink, caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined, reservedOutput: number) {
+    this.sink = sink
+    this.caller = caller
+    this.surface = surface
+    this.model = model
+    this.admission = admission
+    this.estimate = estimate
+    this.unreported = unreported
+    this.reservedOutput = reservedOutput
+    this.headers = admission?.headers ?? NO_HEADERS
+    this.began = sink.now()
+  }
+
+  usage (used: TokenUsage | undefined): void { if (used !== undefined) this.last = used }
+
+  forwarded (n: number): void { this.chars += n }
+
+  end (status: number): void {
+    if (this.ended) return
+    this.ended = true
+    const { sink, caller, model, surface, admission, unreported } = this
+    const userId = caller.kind === 'operator' ? 'operator' : caller.userId
+    const keyId = caller.kind === 'operator' ? null : caller.keyId
+    // A request on no model (unreported undefined) is charged nothing; a refused or failed call only what it reported
+    // or sent; one the client left, its input too (the upstream had it).
+    const abandoned = status === CLIENT_CLOSED ? this.reservedOutput : 0
+    const used = unreported === undefined ? undefined : charged(this.last, this.chars, status < 400 || status === CLIENT_CLOSED ? this.estimate : 0, unreported, abandoned)
+    if (unreported === undefined) {
+      // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
+      admission?.settle(used).catch(() => {})
+      sink.usage?.record({ at: sink.now(), userId, keyId, model, surface, status })
+      return
+    }
+    const cost = costFields(sink.prices, sink.backend, model, this.began, this.last, used)
+    // The dollar budgets are charged what the usage row records (lib/metering/budgets.ts).
+    admission?.settle(used, cost.costMicros).catch(() => {})
+    const entry: UsageEntry = { at: sink.now(), userId, keyId, model, surface, status, ...(used === undefined ? {} : { usage: used }), ...cost }
+    sink.report(entry, caller.kind === 'operator' ? 'operator' : caller.accessLevel)
+  }
+}
+
 export function createMetering (options: MeteringOptions): Metering {
   const { limiter, usage, onCall, now, prices } = options
   const backend = options.backend ?? 'gemini-api'
@@ -202,39 +265,9 @@ export function createMetering (options: MeteringOptions): Metering {
     }
   }
 
-  function call (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined, reservedOutput: number): MeteredCall {
-    const userId = caller.kind === 'operator' ? 'operator' : caller.userId
-    const keyId = caller.kind === 'operator' ? null : caller.keyId
-    const level = caller.kind === 'operator' ? 'operator' : caller.accessLevel
-    const began = now()
-    let ended = false
-    let last: TokenUsage | undefined
-    let chars = 0
-    return {
-      headers: admission?.headers ?? NO_HEADERS,
-      usage (used) { if (used !== undefined) last = used },
-      forwarded (n) { chars += n },
-      end (status) {
-        if (ended) return
-        ended = true
-        // A request on no model (unreported undefined) is charged nothing; a refused or failed call only what it reported
-        // or sent; one the client left, its input too (the upstream had it).
-        const abandoned = status === CLIENT_CLOSED ? reservedOutput : 0
-        const used = unreported === undefined ? undefined : charged(last, chars, status < 400 || status === CLIENT_CLOSED ? estimate : 0, unreported, abandoned)
-        if (unreported === undefined) {
-          // settle never rejects the answer: a store failure costs this call's charge, not the client's response.
-          admission?.settle(used).catch(() => {})
-          usage?.record({ at: now(), userId, keyId, model, surface, status })
-          return
-        }
-        const cost = costFields(prices, backend, model, began, last, used)
-        // The dollar budgets are charged what the usage row records (lib/metering/budgets.ts).
-        admission?.settle(used, cost.costMicros).catch(() => {})
-        const entry: UsageEntry = { at: now(), userId, keyId, model, surface, status, ...(used === undefined ? {} : { usage: used }), ...cost }
-        report(entry, level)
-      },
-    }
-  }
+  const sink: CallSink = { usage, prices, backend, now, report }
+  const call = (caller: ProxyCaller, surface: Surface, model: string, admission: Admission | undefined, estimate: number, unreported: Unreported | undefined, reservedOutput: number): MeteredCall =>
+    new Meter(sink, caller, surface, model, admission, estimate, unreported, reservedOutput)
 
   /** A limiter's refusal, recorded (with its status) before it is thrown. */
   function refused (err: unknown, caller: KeyCaller, model: string, surface: Surface, unreported: Unreported | undefined): unknown {

@@ -86,7 +86,7 @@ export interface ModelCall {
 
 /** The usage row a resolved model is recorded under: its catalogue base, or OTHER_MODEL. */
 export function usageModel (ctx: Pick<ProxyContext, 'catalog'>, model: ModelName): string {
-  return ctx.catalog.get(model.base) === undefined ? OTHER_MODEL : model.base
+  return ctx.catalog.listed(model.base) === undefined ? OTHER_MODEL : model.base
 }
 
 function resolve (ctx: ProxyContext, caller: ProxyCaller, spec: ModelCallSpec): ModelName {
@@ -187,56 +187,80 @@ async function * thenBefore (events: AsyncIterable<GeminiResponse>, beforeEnd: (
 export async function beginModelCall (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, spec: ModelCallSpec): Promise<ModelCall> {
   const { model, row, output } = admittedModel(ctx, caller, spec)
   const metered = await ctx.metering.begin(req, caller, spec.surface, row, output, spec.unreported, spec.readBytes, spec.referencedInputTokens)
-  await holdImages(ctx, req, spec.imageUrls ?? 0)
+  if (spec.imageUrls !== undefined && spec.imageUrls > 0) await holdImages(ctx, req, spec.imageUrls)
   const backend = spec.upstream === undefined ? ctx.backend : spec.upstream(ctx.backend, model)
-  const base = model.base
-  const sessionId = req.headers['x-session-id']
-  // What goes upstream, as translated (a `-search` name's googleSearch included): its built-in tools allowed, the model's rules applied.
-  const upstreamRequest = (request: GeminiRequest): GeminiRequest => {
-    ctx.tools.check(caller, geminiToolsUsed(request.tools), model.search)
-    return applyRequestRules(request, model)
+  return new AdmittedCall(ctx, req, caller, model, metered, backend, contentOptions(ctx, req, spec.model))
+}
+
+/** A ModelCall as beginModelCall admits it; methods on the prototype, so a call costs one object, not a closure each. */
+class AdmittedCall implements ModelCall {
+  readonly model: ModelName
+  readonly metered: MeteredCall
+  readonly content: ContentOptions
+  readonly headers: Readonly<Record<string, string>>
+  private readonly ctx: ProxyContext
+  private readonly req: HandlerRequest
+  private readonly caller: ProxyCaller
+  private readonly backend: Backend
+  private readonly sessionId: HandlerRequest['headers'][string]
+
+  constructor (ctx: ProxyContext, req: HandlerRequest, caller: ProxyCaller, model: ModelName, metered: MeteredCall, backend: Backend, content: ContentOptions) {
+    this.ctx = ctx
+    this.req = req
+    this.caller = caller
+    this.model = model
+    this.metered = metered
+    this.backend = backend
+    this.content = content
+    this.headers = metered.headers
+    this.sessionId = req.headers['x-session-id']
   }
-  return {
-    model,
-    headers: metered.headers,
-    metered,
-    content: contentOptions(ctx, req, spec.model),
-    async generate (request, translate) {
-      const response = await backend.generate({ model: base, request: upstreamRequest(request), signal: req.signal, sessionId })
-      metered.usage(usageOf(response))
-      // Translated first: an answer that is none (a 502) ends the call as that failure, in the error mapper.
-      const answer = translate(response)
-      metered.end(200)
-      return answer
-    },
-    async stream (request, translator, beforeEnd) {
-      const upstream = await openUpstreamStream(backend, { model: base, request: upstreamRequest(request), sessionId }, req.signal)
-      const watch = streamWatch(metered)
-      const events = beforeEnd === undefined ? upstream.events : thenBefore(upstream.events, beforeEnd)
-      return sseBody(events, translator, {
-        keepAliveMs: ctx.keepAliveMs,
-        keepAlive: translator.keepAlive,
-        observer: ctx.observer,
-        logger: ctx.logger,
-        watch,
-        onStop () {
-          upstream.abort()
-          watch.end(CLIENT_CLOSED)
-        },
-      })
-    },
-    async countTokens (request) {
-      const counted = await backend.countTokens({ model: base, request, signal: req.signal })
-      metered.end(200)
-      return counted
-    },
-    async embed (requests) {
-      const embed = backend.embed as NonNullable<typeof backend.embed>
-      const result = await embed.call(backend, { model: base, requests, signal: req.signal })
-      if (result.promptTokens !== undefined) metered.usage({ inputTokens: result.promptTokens, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 })
-      metered.end(200)
-      return result
-    },
+
+  /** What goes upstream, as translated (a `-search` name's googleSearch included): its built-in tools allowed, the model's rules applied. */
+  private upstreamRequest (request: GeminiRequest): GeminiRequest {
+    this.ctx.tools.check(this.caller, geminiToolsUsed(request.tools), this.model.search)
+    return applyRequestRules(request, this.model)
+  }
+
+  async generate<T> (request: GeminiRequest, translate: (response: GeminiResponse) => T): Promise<T> {
+    const response = await this.backend.generate({ model: this.model.base, request: this.upstreamRequest(request), signal: this.req.signal, sessionId: this.sessionId })
+    this.metered.usage(usageOf(response))
+    // Translated first: an answer that is none (a 502) ends the call as that failure, in the error mapper.
+    const answer = translate(response)
+    this.metered.end(200)
+    return answer
+  }
+
+  async stream (request: GeminiRequest, translator: SseTranslator, beforeEnd?: () => Promise<void>): Promise<AsyncIterableIterator<string>> {
+    const { ctx, req } = this
+    const upstream = await openUpstreamStream(this.backend, { model: this.model.base, request: this.upstreamRequest(request), sessionId: this.sessionId }, req.signal)
+    const watch = streamWatch(this.metered)
+    const events = beforeEnd === undefined ? upstream.events : thenBefore(upstream.events, beforeEnd)
+    return sseBody(events, translator, {
+      keepAliveMs: ctx.keepAliveMs,
+      keepAlive: translator.keepAlive,
+      observer: ctx.observer,
+      logger: ctx.logger,
+      watch,
+      onStop () {
+        upstream.abort()
+        watch.end(CLIENT_CLOSED)
+      },
+    })
+  }
+
+  async countTokens (request: GeminiRequest): Promise<{ totalTokens: number } & Record<string, unknown>> {
+    const counted = await this.backend.countTokens({ model: this.model.base, request, signal: this.req.signal })
+    this.metered.end(200)
+    return counted
+  }
+
+  async embed (requests: GeminiRequest[]): Promise<EmbedResult> {
+    const embed = this.backend.embed as NonNullable<Backend['embed']>
+    const result = await embed.call(this.backend, { model: this.model.base, requests, signal: this.req.signal })
+    if (result.promptTokens !== undefined) this.metered.usage({ inputTokens: result.promptTokens, outputTokens: 0, thinkingTokens: 0, cachedTokens: 0 })
+    this.metered.end(200)
+    return result
   }
 }
 

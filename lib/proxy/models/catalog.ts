@@ -60,6 +60,8 @@ export interface ModelCatalog {
   readonly ids: readonly string[]
   /** The native entry for a listed id (`lm-` and `models/` accepted), or undefined; throws MODEL_NOT_FOUND naming the backend for a model it does not serve. */
   get (id: string): NativeModel | undefined
+  /** The entry as listed, without its price flag and never throwing: what a call's reservation and usage row read. */
+  listed (id: string): NativeModel | undefined
   /** Parses a requested name; throws MODEL_NOT_FOUND for names the proxy will not send upstream. */
   resolve (name: string): ModelName
   /** `GET /v1/models` body: every listed id, or those whose base name `allows` accepts. */
@@ -226,6 +228,8 @@ export function createModelCatalog (models?: readonly string[], specs: readonly 
       if (entry === undefined) refuseUnserved(id)
       return entry === undefined ? undefined : nativeOf(entry, unpricedBase(baseOf.get(name) as string, now()))
     },
+    // No clock and no price lookup: this runs several times a call on the proxy's hot path.
+    listed: id => entries.get(normaliseModelId(id)),
     resolve (name) {
       const model = parseModelName(name)
       if (model.conflicting) throw fail('MODEL_NOT_FOUND', `The model \`${name}\` asks for both -nothinking and -maxthinking`)

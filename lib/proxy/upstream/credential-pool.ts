@@ -115,12 +115,12 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
     return 'ready'
   }
 
-  function next (tried: Set<Member<T>>, model: string | undefined, only?: (name: string) => boolean): Member<T> | undefined {
+  function next (tried: ReadonlyArray<Member<T>>, model: string | undefined, only?: (name: string) => boolean): Member<T> | undefined {
     const at = now()
     for (let k = 0; k < members.length; k++) {
       const i = (cursor + k) % members.length
       const m = members[i]
-      if (tried.has(m) || m.reason !== undefined || !serves(m, model) || (only !== undefined && !only(m.name)) || coolingFor(m, model ?? '', at) !== undefined) continue
+      if (tried.includes(m) || m.reason !== undefined || !serves(m, model) || (only !== undefined && !only(m.name)) || coolingFor(m, model ?? '', at) !== undefined) continue
       cursor = i + 1
       return m
     }
@@ -164,6 +164,13 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
     return m.probing
   }
 
+  /** True when a set-aside credential's re-probe is due: checked before every call, so it allocates nothing. */
+  function anyDue (): boolean {
+    let at: number | undefined
+    for (const m of members) if (m.reason !== undefined && m.probeAt <= (at ??= now())) return true
+    return false
+  }
+
   /** Starts the re-probes that are due; resolves when they have answered. */
   function due (): Promise<void> {
     const at = now()
@@ -192,17 +199,18 @@ export function createCredentialPool<T> (entries: ReadonlyArray<{ name: string, 
   const pool: CredentialPool<T> = {
     async run (attempt, call = {}) {
       const model = call.model ?? ''
-      void due()
-      const tried = new Set<Member<T>>()
+      const probing = anyDue()
+      if (probing) void due()
+      const tried: Array<Member<T>> = []
       let limited: GatehouseError | undefined
       let m = next(tried, call.model, call.only)
       // Nothing usable for this call: a set-aside credential whose probe is due may answer again.
-      if (m === undefined && members.some(x => x.reason !== undefined && x.probeAt <= now())) {
+      if (m === undefined && probing) {
         await due()
         m = next(tried, call.model, call.only)
       }
       for (; m !== undefined; m = next(tried, call.model, call.only)) {
-        tried.add(m)
+        tried.push(m)
         try {
           const result = await attempt(m.value, m.name)
           m.cooling.delete(model)
